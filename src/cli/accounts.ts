@@ -1,0 +1,30 @@
+import type { Command } from "commander";
+import type { WithCore } from "./main.ts";
+import { printTable } from "./table.ts";
+
+export function registerAccountCommands(program: Command, withCore: WithCore): void {
+  const accounts = program.command("accounts").description("manage accounts (tenants)");
+
+  accounts
+    .command("create <name>")
+    .description("create an account")
+    .action((name: string) =>
+      withCore(async (core) => {
+        const account = await core.accounts.create(name);
+        console.log(`created account ${account.name} (id ${account.id})`);
+      }),
+    );
+
+  accounts
+    .command("list")
+    .description("list accounts")
+    .action(() =>
+      withCore(async (core) => {
+        const rows = await core.accounts.list();
+        printTable(
+          ["ID", "NAME", "CREATED"],
+          rows.map((a) => [a.id, a.name, a.created]),
+        );
+      }),
+    );
+}

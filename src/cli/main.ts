@@ -1,0 +1,53 @@
+// The `wisp` command line: operators' and scripts' door to the same core the API uses.
+import { Command, CommanderError, InvalidArgumentError } from "commander";
+import { ConfigError, loadConfig } from "../config.ts";
+import { type Core, createCore } from "../core/index.ts";
+import { AppError } from "../core/shared/errors.ts";
+import { openDatabase } from "../db/database.ts";
+import { migrate } from "../db/migrate.ts";
+import { registerAccountCommands } from "./accounts.ts";
+import { registerKeyCommands } from "./keys.ts";
+
+export type WithCore = <T>(fn: (core: Core) => Promise<T>) => Promise<T>;
+
+/** Opens the configured database for one command and closes it afterwards. */
+const withCore: WithCore = async (fn) => {
+  const config = loadConfig();
+  const database = openDatabase({ dataDir: config.dataDir, databaseUrl: config.databaseUrl, poolSize: 2 });
+  try {
+    await migrate(database);
+    return await fn(createCore(database));
+  } finally {
+    await database.close();
+  }
+};
+
+export function positiveInteger(text: string): number {
+  if (!/^\d{1,9}$/.test(text) || Number(text) < 1)
+    throw new InvalidArgumentError("must be a positive whole number");
+  return Number(text);
+}
+
+const program = new Command("wisp")
+  .description("Wisp: wireless network access management")
+  .showHelpAfterError()
+  .exitOverride();
+
+program
+  .command("serve")
+  .description("run the API server (same as npm start)")
+  .action(async () => {
+    await import("../main.ts");
+  });
+
+registerAccountCommands(program, withCore);
+registerKeyCommands(program, withCore);
+
+try {
+  await program.parseAsync(process.argv);
+} catch (error) {
+  if (error instanceof CommanderError) process.exit(error.exitCode === 0 ? 0 : 2);
+  const known = error instanceof AppError || error instanceof ConfigError;
+  console.error(`wisp: ${known ? (error as Error).message : ((error as Error)?.stack ?? error)}`);
+  process.exit(1);
+}

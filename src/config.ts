@@ -1,0 +1,55 @@
+// Typed configuration read from the environment, in one place for every door (server, CLI, worker).
+import path from "node:path";
+
+export interface Config {
+  host: string;
+  port: number;
+  dataDir: string;
+  databaseUrl: string | undefined;
+  redisUrl: string | undefined;
+  logLevel: string;
+  /** Addresses/CIDRs of reverse proxies whose X-Forwarded-For is believed. Empty: use the socket address. */
+  trustedProxies: string[];
+  /** Requests per minute for keys that carry no limit of their own. */
+  defaultRateLimit: number;
+  /** Failed authentications per minute from one address before it gets 429s. */
+  authFailureLimit: number;
+  /** Milliseconds to let in-flight requests finish after SIGTERM. */
+  shutdownTimeoutMs: number;
+}
+
+export class ConfigError extends Error {}
+
+function integer(env: NodeJS.ProcessEnv, name: string, fallback: number, min: number, max: number): number {
+  const raw = env[name];
+  if (raw === undefined || raw === "") return fallback;
+  if (!/^\d+$/.test(raw)) throw new ConfigError(`${name} must be a whole number, got "${raw}"`);
+  const value = Number(raw);
+  if (value < min || value > max) throw new ConfigError(`${name} must be between ${min} and ${max}`);
+  return value;
+}
+
+export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
+  const databaseUrl = env.DATABASE_URL || undefined;
+  if (databaseUrl && !/^postgres(ql)?:\/\//.test(databaseUrl)) {
+    throw new ConfigError("DATABASE_URL must start with postgres:// (leave it unset for SQLite in DATA_DIR)");
+  }
+  const redisUrl = env.REDIS_URL || undefined;
+  if (redisUrl && !/^rediss?:\/\//.test(redisUrl))
+    throw new ConfigError("REDIS_URL must start with redis://");
+  return {
+    host: env.HOST || "0.0.0.0",
+    port: integer(env, "PORT", 8080, 0, 65535),
+    dataDir: path.resolve(env.DATA_DIR || "data"),
+    databaseUrl,
+    redisUrl,
+    logLevel: env.LOG_LEVEL || "info",
+    trustedProxies: (env.TRUSTED_PROXIES || "")
+      .split(",")
+      .map((s) => s.trim())
+      .filter(Boolean),
+    defaultRateLimit: integer(env, "RATE_LIMIT_PER_MINUTE", 100, 1, 1_000_000),
+    authFailureLimit: integer(env, "AUTH_FAILURE_LIMIT_PER_MINUTE", 30, 1, 1_000_000),
+    shutdownTimeoutMs: integer(env, "SHUTDOWN_TIMEOUT_MS", 10_000, 0, 600_000),
+  };
+}

@@ -1,0 +1,46 @@
+import type { Kysely, Selectable } from "kysely";
+import type { ApiKeysTable, Schema } from "../../db/schema.ts";
+
+export type ApiKeyRow = Selectable<ApiKeysTable>;
+export type ApiKeyListRow = ApiKeyRow & { account_name: string };
+
+export class KeysRepo {
+  constructor(private readonly db: Kysely<Schema>) {}
+
+  findByHash(keyHash: string): Promise<ApiKeyRow | undefined> {
+    return this.db.selectFrom("api_keys").selectAll().where("key_hash", "=", keyHash).executeTakeFirst();
+  }
+
+  findById(id: number): Promise<ApiKeyRow | undefined> {
+    return this.db.selectFrom("api_keys").selectAll().where("id", "=", id).executeTakeFirst();
+  }
+
+  list(accountId?: number): Promise<ApiKeyListRow[]> {
+    let query = this.db
+      .selectFrom("api_keys")
+      .innerJoin("accounts", "accounts.id", "api_keys.account_id")
+      .selectAll("api_keys")
+      .select("accounts.name as account_name")
+      .orderBy("api_keys.id");
+    if (accountId !== undefined) query = query.where("api_keys.account_id", "=", accountId);
+    return query.execute();
+  }
+
+  insert(row: Omit<ApiKeyRow, "id" | "last_used" | "revoked">): Promise<ApiKeyRow> {
+    return this.db.insertInto("api_keys").values(row).returningAll().executeTakeFirstOrThrow();
+  }
+
+  async revoke(id: number, at: string): Promise<boolean> {
+    const result = await this.db
+      .updateTable("api_keys")
+      .set({ revoked: at })
+      .where("id", "=", id)
+      .where("revoked", "is", null)
+      .executeTakeFirst();
+    return Number(result.numUpdatedRows) > 0;
+  }
+
+  async touch(id: number, at: string): Promise<void> {
+    await this.db.updateTable("api_keys").set({ last_used: at }).where("id", "=", id).execute();
+  }
+}

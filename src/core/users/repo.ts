@@ -1,0 +1,119 @@
+import { type Kysely, type Selectable, sql, type Updateable } from "kysely";
+import type { Schema, UsersTable } from "../../db/schema.ts";
+import { offsetOf, type PageRequest } from "../shared/pages.ts";
+import { likePattern } from "../shared/text.ts";
+
+export type UserRow = Selectable<UsersTable>;
+export type UserChanges = Omit<Updateable<UsersTable>, "id" | "account_id" | "created">;
+
+export interface UserFilter {
+  status?: string | undefined;
+  search?: string | undefined;
+}
+
+const PASSWORD_ATTRIBUTE = "Cleartext-Password";
+
+export class UsersRepo {
+  constructor(private readonly db: Kysely<Schema>) {}
+
+  /** Runs fn with a repository bound to one transaction. */
+  transaction<T>(fn: (repo: UsersRepo) => Promise<T>): Promise<T> {
+    return this.db.transaction().execute((trx) => fn(new UsersRepo(trx)));
+  }
+
+  async list(
+    accountId: number,
+    filter: UserFilter,
+    page: PageRequest,
+  ): Promise<{ rows: UserRow[]; total: number }> {
+    let query = this.db.selectFrom("users").where("account_id", "=", accountId);
+    if (filter.status) query = query.where("status", "=", filter.status);
+    if (filter.search) {
+      const pattern = likePattern(filter.search);
+      query = query.where((eb) =>
+        eb.or(
+          ["username", "email", "fullname"].map(
+            (column) => sql<boolean>`lower(${sql.ref(column)}) like ${pattern} escape '\\'`,
+          ),
+        ),
+      );
+    }
+    const [rows, count] = await Promise.all([
+      query.selectAll().orderBy("id").limit(page.limit).offset(offsetOf(page)).execute(),
+      query.select((eb) => eb.fn.countAll<number>().as("total")).executeTakeFirstOrThrow(),
+    ]);
+    return { rows, total: Number(count.total) };
+  }
+
+  findById(accountId: number, id: number): Promise<UserRow | undefined> {
+    return this.db
+      .selectFrom("users")
+      .selectAll()
+      .where("account_id", "=", accountId)
+      .where("id", "=", id)
+      .executeTakeFirst();
+  }
+
+  findByUsername(accountId: number, username: string): Promise<UserRow | undefined> {
+    return this.db
+      .selectFrom("users")
+      .selectAll()
+      .where("account_id", "=", accountId)
+      .where(sql`lower(username)`, "=", username.toLowerCase())
+      .executeTakeFirst();
+  }
+
+  insert(row: Omit<UserRow, "id">): Promise<UserRow> {
+    return this.db.insertInto("users").values(row).returningAll().executeTakeFirstOrThrow();
+  }
+
+  update(accountId: number, id: number, changes: UserChanges): Promise<UserRow | undefined> {
+    return this.db
+      .updateTable("users")
+      .set(changes)
+      .where("account_id", "=", accountId)
+      .where("id", "=", id)
+      .returningAll()
+      .executeTakeFirst();
+  }
+
+  async delete(accountId: number, id: number): Promise<void> {
+    await this.db.deleteFrom("users").where("account_id", "=", accountId).where("id", "=", id).execute();
+  }
+
+  /** Replaces the user's Cleartext-Password check item (FreeRADIUS: Cleartext-Password := secret). */
+  async setPassword(accountId: number, username: string, password: string): Promise<void> {
+    await this.db
+      .deleteFrom("radcheck")
+      .where("account_id", "=", accountId)
+      .where("username", "=", username)
+      .where("attribute", "=", PASSWORD_ATTRIBUTE)
+      .execute();
+    await this.db
+      .insertInto("radcheck")
+      .values({ account_id: accountId, username, attribute: PASSWORD_ATTRIBUTE, op: ":=", value: password })
+      .execute();
+  }
+
+  /** The FreeRADIUS tables key users by name: a rename carries their rows along. */
+  async renameRadiusRows(accountId: number, from: string, to: string): Promise<void> {
+    for (const table of ["radcheck", "radreply", "radusergroup"] as const) {
+      await this.db
+        .updateTable(table)
+        .set({ username: to })
+        .where("account_id", "=", accountId)
+        .where("username", "=", from)
+        .execute();
+    }
+  }
+
+  async deleteRadiusRows(accountId: number, username: string): Promise<void> {
+    for (const table of ["radcheck", "radreply", "radusergroup"] as const) {
+      await this.db
+        .deleteFrom(table)
+        .where("account_id", "=", accountId)
+        .where("username", "=", username)
+        .execute();
+    }
+  }
+}

@@ -1,0 +1,174 @@
+// Users: the people (or devices) that log in to the Wi-Fi. Their password lives in radcheck,
+// where FreeRADIUS and Wisp's own RADIUS server read it.
+import { isUniqueViolation } from "../../db/database.ts";
+import { ConflictError, type FieldProblem, NotFoundError, ValidationError } from "../shared/errors.ts";
+import type { Page, PageRequest } from "../shared/pages.ts";
+import { hasControlCharacters } from "../shared/text.ts";
+import { isoNow } from "../shared/time.ts";
+import type { UserChanges, UserFilter, UserRow, UsersRepo } from "./repo.ts";
+import {
+  EMAIL_PATTERN,
+  EMAIL_RULE,
+  MAX_EMAIL,
+  MAX_FULLNAME,
+  MAX_PASSWORD,
+  PASSWORD_RULE,
+  USER_STATUSES,
+  USERNAME_PATTERN,
+  USERNAME_RULE,
+  type UserStatus,
+} from "./rules.ts";
+
+export interface User {
+  id: number;
+  username: string;
+  email: string;
+  fullname: string;
+  status: UserStatus;
+  created: string;
+  updated: string;
+}
+
+export interface UserInput {
+  username?: string | undefined;
+  email?: string | undefined;
+  fullname?: string | undefined;
+  status?: string | undefined;
+  password?: string | undefined;
+}
+
+const usernamePattern = new RegExp(USERNAME_PATTERN);
+const emailPattern = new RegExp(EMAIL_PATTERN);
+
+/** Values FreeRADIUS would unquote or expand must not be stored as a password. */
+function passwordProblem(password: string): boolean {
+  return (
+    password.length < 1 ||
+    password.length > MAX_PASSWORD ||
+    hasControlCharacters(password) ||
+    password.includes("%{") ||
+    /^(["'`]).*\1$/s.test(password)
+  );
+}
+
+function check(input: UserInput): void {
+  const problems: FieldProblem[] = [];
+  if (input.username !== undefined && !usernamePattern.test(input.username)) {
+    problems.push({ field: "username", message: USERNAME_RULE });
+  }
+  if (input.email !== undefined && (input.email.length > MAX_EMAIL || !emailPattern.test(input.email))) {
+    problems.push({ field: "email", message: EMAIL_RULE });
+  }
+  if (
+    input.fullname !== undefined &&
+    (input.fullname.length > MAX_FULLNAME || hasControlCharacters(input.fullname))
+  ) {
+    problems.push({
+      field: "fullname",
+      message: `must be at most ${MAX_FULLNAME} characters without control characters`,
+    });
+  }
+  if (input.status !== undefined && !USER_STATUSES.includes(input.status as UserStatus)) {
+    problems.push({ field: "status", message: `must be one of ${USER_STATUSES.join(", ")}` });
+  }
+  if (input.password !== undefined && passwordProblem(input.password)) {
+    problems.push({ field: "password", message: PASSWORD_RULE });
+  }
+  const first = problems[0];
+  if (first) throw new ValidationError(`${first.field} ${first.message}`, problems);
+}
+
+function present(row: UserRow): User {
+  return {
+    id: row.id,
+    username: row.username,
+    email: row.email,
+    fullname: row.fullname,
+    status: row.status as UserStatus,
+    created: row.created,
+    updated: row.updated,
+  };
+}
+
+function duplicate(username: string): ConflictError {
+  return new ConflictError(`a user named "${username}" already exists`);
+}
+
+export class UsersService {
+  constructor(private readonly repo: UsersRepo) {}
+
+  async list(accountId: number, filter: UserFilter, page: PageRequest): Promise<Page<User>> {
+    const { rows, total } = await this.repo.list(accountId, filter, page);
+    return { data: rows.map(present), page: page.page, total, limit: page.limit };
+  }
+
+  async get(accountId: number, id: number): Promise<User> {
+    const row = await this.repo.findById(accountId, id);
+    if (!row) throw new NotFoundError(`user ${id} not found`);
+    return present(row);
+  }
+
+  async create(accountId: number, input: UserInput): Promise<User> {
+    if (input.username === undefined) throw ValidationError.field("username", "is required");
+    check(input);
+    const username = input.username;
+    const now = isoNow();
+    try {
+      return await this.repo.transaction(async (repo) => {
+        if (await repo.findByUsername(accountId, username)) throw duplicate(username);
+        const row = await repo.insert({
+          account_id: accountId,
+          username,
+          email: input.email ?? "",
+          fullname: input.fullname ?? "",
+          status: input.status ?? "enabled",
+          created: now,
+          updated: now,
+        });
+        if (input.password !== undefined) await repo.setPassword(accountId, username, input.password);
+        return present(row);
+      });
+    } catch (error) {
+      if (isUniqueViolation(error)) throw duplicate(username);
+      throw error;
+    }
+  }
+
+  /** Partial update: only the fields given change. */
+  async update(accountId: number, id: number, input: UserInput): Promise<User> {
+    check(input);
+    try {
+      return await this.repo.transaction(async (repo) => {
+        const current = await repo.findById(accountId, id);
+        if (!current) throw new NotFoundError(`user ${id} not found`);
+        const changes: UserChanges = { updated: isoNow() };
+        if (input.username !== undefined && input.username !== current.username) {
+          const clash = await repo.findByUsername(accountId, input.username);
+          if (clash && clash.id !== id) throw duplicate(input.username);
+          changes.username = input.username;
+          await repo.renameRadiusRows(accountId, current.username, input.username);
+        }
+        if (input.email !== undefined) changes.email = input.email;
+        if (input.fullname !== undefined) changes.fullname = input.fullname;
+        if (input.status !== undefined) changes.status = input.status;
+        const row = await repo.update(accountId, id, changes);
+        if (!row) throw new NotFoundError(`user ${id} not found`);
+        if (input.password !== undefined) await repo.setPassword(accountId, row.username, input.password);
+        return present(row);
+      });
+    } catch (error) {
+      if (isUniqueViolation(error) && input.username !== undefined) throw duplicate(input.username);
+      throw error;
+    }
+  }
+
+  /** Deletes the user with its attributes and memberships; past auth and session records stay. */
+  async delete(accountId: number, id: number): Promise<void> {
+    await this.repo.transaction(async (repo) => {
+      const current = await repo.findById(accountId, id);
+      if (!current) throw new NotFoundError(`user ${id} not found`);
+      await repo.deleteRadiusRows(accountId, current.username);
+      await repo.delete(accountId, id);
+    });
+  }
+}

@@ -1,0 +1,57 @@
+// Opens the configured database (SQLite in DATA_DIR by default, PostgreSQL with DATABASE_URL)
+// behind one Kysely interface, so repositories never see which one it is.
+import fs from "node:fs";
+import path from "node:path";
+import SqliteDatabase from "better-sqlite3";
+import { Kysely, PostgresDialect, SqliteDialect } from "kysely";
+import pg from "pg";
+import type { Schema } from "./schema.ts";
+
+export type DialectName = "sqlite" | "postgres";
+
+export interface Database {
+  db: Kysely<Schema>;
+  dialect: DialectName;
+  /** Where the data lives, for log lines (never includes a password). */
+  location: string;
+  close(): Promise<void>;
+}
+
+export interface DatabaseOptions {
+  dataDir: string;
+  databaseUrl?: string | undefined;
+  /** Connections in the PostgreSQL pool. */
+  poolSize?: number;
+}
+
+// COUNT(*) and BIGINT come back from pg as strings; ids and counts here fit in a double.
+pg.types.setTypeParser(pg.types.builtins.INT8, (value) => Number(value));
+
+export function openDatabase(options: DatabaseOptions): Database {
+  if (options.databaseUrl) {
+    const pool = new pg.Pool({ connectionString: options.databaseUrl, max: options.poolSize ?? 10 });
+    const db = new Kysely<Schema>({ dialect: new PostgresDialect({ pool }) });
+    const url = new URL(options.databaseUrl);
+    return {
+      db,
+      dialect: "postgres",
+      location: `postgres://${url.host}${url.pathname}`,
+      close: () => db.destroy(),
+    };
+  }
+  fs.mkdirSync(options.dataDir, { recursive: true });
+  const file = path.join(options.dataDir, "wisp.db");
+  const sqlite = new SqliteDatabase(file);
+  sqlite.pragma("journal_mode = WAL");
+  sqlite.pragma("synchronous = NORMAL");
+  sqlite.pragma("busy_timeout = 5000");
+  sqlite.pragma("foreign_keys = ON");
+  const db = new Kysely<Schema>({ dialect: new SqliteDialect({ database: sqlite }) });
+  return { db, dialect: "sqlite", location: file, close: () => db.destroy() };
+}
+
+/** True when the error is a UNIQUE constraint violation in either database. */
+export function isUniqueViolation(error: unknown): boolean {
+  const code = (error as { code?: unknown } | null)?.code;
+  return code === "SQLITE_CONSTRAINT_UNIQUE" || code === "SQLITE_CONSTRAINT_PRIMARYKEY" || code === "23505";
+}

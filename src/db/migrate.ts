@@ -1,0 +1,29 @@
+// Runs the migrations in src/db/migrations in order; called at every start (server, CLI, tests).
+import { type Kysely, type Migration, type MigrationProvider, Migrator } from "kysely";
+import type { Database, DialectName } from "./database.ts";
+import * as foundation from "./migrations/001_foundation.ts";
+
+type Step = { up(db: Kysely<unknown>, dialect: DialectName): Promise<void> };
+const steps: Record<string, Step> = {
+  "001_foundation": foundation,
+};
+
+class StaticProvider implements MigrationProvider {
+  constructor(private readonly dialect: DialectName) {}
+  async getMigrations(): Promise<Record<string, Migration>> {
+    const migrations: Record<string, Migration> = {};
+    for (const [name, step] of Object.entries(steps)) {
+      migrations[name] = { up: (db) => step.up(db, this.dialect) };
+    }
+    return migrations;
+  }
+}
+
+export async function migrate(database: Database): Promise<void> {
+  const migrator = new Migrator({ db: database.db, provider: new StaticProvider(database.dialect) });
+  const { error, results } = await migrator.migrateToLatest();
+  const failed = results?.find((r) => r.status === "Error");
+  if (error || failed) {
+    throw new Error(`migration ${failed?.migrationName ?? ""} failed: ${(error as Error)?.message ?? error}`);
+  }
+}

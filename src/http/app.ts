@@ -1,0 +1,83 @@
+// The HTTP door: fastify with the key pipeline, error shape, OpenAPI document and routes.
+import swagger from "@fastify/swagger";
+import swaggerUi from "@fastify/swagger-ui";
+import Fastify, { type FastifyInstance } from "fastify";
+import FindMyWay, { type HTTPMethod } from "find-my-way";
+import type { Core } from "../core/index.ts";
+import { registerAuth } from "./auth.ts";
+import { handleError, sendError } from "./errors.ts";
+import type { CounterStore } from "./rate-limit.ts";
+import { usersRoutes } from "./routes/users.ts";
+import { ErrorBody } from "./schemas.ts";
+import { buildValidator } from "./validation.ts";
+
+export interface AppOptions {
+  core: Core;
+  counters: CounterStore;
+  defaultRateLimit: number;
+  authFailureLimit: number;
+  trustedProxies?: string[];
+  logLevel?: string;
+}
+
+export const BODY_LIMIT = 1024 * 1024;
+
+export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
+  const app = Fastify({
+    logger: {
+      level: options.logLevel ?? "info",
+      // Keys and cookies never reach the log, whatever a serializer does later.
+      redact: ["req.headers.authorization", "req.headers.cookie", 'res.headers["set-cookie"]'],
+    },
+    bodyLimit: BODY_LIMIT,
+    trustProxy: options.trustedProxies && options.trustedProxies.length > 0 ? options.trustedProxies : false,
+    routerOptions: { ignoreTrailingSlash: true },
+    return503OnClosing: true,
+    schemaController: { compilersFactory: { buildValidator } },
+  });
+  app.setErrorHandler(handleError);
+  app.addSchema(ErrorBody);
+
+  // A second router that knows every path, to tell "wrong method" (405) from "no such path" (404).
+  const paths = FindMyWay({ ignoreTrailingSlash: true });
+  app.addHook("onRoute", (route) => {
+    const methods = Array.isArray(route.method) ? route.method : [route.method];
+    for (const method of methods) paths.on(method.toUpperCase() as HTTPMethod, route.url, () => {});
+  });
+  app.setNotFoundHandler((request, reply) => {
+    const path = request.url.split("?")[0] ?? "/";
+    const allowed = (["GET", "POST", "PUT", "PATCH", "DELETE"] as const).filter((m) => paths.find(m, path));
+    if (allowed.length > 0) {
+      reply.header("Allow", allowed.join(", "));
+      return sendError(reply, 405, `${request.method} is not allowed here; use ${allowed.join(", ")}`);
+    }
+    return sendError(reply, 404, `no route ${request.method} ${path}`);
+  });
+
+  await app.register(swagger, {
+    openapi: {
+      openapi: "3.1.0",
+      info: {
+        title: "Wisp API",
+        version: "1",
+        description: "Manage users, RADIUS attributes, groups, networks, vouchers and reports.",
+      },
+      components: { securitySchemes: { bearer: { type: "http", scheme: "bearer" } } },
+      security: [{ bearer: [] }],
+    },
+    refResolver: { buildLocalReference: (json, _base, _fragment, i) => (json.$id as string) || `def-${i}` },
+  });
+  await app.register(swaggerUi, { routePrefix: "/docs" });
+
+  registerAuth(app, {
+    keys: options.core.keys,
+    counters: options.counters,
+    defaultRateLimit: options.defaultRateLimit,
+    authFailureLimit: options.authFailureLimit,
+  });
+
+  app.get("/healthz", { schema: { hide: true } }, async () => ({ status: "ok" }));
+  app.get("/api/openapi.json", { schema: { hide: true } }, async () => app.swagger());
+  await app.register(usersRoutes, { users: options.core.users });
+  return app;
+}

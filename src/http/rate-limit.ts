@@ -1,0 +1,98 @@
+// Fixed-window request counters: in memory for one process, in Redis when several processes
+// must share them (REDIS_URL).
+import { Redis } from "ioredis";
+
+export interface WindowCount {
+  count: number;
+  /** When the current window ends, epoch milliseconds. */
+  resetAt: number;
+}
+
+export interface CounterStore {
+  /** Adds one to the counter and returns the new count. */
+  hit(name: string, windowMs: number): Promise<WindowCount>;
+  /** Reads the counter without adding to it. */
+  peek(name: string, windowMs: number): Promise<WindowCount>;
+  close(): Promise<void>;
+}
+
+function windowOf(windowMs: number, now = Date.now()) {
+  const index = Math.floor(now / windowMs);
+  return { index, resetAt: (index + 1) * windowMs };
+}
+
+export class MemoryCounterStore implements CounterStore {
+  private readonly counts = new Map<string, WindowCount>();
+  private readonly sweeper = setInterval(() => this.sweep(), 60_000).unref();
+
+  async hit(name: string, windowMs: number): Promise<WindowCount> {
+    return this.hitSync(name, windowMs);
+  }
+
+  hitSync(name: string, windowMs: number): WindowCount {
+    const { index, resetAt } = windowOf(windowMs);
+    const key = `${name}:${index}`;
+    const entry = this.counts.get(key);
+    if (entry) {
+      entry.count++;
+      return { ...entry };
+    }
+    const fresh = { count: 1, resetAt };
+    this.counts.set(key, fresh);
+    return { ...fresh };
+  }
+
+  async peek(name: string, windowMs: number): Promise<WindowCount> {
+    const { index, resetAt } = windowOf(windowMs);
+    return { count: this.counts.get(`${name}:${index}`)?.count ?? 0, resetAt };
+  }
+
+  private sweep(): void {
+    const now = Date.now();
+    for (const [key, entry] of this.counts) if (entry.resetAt <= now) this.counts.delete(key);
+  }
+
+  async close(): Promise<void> {
+    clearInterval(this.sweeper);
+  }
+}
+
+export class RedisCounterStore implements CounterStore {
+  private readonly redis: Redis;
+
+  constructor(
+    url: string,
+    private readonly prefix = "wisp:rl:",
+  ) {
+    this.redis = new Redis(url, { maxRetriesPerRequest: 1, enableAutoPipelining: true, lazyConnect: false });
+    // Connection errors surface per command; the default handler would print every retry.
+    this.redis.on("error", () => {});
+  }
+
+  async hit(name: string, windowMs: number): Promise<WindowCount> {
+    const { index, resetAt } = windowOf(windowMs);
+    const key = `${this.prefix}${name}:${index}`;
+    const results = await this.redis
+      .multi()
+      .incr(key)
+      .pexpire(key, windowMs + 1000, "NX")
+      .exec();
+    const [error, count] = results?.[0] ?? [new Error("no reply from Redis")];
+    if (error) throw error;
+    return { count: Number(count), resetAt };
+  }
+
+  async peek(name: string, windowMs: number): Promise<WindowCount> {
+    const { index, resetAt } = windowOf(windowMs);
+    const count = await this.redis.get(`${this.prefix}${name}:${index}`);
+    return { count: Number(count ?? 0), resetAt };
+  }
+
+  async close(): Promise<void> {
+    this.redis.disconnect();
+  }
+}
+
+export function createCounterStore(redisUrl: string | undefined, prefix?: string): CounterStore {
+  return redisUrl ? new RedisCounterStore(redisUrl, prefix) : new MemoryCounterStore();
+}

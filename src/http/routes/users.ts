@@ -1,0 +1,173 @@
+// /api/users: thin translation between HTTP and the users service.
+import type { FastifyInstance } from "fastify";
+import { type Static, Type } from "typebox";
+import { NO_CONTROL_CHARACTERS } from "../../core/shared/text.ts";
+import {
+  EMAIL_PATTERN,
+  MAX_EMAIL,
+  MAX_FULLNAME,
+  MAX_PASSWORD,
+  MAX_SEARCH,
+  USER_STATUSES,
+  USERNAME_PATTERN,
+} from "../../core/users/rules.ts";
+import type { UsersService } from "../../core/users/service.ts";
+import { errorResponses, Id, ListOf, PageQuery, StringEnum } from "../schemas.ts";
+
+const User = Type.Object(
+  {
+    id: Type.Integer(),
+    username: Type.String(),
+    email: Type.String(),
+    fullname: Type.String(),
+    status: StringEnum(USER_STATUSES),
+    created: Type.String({ format: "date-time" }),
+    updated: Type.String({ format: "date-time" }),
+  },
+  { $id: "User" },
+);
+
+const fields = {
+  username: Type.String({
+    pattern: USERNAME_PATTERN,
+    description: "1-64 of A-Z a-z 0-9 @ . _ : -; unique per account ignoring case",
+  }),
+  email: Type.String({ maxLength: MAX_EMAIL, pattern: EMAIL_PATTERN }),
+  fullname: Type.String({ maxLength: MAX_FULLNAME, pattern: NO_CONTROL_CHARACTERS }),
+  status: StringEnum(USER_STATUSES, { description: "a disabled user is rejected at login" }),
+  password: Type.String({
+    minLength: 1,
+    maxLength: MAX_PASSWORD,
+    writeOnly: true,
+    description: "write-only; stored as the radcheck item Cleartext-Password := <password>",
+  }),
+};
+
+const CreateUser = Type.Object(
+  {
+    username: fields.username,
+    email: Type.Optional(fields.email),
+    fullname: Type.Optional(fields.fullname),
+    status: Type.Optional(fields.status),
+    password: Type.Optional(fields.password),
+  },
+  { additionalProperties: false },
+);
+
+const UpdateUser = Type.Object(
+  {
+    username: Type.Optional(fields.username),
+    email: Type.Optional(fields.email),
+    fullname: Type.Optional(fields.fullname),
+    status: Type.Optional(fields.status),
+    password: Type.Optional(fields.password),
+  },
+  { additionalProperties: false },
+);
+
+const ListQuery = Type.Object(
+  {
+    ...PageQuery,
+    status: Type.Optional(fields.status),
+    search: Type.Optional(
+      Type.String({
+        maxLength: MAX_SEARCH,
+        description: "case-insensitive substring of username, email or fullname",
+      }),
+    ),
+  },
+  { additionalProperties: false },
+);
+
+const UserParams = Type.Object({ user_id: Id("the user's id") }, { additionalProperties: false });
+type UserParams = Static<typeof UserParams>;
+
+export async function usersRoutes(app: FastifyInstance, { users }: { users: UsersService }) {
+  app.addSchema(User);
+  const tags = ["users"];
+  const read = { permission: ["users", "read"] as ["users", "read"] };
+  const write = { permission: ["users", "write"] as ["users", "write"] };
+
+  app.get<{ Querystring: Static<typeof ListQuery> }>(
+    "/api/users",
+    {
+      config: read,
+      schema: {
+        tags,
+        summary: "List users",
+        querystring: ListQuery,
+        response: { 200: ListOf(Type.Ref("User")), ...errorResponses },
+      },
+    },
+    async (request) => {
+      const { page = 1, limit = 50, status, search } = request.query;
+      return users.list(request.principal.accountId, { status, search }, { page, limit });
+    },
+  );
+
+  app.get<{ Params: UserParams }>(
+    "/api/users/:user_id",
+    {
+      config: read,
+      schema: {
+        tags,
+        summary: "Get a user",
+        params: UserParams,
+        response: { 200: Type.Ref("User"), ...errorResponses },
+      },
+    },
+    async (request) => users.get(request.principal.accountId, request.params.user_id),
+  );
+
+  app.post<{ Body: Static<typeof CreateUser> }>(
+    "/api/users",
+    {
+      config: write,
+      schema: {
+        tags,
+        summary: "Create a user",
+        body: CreateUser,
+        response: { 201: Type.Ref("User"), ...errorResponses },
+      },
+    },
+    async (request, reply) => {
+      const user = await users.create(request.principal.accountId, request.body);
+      return reply.code(201).header("Location", `/api/users/${user.id}`).send(user);
+    },
+  );
+
+  for (const method of ["PUT", "PATCH"] as const) {
+    app.route<{ Params: UserParams; Body: Static<typeof UpdateUser> }>({
+      method,
+      url: "/api/users/:user_id",
+      config: write,
+      schema: {
+        tags,
+        summary:
+          method === "PUT" ? "Update a user (only the fields sent change)" : "Update a user (same as PUT)",
+        params: UserParams,
+        body: UpdateUser,
+        response: { 200: Type.Ref("User"), ...errorResponses },
+      },
+      handler: async (request) =>
+        users.update(request.principal.accountId, request.params.user_id, request.body),
+    });
+  }
+
+  app.delete<{ Params: UserParams }>(
+    "/api/users/:user_id",
+    {
+      config: write,
+      schema: {
+        tags,
+        summary: "Delete a user, its attributes and group memberships",
+        params: UserParams,
+        response: { 204: Type.Null({ description: "deleted" }), ...errorResponses },
+      },
+    },
+    async (request, reply) => {
+      await users.delete(request.principal.accountId, request.params.user_id);
+      return reply.code(204).send();
+    },
+  );
+}
