@@ -59,17 +59,27 @@ export class MemoryCounterStore implements CounterStore {
 
 export class RedisCounterStore implements CounterStore {
   private readonly redis: Redis;
+  private readonly connected: Promise<void>;
 
   constructor(
     url: string,
     private readonly prefix = "wisp:rl:",
   ) {
-    this.redis = new Redis(url, { maxRetriesPerRequest: 1, enableAutoPipelining: true, lazyConnect: false });
+    // No offline queue: while Redis is unreachable a command fails at once (the request goes
+    // uncounted) instead of waiting through reconnect back-offs. Reconnection goes on behind.
+    this.redis = new Redis(url, {
+      lazyConnect: true,
+      enableOfflineQueue: false,
+      maxRetriesPerRequest: 1,
+      connectTimeout: 2000,
+    });
     // Connection errors surface per command; the default handler would print every retry.
     this.redis.on("error", () => {});
+    this.connected = this.redis.connect().catch(() => {});
   }
 
   async hit(name: string, windowMs: number): Promise<WindowCount> {
+    await this.connected;
     const { index, resetAt } = windowOf(windowMs);
     const key = `${this.prefix}${name}:${index}`;
     const results = await this.redis
@@ -83,6 +93,7 @@ export class RedisCounterStore implements CounterStore {
   }
 
   async peek(name: string, windowMs: number): Promise<WindowCount> {
+    await this.connected;
     const { index, resetAt } = windowOf(windowMs);
     const count = await this.redis.get(`${this.prefix}${name}:${index}`);
     return { count: Number(count ?? 0), resetAt };

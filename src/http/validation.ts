@@ -2,7 +2,6 @@
 // query strings and path parameters (where everything arrives as text).
 import { Ajv, type ErrorObject } from "ajv";
 import addFormatsModule from "ajv-formats";
-import type { FastifySchemaCompiler } from "fastify";
 import type { FieldProblem } from "../core/shared/errors.ts";
 import { NO_CONTROL_CHARACTERS } from "../core/shared/text.ts";
 import { EMAIL_PATTERN, EMAIL_RULE, USERNAME_PATTERN, USERNAME_RULE } from "../core/users/rules.ts";
@@ -33,16 +32,15 @@ function makeAjv(coerceTypes: boolean): Ajv {
  * Given to fastify as schemaController.compilersFactory.buildValidator, so contexts that add
  * schemas of their own get the same rules (setValidatorCompiler alone does not reach them).
  */
-export function buildValidator(
-  externalSchemas: Record<string, unknown> = {},
-): FastifySchemaCompiler<unknown> {
+export function buildValidator(externalSchemas: unknown = {}) {
   const bodyAjv = makeAjv(false);
   const textAjv = makeAjv(true);
-  for (const schema of Object.values(externalSchemas)) {
+  for (const schema of Object.values(externalSchemas as Record<string, object>)) {
     bodyAjv.addSchema(schema as object);
     textAjv.addSchema(schema as object);
   }
-  return ({ schema, httpPart }) => (httpPart === "body" ? bodyAjv : textAjv).compile(schema as object);
+  return ({ schema, httpPart }: { schema: unknown; httpPart?: string | undefined }) =>
+    (httpPart === "body" ? bodyAjv : textAjv).compile(schema as object);
 }
 
 const partNames: Record<string, string> = { body: "body", querystring: "query", params: "path" };

@@ -1,6 +1,7 @@
 // Users: the people (or devices) that log in to the Wi-Fi. Their password lives in radcheck,
 // where FreeRADIUS and Wisp's own RADIUS server read it.
 import { isUniqueViolation } from "../../db/database.ts";
+import { checkUsername, checkValueSafe } from "../aaa/values.ts";
 import { ConflictError, type FieldProblem, NotFoundError, ValidationError } from "../shared/errors.ts";
 import type { Page, PageRequest } from "../shared/pages.ts";
 import { hasControlCharacters } from "../shared/text.ts";
@@ -12,10 +13,8 @@ import {
   MAX_EMAIL,
   MAX_FULLNAME,
   MAX_PASSWORD,
-  PASSWORD_RULE,
+  PASSWORD_LENGTH_RULE,
   USER_STATUSES,
-  USERNAME_PATTERN,
-  USERNAME_RULE,
   type UserStatus,
 } from "./rules.ts";
 
@@ -37,25 +36,18 @@ export interface UserInput {
   password?: string | undefined;
 }
 
-const usernamePattern = new RegExp(USERNAME_PATTERN);
 const emailPattern = new RegExp(EMAIL_PATTERN);
 
-/** Values FreeRADIUS would unquote or expand must not be stored as a password. */
-function passwordProblem(password: string): boolean {
-  return (
-    password.length < 1 ||
-    password.length > MAX_PASSWORD ||
-    hasControlCharacters(password) ||
-    password.includes("%{") ||
-    /^(["'`]).*\1$/s.test(password)
-  );
+/** The password is stored as a radcheck value: the same rules as any attribute value apply. */
+function passwordProblem(password: string): string | null {
+  if (password.length < 1 || password.length > MAX_PASSWORD) return PASSWORD_LENGTH_RULE;
+  return checkValueSafe(password);
 }
 
 function check(input: UserInput): void {
   const problems: FieldProblem[] = [];
-  if (input.username !== undefined && !usernamePattern.test(input.username)) {
-    problems.push({ field: "username", message: USERNAME_RULE });
-  }
+  const usernameProblem = input.username === undefined ? null : checkUsername(input.username);
+  if (usernameProblem) problems.push({ field: "username", message: usernameProblem });
   if (input.email !== undefined && (input.email.length > MAX_EMAIL || !emailPattern.test(input.email))) {
     problems.push({ field: "email", message: EMAIL_RULE });
   }
@@ -71,9 +63,8 @@ function check(input: UserInput): void {
   if (input.status !== undefined && !USER_STATUSES.includes(input.status as UserStatus)) {
     problems.push({ field: "status", message: `must be one of ${USER_STATUSES.join(", ")}` });
   }
-  if (input.password !== undefined && passwordProblem(input.password)) {
-    problems.push({ field: "password", message: PASSWORD_RULE });
-  }
+  const badPassword = input.password === undefined ? null : passwordProblem(input.password);
+  if (badPassword) problems.push({ field: "password", message: badPassword });
   const first = problems[0];
   if (first) throw new ValidationError(`${first.field} ${first.message}`, problems);
 }
