@@ -42,6 +42,7 @@ program
 
 registerAccountCommands(program, withCore);
 registerKeyCommands(program, withCore);
+// (command groups of further areas are registered below, one line each)
 
 try {
   await program.parseAsync(process.argv);

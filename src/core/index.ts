@@ -12,6 +12,7 @@ export interface Core {
   accounts: AccountsService;
   keys: KeysService;
   users: UsersService;
+  // (services of further areas are declared below, one line each)
 }
 
 export function createCore(database: Database): Core {
@@ -21,5 +22,6 @@ export function createCore(database: Database): Core {
     accounts: new AccountsService(new AccountsRepo(db)),
     keys: new KeysService(new KeysRepo(db)),
     users: new UsersService(new UsersRepo(db)),
+    // (services of further areas are constructed below, one line each)
   };
 }

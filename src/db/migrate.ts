@@ -2,10 +2,12 @@
 import { type Kysely, type Migration, type MigrationProvider, Migrator } from "kysely";
 import type { Database, DialectName } from "./database.ts";
 import * as foundation from "./migrations/001_foundation.ts";
+import * as radiusData from "./migrations/002_radius_data.ts";
 
 type Step = { up(db: Kysely<unknown>, dialect: DialectName): Promise<void> };
 const steps: Record<string, Step> = {
   "001_foundation": foundation,
+  "002_radius_data": radiusData,
 };
 
 class StaticProvider implements MigrationProvider {

@@ -55,6 +55,83 @@ export interface RadUserGroupTable {
   priority: number;
 }
 
+export interface GroupsTable {
+  id: Generated<number>;
+  account_id: number;
+  name: string;
+  description: string;
+  created: string;
+  updated: string;
+}
+
+/** radgroupcheck and radgroupreply (FreeRADIUS: id, groupname, attribute, op, value). */
+export interface RadGroupAttributeTable {
+  id: Generated<number>;
+  account_id: number;
+  groupname: string;
+  attribute: string;
+  op: string;
+  value: string;
+}
+
+/** FreeRADIUS's RADIUS clients; a Wisp network is one row. */
+export interface NasTable {
+  id: Generated<number>;
+  /** The client's address or CIDR. */
+  nasname: string;
+  shortname: string;
+  type: Generated<string>;
+  ports: number | null;
+  /** The RADIUS shared secret, in clear: both RADIUS servers need it to sign and check packets. */
+  secret: string;
+  server: string | null;
+  community: string | null;
+  description: string | null;
+  account_id: number;
+  name: string;
+  nas_identifier: string;
+  require_message_authenticator: number;
+  created: string;
+  updated: string;
+}
+
+export interface CaptivePortalsTable {
+  id: Generated<number>;
+  account_id: number;
+  network_id: number;
+  name: string;
+  success_url: string;
+  created: string;
+  updated: string;
+}
+
+export interface VoucherBatchesTable {
+  id: Generated<number>;
+  account_id: number;
+  prefix: string;
+  quantity: number;
+  validity: number;
+  usage_limit: number;
+  session_timeout: number | null;
+  created: string;
+}
+
+export interface VouchersTable {
+  id: Generated<number>;
+  account_id: number;
+  /** Upper-case; matched ignoring case. */
+  code: string;
+  status: string;
+  validity: number;
+  usage_limit: number;
+  session_timeout: number | null;
+  batch_id: number | null;
+  created: string;
+  first_used: string | null;
+  expires: string | null;
+  devices_used: Generated<number>;
+}
+
 export interface Schema {
   accounts: AccountsTable;
   api_keys: ApiKeysTable;
@@ -62,4 +139,11 @@ export interface Schema {
   radcheck: RadAttributeTable;
   radreply: RadAttributeTable;
   radusergroup: RadUserGroupTable;
+  groups: GroupsTable;
+  radgroupcheck: RadGroupAttributeTable;
+  radgroupreply: RadGroupAttributeTable;
+  nas: NasTable;
+  captive_portals: CaptivePortalsTable;
+  voucher_batches: VoucherBatchesTable;
+  vouchers: VouchersTable;
 }

@@ -79,5 +79,6 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   app.get("/healthz", { schema: { hide: true } }, async () => ({ status: "ok" }));
   app.get("/api/openapi.json", { schema: { hide: true } }, async () => app.swagger());
   await app.register(usersRoutes, { users: options.core.users });
+  // (route plugins of further areas are registered below, one line each)
   return app;
 }

@@ -131,7 +131,7 @@ export class KeysService {
     const row = await this.repo.findByHash(keyHash);
     if (!row || row.revoked !== null) return null;
     if (!timingSafeEqual(Buffer.from(row.key_hash), Buffer.from(keyHash))) return null;
-    this.touch(row);
+    await this.touch(row);
     let parsed = this.parsed.get(row.id);
     if (!parsed) {
       parsed = { grants: JSON.parse(row.permissions), allowList: new IpAllowList(JSON.parse(row.allow_ips)) };
@@ -147,13 +147,16 @@ export class KeysService {
     };
   }
 
-  /** Records last use at most once a minute per key; a failed write never fails the request. */
-  private touch(row: ApiKeyRow): void {
+  /**
+   * Records last use at most once a minute per key (one write a minute, not one per request).
+   * Awaited, so no write outlives the request; a failed write never fails the request.
+   */
+  private async touch(row: ApiKeyRow): Promise<void> {
     const now = Date.now();
     const last = Math.max(this.touchedAt.get(row.id) ?? 0, row.last_used ? Date.parse(row.last_used) : 0);
     if (now - last < TOUCH_INTERVAL_MS) return;
     this.touchedAt.set(row.id, now);
-    this.repo.touch(row.id, isoNow()).catch(() => this.touchedAt.delete(row.id));
+    await this.repo.touch(row.id, isoNow()).catch(() => this.touchedAt.delete(row.id));
   }
 }
 
