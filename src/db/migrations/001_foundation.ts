@@ -1,4 +1,6 @@
 // Accounts, API keys, users, and the FreeRADIUS per-user tables (radcheck, radreply, radusergroup).
+// Index names on FreeRADIUS's tables carry a wisp_ prefix: FreeRADIUS's own schema.sql creates
+// indexes without IF NOT EXISTS, and must still run over a Wisp database.
 import { type Kysely, sql } from "kysely";
 import type { DialectName } from "../database.ts";
 import { withId } from "./columns.ts";
@@ -53,9 +55,9 @@ export async function up(db: Kysely<unknown>, dialect: DialectName): Promise<voi
       .addColumn("op", "char(2)", (c) => c.notNull().defaultTo(defaultOp))
       .addColumn("value", "varchar(253)", (c) => c.notNull().defaultTo(""))
       .execute();
-    await db.schema.createIndex(`${table}_username`).on(table).columns(["username", "attribute"]).execute();
+    await db.schema.createIndex(`wisp_${table}_username`).on(table).columns(["username", "attribute"]).execute();
     await db.schema
-      .createIndex(`${table}_account_username`)
+      .createIndex(`wisp_${table}_account_username`)
       .on(table)
       .columns(["account_id", "username"])
       .execute();
@@ -67,9 +69,9 @@ export async function up(db: Kysely<unknown>, dialect: DialectName): Promise<voi
     .addColumn("groupname", "varchar(64)", (c) => c.notNull().defaultTo(""))
     .addColumn("priority", "integer", (c) => c.notNull().defaultTo(1))
     .execute();
-  await db.schema.createIndex("radusergroup_username").on("radusergroup").column("username").execute();
+  await db.schema.createIndex("wisp_radusergroup_username").on("radusergroup").column("username").execute();
   await db.schema
-    .createIndex("radusergroup_account_member")
+    .createIndex("wisp_radusergroup_account_member")
     .on("radusergroup")
     .columns(["account_id", "groupname", "username"])
     .unique()
