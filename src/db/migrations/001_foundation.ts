@@ -55,7 +55,11 @@ export async function up(db: Kysely<unknown>, dialect: DialectName): Promise<voi
       .addColumn("op", "char(2)", (c) => c.notNull().defaultTo(defaultOp))
       .addColumn("value", "varchar(253)", (c) => c.notNull().defaultTo(""))
       .execute();
-    await db.schema.createIndex(`wisp_${table}_username`).on(table).columns(["username", "attribute"]).execute();
+    await db.schema
+      .createIndex(`wisp_${table}_username`)
+      .on(table)
+      .columns(["username", "attribute"])
+      .execute();
     await db.schema
       .createIndex(`wisp_${table}_account_username`)
       .on(table)
