@@ -1,0 +1,62 @@
+#!/usr/bin/env bash
+# Turns a copy of Debian's FreeRADIUS 3.2 configuration into one that serves a Wisp SQLite
+# database through rlm_sql. Usage:
+#   configure.sh <raddb-dir> <wisp.db> [auth-port] [acct-port] [listen-address] [--lab]
+# <raddb-dir> is a copy of /etc/freeradius/3.0 (cp -r /etc/freeradius/3.0 <raddb-dir>).
+# --lab: a private lab (tests, benchmarks): no privilege drop, logs and pid in <raddb>/..,
+# and no clients from clients.conf (only the networks in the nas table).
+set -euo pipefail
+raddb=${1:?raddb directory}
+database=${2:?path of the Wisp SQLite database}
+auth_port=${3:-1812}
+acct_port=${4:-1813}
+listen=${5:-*}
+lab=${6:-}
+here=$(cd "$(dirname "$0")" && pwd)
+state=$(cd "$raddb/.." && pwd)
+
+# The Wisp site replaces the stock ones (their listeners would take the same ports).
+sed -e "s|@AUTH_PORT@|$auth_port|; s|@ACCT_PORT@|$acct_port|; s|@LISTEN_ADDR@|$listen|" \
+  "$here/wisp-site" > "$raddb/sites-available/wisp"
+rm -f "$raddb/sites-enabled/default" "$raddb/sites-enabled/inner-tunnel"
+# EAP wants an Auth-Type EAP section in some server; Wisp serves PAP and CHAP.
+rm -f "$raddb/mods-enabled/eap"
+ln -sf ../sites-available/wisp "$raddb/sites-enabled/wisp"
+
+# rlm_sql on the Wisp database: WAL (set by Wisp) and a busy timeout that survives concurrent
+# writers; networks are read from the nas table at start.
+sed -i \
+  -e 's|^\(\s*\)driver = "rlm_sql_null"|\1driver = "rlm_sql_sqlite"|' \
+  -e 's|^\(\s*\)dialect = "[a-z]*"|\1dialect = "sqlite"|' \
+  -e "s|^\(\s*\)filename = \"/tmp/freeradius.db\"|\1filename = \"$database\"|" \
+  -e 's|^\(\s*\)busy_timeout = 200|\1busy_timeout = 5000|' \
+  -e 's|^\(\s*\)bootstrap = |\1#bootstrap = |' \
+  -e 's|^\(\s*\)#\s*read_clients = yes|\1read_clients = yes|' \
+  "$raddb/mods-available/sql"
+ln -sf ../mods-available/sql "$raddb/mods-enabled/sql"
+ln -sf ../mods-available/sqlcounter "$raddb/mods-enabled/sqlcounter"
+
+# Never store the password tried: the stock post-auth query writes it into radpostauth.pass.
+sed -i "s|'%{%{User-Password}:-%{Chap-Password}}'|''|" "$raddb/mods-config/sql/main/sqlite/queries.conf"
+
+# The stock SQLite expire_on_login query uses GREATEST() and NOW(), which SQLite does not have,
+# and FreeRADIUS's SQLite accounting stores start times as Unix seconds.
+cat > "$raddb/mods-config/sql/counter/sqlite/expire_on_login.conf" <<'SQL'
+query = "\
+	SELECT IFNULL(MAX(CAST(strftime('%%s', 'now') AS INTEGER) - acctstarttime), 0) \
+	FROM radacct \
+	WHERE username = '%{${key}}'"
+SQL
+
+sed -i -e 's|^proxy_requests\s*=.*|proxy_requests = no|' "$raddb/radiusd.conf"
+if [ "$lab" = "--lab" ]; then
+  printf "# clients come from the nas table (Wisp networks)\n" > "$raddb/clients.conf"
+  mkdir -p "$state/log" "$state/run"
+  sed -i \
+    -e "s|^logdir = .*|logdir = $state/log|" \
+    -e "s|^run_dir = .*|run_dir = $state/run|" \
+    -e 's|^\(\s*\)user = freerad|\1#user = freerad|' \
+    -e 's|^\(\s*\)group = freerad|\1#group = freerad|' \
+    "$raddb/radiusd.conf"
+fi
+chmod -R a+rX "$raddb"

@@ -1,0 +1,118 @@
+// The login decision after rlm_sql's authorize: expiration, the session counters, authentication
+// (Auth-Type, PAP, CHAP) and Simultaneous-Use, in FreeRADIUS's order. Rows come from the caller;
+// session counts come through `SessionCounters`, asked only when an item needs them.
+import { timingSafeEqual } from "node:crypto";
+import type { Authorization } from "./authorize.ts";
+import { findAttribute } from "./dictionary.ts";
+import { firstValue, type Pair } from "./pairs.ts";
+
+export interface SessionCounters {
+  /** Sessions of the user with no stop time. */
+  openSessions(): Promise<number>;
+  /** Seconds over all the user's sessions (rlm_sqlcounter noresetcounter). */
+  totalSessionTime(): Promise<number>;
+  /** Unix seconds of the user's first session start, or null (expire_on_login). */
+  firstSessionStart(): Promise<number | null>;
+}
+
+export interface Credentials {
+  /** The decrypted User-Password of a PAP request. */
+  password?: string | undefined;
+  /** CHAP: verifies a CHAP-Password against a cleartext password. */
+  chap?: ((cleartext: string) => boolean) | undefined;
+}
+
+export type LoginDecision =
+  | { accepted: true; reply: Pair[]; control: Pair[] }
+  | { accepted: false; reason: string; control: Pair[] };
+
+const reject = (reason: string, control: Pair[] = []): LoginDecision => ({
+  accepted: false,
+  reason,
+  control,
+});
+
+function integer(pairs: readonly Pair[], attribute: string): number | undefined {
+  const value = firstValue(pairs, attribute);
+  if (value === undefined || !/^\d+$/.test(value)) return undefined;
+  return Number(value);
+}
+
+/** Caps Session-Timeout in the reply at `seconds` (adds it when absent), as rlm_expiration does. */
+function capSessionTimeout(reply: Pair[], seconds: number): Pair[] {
+  const index = reply.findIndex((p) => p.attribute.toLowerCase() === "session-timeout");
+  if (index < 0) return [...reply, { attribute: "Session-Timeout", op: "=", value: String(seconds) }];
+  const current = Number(reply[index]!.value);
+  if (Number.isFinite(current) && current <= seconds) return reply;
+  const next = [...reply];
+  next[index] = { ...reply[index]!, value: String(seconds) };
+  return next;
+}
+
+function sameSecret(given: string, known: string): boolean {
+  const a = Buffer.from(given);
+  const b = Buffer.from(known);
+  return a.length === b.length && timingSafeEqual(a, b);
+}
+
+/** Only attributes that travel in RADIUS packets go in the Access-Accept (not Fall-Through). */
+export function wireReply(reply: readonly Pair[]): Pair[] {
+  return reply.filter((p) => findAttribute(p.attribute)?.internal === false);
+}
+
+export async function decideLogin(
+  authz: Authorization,
+  credentials: Credentials,
+  counters: SessionCounters,
+  now: number,
+): Promise<LoginDecision> {
+  const { control } = authz;
+  let reply = authz.reply;
+  if (!authz.found) return reject("unknown user", control);
+
+  // rlm_expiration (authorize): past -> reject; future -> cap the session.
+  const expiration = integer(control, "Expiration");
+  if (expiration !== undefined) {
+    if (expiration <= now) return reject("account expired", control);
+    reply = capSessionTimeout(reply, expiration - now);
+  }
+
+  // rlm_sqlcounter noresetcounter: total session time.
+  const maxAll = integer(control, "Max-All-Session");
+  if (maxAll !== undefined) {
+    const used = await counters.totalSessionTime();
+    if (maxAll <= used) return reject("maximum total session time reached", control);
+    reply = capSessionTimeout(reply, maxAll - used);
+  }
+
+  // rlm_sqlcounter expire_on_login: time since the first login.
+  const expireAfter = integer(control, "Expire-After");
+  if (expireAfter !== undefined) {
+    const first = await counters.firstSessionStart();
+    const elapsed = first === null ? 0 : Math.max(0, now - first);
+    if (expireAfter <= elapsed) return reject("account expired after first login", control);
+    reply = capSessionTimeout(reply, expireAfter - elapsed);
+  }
+
+  const authType = firstValue(control, "Auth-Type")?.toLowerCase();
+  const known = firstValue(control, "Cleartext-Password");
+  if (authType === "reject") return reject("rejected by Auth-Type", control);
+  if (authType !== "accept") {
+    if (credentials.password !== undefined && authType !== "chap") {
+      if (known === undefined) return reject("no password configured for the user", control);
+      if (!sameSecret(credentials.password, known)) return reject("wrong password", control);
+    } else if (credentials.chap && authType !== "pap") {
+      if (known === undefined) return reject("no password configured for the user", control);
+      if (!credentials.chap(known)) return reject("wrong password", control);
+    } else {
+      return reject("no credentials in the request", control);
+    }
+  }
+
+  // Session management runs after a successful authentication.
+  const simultaneous = integer(control, "Simultaneous-Use");
+  if (simultaneous !== undefined && (await counters.openSessions()) >= simultaneous) {
+    return reject("already logged in", control);
+  }
+  return { accepted: true, reply: wireReply(reply), control };
+}
