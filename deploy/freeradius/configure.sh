@@ -39,6 +39,24 @@ ln -sf ../mods-available/sqlcounter "$raddb/mods-enabled/sqlcounter"
 # Never store the password tried: the stock post-auth query writes it into radpostauth.pass.
 sed -i "s|'%{%{User-Password}:-%{Chap-Password}}'|''|" "$raddb/mods-config/sql/main/sqlite/queries.conf"
 
+# Wisp's users can be disabled: the check query adds Auth-Type := Reject for them, so FreeRADIUS
+# rejects them as Wisp's own server does.
+WISP_CHECK_QUERY=$(cat <<'QUERY'
+authorize_check_query = "\
+	SELECT id, username, attribute, value, op \
+	FROM ${authcheck_table} \
+	WHERE username = '%{SQL-User-Name}' \
+	UNION ALL SELECT 0, username, 'Auth-Type', 'Reject', ':=' FROM users \
+	WHERE username = '%{SQL-User-Name}' AND status = 'disabled' \
+	ORDER BY id"
+QUERY
+)
+export WISP_CHECK_QUERY
+perl -0pi -e 's/^authorize_check_query = ".*?ORDER BY id"/$ENV{WISP_CHECK_QUERY}/sm' \
+  "$raddb/mods-config/sql/main/sqlite/queries.conf"
+grep -q "status = 'disabled'" "$raddb/mods-config/sql/main/sqlite/queries.conf" ||
+  { echo "configure.sh: could not extend authorize_check_query" >&2; exit 1; }
+
 # The stock SQLite expire_on_login query uses GREATEST() and NOW(), which SQLite does not have,
 # and FreeRADIUS's SQLite accounting stores start times as Unix seconds.
 cat > "$raddb/mods-config/sql/counter/sqlite/expire_on_login.conf" <<'SQL'

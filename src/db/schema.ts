@@ -132,6 +132,60 @@ export interface VouchersTable {
   devices_used: Generated<number>;
 }
 
+/**
+ * FreeRADIUS's session table. Times are Unix seconds on SQLite (as FreeRADIUS's SQLite queries
+ * write them) and timestamptz on PostgreSQL; repositories convert.
+ */
+export interface RadacctTable {
+  radacctid: Generated<number>;
+  acctsessionid: string;
+  acctuniqueid: string;
+  username: string;
+  realm: string | null;
+  nasipaddress: string;
+  nasportid: string | null;
+  nasporttype: string | null;
+  acctstarttime: number | Date | null;
+  acctupdatetime: number | Date | null;
+  acctstoptime: number | Date | null;
+  acctinterval: number | null;
+  acctsessiontime: number | null;
+  acctauthentic: string | null;
+  connectinfo_start: string | null;
+  connectinfo_stop: string | null;
+  acctinputoctets: number | null;
+  acctoutputoctets: number | null;
+  calledstationid: string;
+  callingstationid: string;
+  acctterminatecause: string;
+  servicetype: string | null;
+  framedprotocol: string | null;
+  framedipaddress: string | null;
+  framedipv6address: string | null;
+  framedipv6prefix: string | null;
+  framedinterfaceid: string | null;
+  delegatedipv6prefix: string | null;
+  class: string | null;
+  account_id: number | null;
+}
+
+export interface NasReloadTable {
+  nasipaddress: string;
+  reloadtime: number | Date;
+}
+
+export interface RadpostauthTable {
+  id: Generated<number>;
+  username: string;
+  pass: string;
+  reply: string;
+  calledstationid: string;
+  callingstationid: string;
+  authdate: string | Date;
+  class: string | null;
+  account_id: number | null;
+}
+
 export interface Schema {
   accounts: AccountsTable;
   api_keys: ApiKeysTable;
@@ -146,4 +200,7 @@ export interface Schema {
   captive_portals: CaptivePortalsTable;
   voucher_batches: VoucherBatchesTable;
   vouchers: VouchersTable;
+  radacct: RadacctTable;
+  nasreload: NasReloadTable;
+  radpostauth: RadpostauthTable;
 }

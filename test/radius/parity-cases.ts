@@ -1,0 +1,453 @@
+// One table of login cases, run against Wisp's embedded RADIUS server and against FreeRADIUS 3.2
+// reading the same database. Each case owns its usernames and groups, so cases never interfere.
+import type { Pair } from "../../src/core/aaa/pairs.ts";
+
+export interface SessionRow {
+  /** Seconds before now the session started. */
+  startedAgo: number;
+  /** Seconds of session time; a stopped session when given with `stopped`. */
+  sessionTime?: number;
+  stopped?: boolean;
+}
+
+export interface CaseUser {
+  username: string;
+  check?: [string, string, string][];
+  reply?: [string, string, string][];
+  groups?: [string, number][];
+  status?: "enabled" | "disabled";
+  sessions?: SessionRow[];
+}
+
+export interface CaseGroup {
+  name: string;
+  check?: [string, string, string][];
+  reply?: [string, string, string][];
+}
+
+export interface ParityCase {
+  name: string;
+  users: CaseUser[];
+  groups?: CaseGroup[];
+  /** The Access-Request: User-Name first; User-Password for PAP, or CHAP-Password for CHAP. */
+  request: [string, string][];
+  expect: "Access-Accept" | "Access-Reject";
+  /** Reply values that depend on the clock (Session-Timeout capped by a date) may differ by a second. */
+  clockDependent?: boolean;
+  /** Set when stock FreeRADIUS cannot express the rule; the case then runs against Wisp only. */
+  wispOnly?: string;
+}
+
+const pw = (password: string): [string, string, string] => ["Cleartext-Password", ":=", password];
+const nas: [string, string][] = [
+  ["NAS-IP-Address", "127.0.0.1"],
+  ["NAS-Identifier", "lobby-ap"],
+  ["NAS-Port", "20"],
+  ["Called-Station-Id", "AA-BB-CC-DD-EE-FF:Guest WiFi"],
+  ["Calling-Station-Id", "11-22-33-44-55-66"],
+];
+const pap = (user: string, password: string): [string, string][] => [
+  ["User-Name", user],
+  ["User-Password", password],
+  ...nas,
+];
+const chap = (user: string, password: string): [string, string][] => [
+  ["User-Name", user],
+  ["CHAP-Password", password],
+  ...nas,
+];
+
+/** A comparison check item on the request, on a user who otherwise would be accepted. */
+function operatorCase(
+  name: string,
+  item: [string, string, string],
+  expect: ParityCase["expect"],
+): ParityCase {
+  const username = `op-${name}`;
+  return {
+    name: `check operator ${item[0]} ${item[1]} ${item[2]}`,
+    users: [{ username, check: [pw("pw"), item], reply: [["Reply-Message", "=", "matched"]] }],
+    request: pap(username, "pw"),
+    expect,
+  };
+}
+
+export const PARITY_CASES: ParityCase[] = [
+  {
+    name: "PAP with the right password",
+    users: [{ username: "pap-ok", check: [pw("s3cret")], reply: [["Session-Timeout", ":=", "3600"]] }],
+    request: pap("pap-ok", "s3cret"),
+    expect: "Access-Accept",
+  },
+  {
+    name: "PAP with a wrong password",
+    users: [{ username: "pap-bad", check: [pw("s3cret")] }],
+    request: pap("pap-bad", "nope"),
+    expect: "Access-Reject",
+  },
+  { name: "unknown user", users: [], request: pap("nobody-here", "x"), expect: "Access-Reject" },
+  {
+    name: "CHAP with the right password",
+    users: [{ username: "chap-ok", check: [pw("chap-pw")], reply: [["Idle-Timeout", ":=", "600"]] }],
+    request: chap("chap-ok", "chap-pw"),
+    expect: "Access-Accept",
+  },
+  {
+    name: "CHAP with a wrong password",
+    users: [{ username: "chap-bad", check: [pw("chap-pw")] }],
+    request: chap("chap-bad", "other"),
+    expect: "Access-Reject",
+  },
+  {
+    name: "user without a password",
+    users: [{ username: "no-pw", reply: [["Session-Timeout", ":=", "60"]] }],
+    request: pap("no-pw", "x"),
+    expect: "Access-Reject",
+  },
+  {
+    name: "Auth-Type := Reject beats the right password",
+    users: [{ username: "authtype-reject", check: [pw("pw"), ["Auth-Type", ":=", "Reject"]] }],
+    request: pap("authtype-reject", "pw"),
+    expect: "Access-Reject",
+  },
+  {
+    name: "Auth-Type := Accept needs no password",
+    users: [
+      {
+        username: "authtype-accept",
+        check: [["Auth-Type", ":=", "Accept"]],
+        reply: [["Reply-Message", ":=", "welcome"]],
+      },
+    ],
+    request: pap("authtype-accept", "anything"),
+    expect: "Access-Accept",
+  },
+  {
+    name: "usernames match exactly, not ignoring case",
+    users: [{ username: "CaseUser", check: [pw("pw")] }],
+    request: pap("caseuser", "pw"),
+    expect: "Access-Reject",
+  },
+  operatorCase("eq-match", ["NAS-Identifier", "==", "lobby-ap"], "Access-Accept"),
+  operatorCase("eq-miss", ["NAS-Identifier", "==", "roof-ap"], "Access-Reject"),
+  operatorCase("ne", ["NAS-Identifier", "!=", "roof-ap"], "Access-Accept"),
+  operatorCase("ne-miss", ["NAS-Identifier", "!=", "lobby-ap"], "Access-Reject"),
+  operatorCase("gt", ["NAS-Port", ">", "10"], "Access-Accept"),
+  operatorCase("gt-miss", ["NAS-Port", ">", "20"], "Access-Reject"),
+  operatorCase("ge", ["NAS-Port", ">=", "20"], "Access-Accept"),
+  operatorCase("lt", ["NAS-Port", "<", "21"], "Access-Accept"),
+  operatorCase("lt-miss", ["NAS-Port", "<", "3"], "Access-Reject"),
+  operatorCase("le", ["NAS-Port", "<=", "20"], "Access-Accept"),
+  operatorCase("regex", ["Called-Station-Id", "=~", "^AA-BB-.*:Guest"], "Access-Accept"),
+  operatorCase("regex-miss", ["Called-Station-Id", "=~", "^FF-"], "Access-Reject"),
+  operatorCase("not-regex", ["Called-Station-Id", "!~", "Staff$"], "Access-Accept"),
+  operatorCase("present", ["Calling-Station-Id", "=*", "ANY"], "Access-Accept"),
+  operatorCase("present-miss", ["Framed-IP-Address", "=*", "ANY"], "Access-Reject"),
+  operatorCase("absent", ["Framed-IP-Address", "!*", "ANY"], "Access-Accept"),
+  operatorCase("absent-miss", ["NAS-Port", "!*", "ANY"], "Access-Reject"),
+  {
+    name: "reply: the user's = stays against a group's =, a group's := overrides",
+    users: [
+      {
+        username: "merge-1",
+        check: [pw("pw")],
+        reply: [
+          ["Session-Timeout", "=", "100"],
+          ["Idle-Timeout", "=", "10"],
+        ],
+        groups: [["merge-g1", 1]],
+      },
+    ],
+    groups: [
+      {
+        name: "merge-g1",
+        reply: [
+          ["Session-Timeout", "=", "200"],
+          ["Idle-Timeout", ":=", "20"],
+        ],
+      },
+    ],
+    request: pap("merge-1", "pw"),
+    expect: "Access-Accept",
+  },
+  {
+    name: "reply: += appends to the user's items",
+    users: [
+      {
+        username: "merge-2",
+        check: [pw("pw")],
+        reply: [["Reply-Message", "+=", "first"]],
+        groups: [["merge-g2", 1]],
+      },
+    ],
+    groups: [
+      {
+        name: "merge-g2",
+        reply: [
+          ["Reply-Message", "+=", "second"],
+          ["Class", "=", "guests"],
+        ],
+      },
+    ],
+    request: pap("merge-2", "pw"),
+    expect: "Access-Accept",
+  },
+  {
+    name: "groups by priority: only the first matching group without Fall-Through",
+    users: [
+      {
+        username: "prio-1",
+        check: [pw("pw")],
+        groups: [
+          ["prio-late", 5],
+          ["prio-early", 1],
+        ],
+      },
+    ],
+    groups: [
+      { name: "prio-early", reply: [["Session-Timeout", ":=", "100"]] },
+      {
+        name: "prio-late",
+        reply: [
+          ["Session-Timeout", ":=", "500"],
+          ["Idle-Timeout", ":=", "50"],
+        ],
+      },
+    ],
+    request: pap("prio-1", "pw"),
+    expect: "Access-Accept",
+  },
+  {
+    name: "groups: Fall-Through = Yes goes on to the next group",
+    users: [
+      {
+        username: "fall-1",
+        check: [pw("pw")],
+        groups: [
+          ["fall-a", 1],
+          ["fall-b", 2],
+        ],
+      },
+    ],
+    groups: [
+      {
+        name: "fall-a",
+        reply: [
+          ["Session-Timeout", ":=", "100"],
+          ["Fall-Through", "=", "Yes"],
+        ],
+      },
+      {
+        name: "fall-b",
+        reply: [
+          ["Session-Timeout", ":=", "500"],
+          ["Idle-Timeout", ":=", "50"],
+        ],
+      },
+    ],
+    request: pap("fall-1", "pw"),
+    expect: "Access-Accept",
+  },
+  {
+    name: "groups: a group whose check items fail is skipped",
+    users: [
+      {
+        username: "gcheck-1",
+        check: [pw("pw")],
+        groups: [
+          ["gcheck-roof", 1],
+          ["gcheck-any", 2],
+        ],
+      },
+    ],
+    groups: [
+      {
+        name: "gcheck-roof",
+        check: [["NAS-Identifier", "==", "roof-ap"]],
+        reply: [["Session-Timeout", ":=", "100"]],
+      },
+      { name: "gcheck-any", reply: [["Session-Timeout", ":=", "700"]] },
+    ],
+    request: pap("gcheck-1", "pw"),
+    expect: "Access-Accept",
+  },
+  {
+    name: "the password can come from a group",
+    users: [{ username: "gpass-1", groups: [["gpass", 1]] }],
+    groups: [{ name: "gpass", check: [pw("group-pw")], reply: [["Reply-Message", ":=", "from group"]] }],
+    request: pap("gpass-1", "group-pw"),
+    expect: "Access-Accept",
+  },
+  {
+    name: "the user's Fall-Through = No stops before the groups",
+    users: [
+      {
+        username: "nofall-1",
+        check: [pw("pw")],
+        reply: [
+          ["Fall-Through", "=", "No"],
+          ["Idle-Timeout", ":=", "5"],
+        ],
+        groups: [["nofall-g", 1]],
+      },
+    ],
+    groups: [{ name: "nofall-g", reply: [["Session-Timeout", ":=", "999"]] }],
+    request: pap("nofall-1", "pw"),
+    expect: "Access-Accept",
+  },
+  {
+    name: "the user's failing check items drop its reply items but not its groups",
+    users: [
+      {
+        username: "ucheck-1",
+        check: [pw("pw"), ["NAS-Identifier", "==", "roof-ap"]],
+        reply: [["Idle-Timeout", ":=", "5"]],
+        groups: [["ucheck-g", 1]],
+      },
+    ],
+    groups: [{ name: "ucheck-g", check: [pw("pw")], reply: [["Session-Timeout", ":=", "300"]] }],
+    request: pap("ucheck-1", "pw"),
+    expect: "Access-Accept",
+  },
+  {
+    name: "SQL-Group in a check item tests membership",
+    users: [
+      {
+        username: "sqlgroup-1",
+        check: [pw("pw"), ["SQL-Group", "==", "sqlgroup-staff"]],
+        groups: [["sqlgroup-staff", 1]],
+      },
+    ],
+    groups: [{ name: "sqlgroup-staff", reply: [["Session-Timeout", ":=", "42"]] }],
+    request: pap("sqlgroup-1", "pw"),
+    expect: "Access-Accept",
+  },
+  {
+    name: "vendor reply attributes (WISPr, Mikrotik, ChilliSpot)",
+    users: [
+      {
+        username: "vendor-1",
+        check: [pw("pw")],
+        reply: [
+          ["WISPr-Bandwidth-Max-Down", ":=", "2000000"],
+          ["Mikrotik-Rate-Limit", ":=", "2M/4M"],
+          ["ChilliSpot-Max-Total-Octets", ":=", "1000000000"],
+        ],
+      },
+    ],
+    request: pap("vendor-1", "pw"),
+    expect: "Access-Accept",
+  },
+  {
+    name: "Expiration in the past rejects",
+    users: [{ username: "expired-1", check: [pw("pw"), ["Expiration", ":=", "1000000000"]] }],
+    request: pap("expired-1", "pw"),
+    expect: "Access-Reject",
+  },
+  {
+    name: "Expiration in the future caps Session-Timeout",
+    users: [
+      {
+        username: "expires-1",
+        check: [pw("pw"), ["Expiration", ":=", String(Math.floor(Date.now() / 1000) + 1800)]],
+        reply: [["Session-Timeout", ":=", "86400"]],
+      },
+    ],
+    request: pap("expires-1", "pw"),
+    expect: "Access-Accept",
+    clockDependent: true,
+  },
+  {
+    name: "Simultaneous-Use := 1 with one open session rejects",
+    users: [
+      {
+        username: "simul-1",
+        check: [pw("pw"), ["Simultaneous-Use", ":=", "1"]],
+        sessions: [{ startedAgo: 600 }],
+      },
+    ],
+    request: pap("simul-1", "pw"),
+    expect: "Access-Reject",
+  },
+  {
+    name: "Simultaneous-Use := 2 with one open session accepts",
+    users: [
+      {
+        username: "simul-2",
+        check: [pw("pw"), ["Simultaneous-Use", ":=", "2"]],
+        sessions: [{ startedAgo: 600 }],
+      },
+    ],
+    request: pap("simul-2", "pw"),
+    expect: "Access-Accept",
+  },
+  {
+    name: "Simultaneous-Use := 1 with only closed sessions accepts",
+    users: [
+      {
+        username: "simul-3",
+        check: [pw("pw"), ["Simultaneous-Use", ":=", "1"]],
+        sessions: [{ startedAgo: 600, sessionTime: 300, stopped: true }],
+      },
+    ],
+    request: pap("simul-3", "pw"),
+    expect: "Access-Accept",
+  },
+  {
+    name: "Max-All-Session left over caps Session-Timeout",
+    users: [
+      {
+        username: "maxall-1",
+        check: [pw("pw"), ["Max-All-Session", ":=", "3600"]],
+        sessions: [{ startedAgo: 5000, sessionTime: 1000, stopped: true }],
+      },
+    ],
+    request: pap("maxall-1", "pw"),
+    expect: "Access-Accept",
+  },
+  {
+    name: "Max-All-Session used up rejects",
+    users: [
+      {
+        username: "maxall-2",
+        check: [pw("pw"), ["Max-All-Session", ":=", "3600"]],
+        sessions: [{ startedAgo: 9000, sessionTime: 4000, stopped: true }],
+      },
+    ],
+    request: pap("maxall-2", "pw"),
+    expect: "Access-Reject",
+  },
+  {
+    name: "Expire-After counts from the first login",
+    users: [
+      {
+        username: "expafter-1",
+        check: [pw("pw"), ["Expire-After", ":=", "86400"]],
+        sessions: [{ startedAgo: 1000, sessionTime: 100, stopped: true }],
+      },
+    ],
+    request: pap("expafter-1", "pw"),
+    expect: "Access-Accept",
+    clockDependent: true,
+  },
+  {
+    name: "Expire-After elapsed rejects",
+    users: [
+      {
+        username: "expafter-2",
+        check: [pw("pw"), ["Expire-After", ":=", "3600"]],
+        sessions: [{ startedAgo: 7200, sessionTime: 100, stopped: true }],
+      },
+    ],
+    request: pap("expafter-2", "pw"),
+    expect: "Access-Reject",
+  },
+  {
+    name: "a disabled user is rejected",
+    users: [{ username: "disabled-1", check: [pw("pw")], status: "disabled" }],
+    request: pap("disabled-1", "pw"),
+    expect: "Access-Reject",
+  },
+];
+
+export type { Pair };
