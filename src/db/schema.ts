@@ -167,6 +167,12 @@ export interface RadacctTable {
   delegatedipv6prefix: string | null;
   class: string | null;
   account_id: number | null;
+  user_id: number | null;
+  voucher_id: number | null;
+  network_id: number | null;
+  client_mac: string | null;
+  ap_mac: string | null;
+  ssid: string | null;
 }
 
 export interface NasReloadTable {
@@ -184,6 +190,31 @@ export interface RadpostauthTable {
   authdate: string | Date;
   class: string | null;
   account_id: number | null;
+  reason: string | null;
+  user_id: number | null;
+  voucher_id: number | null;
+  network_id: number | null;
+  client_mac: string | null;
+  ap_mac: string | null;
+  ssid: string | null;
+  nas_ip: string | null;
+  nas_identifier: string | null;
+}
+
+export interface VoucherDevicesTable {
+  account_id: number;
+  voucher_id: number;
+  mac: string;
+  first_seen: string;
+}
+
+/** Every event (user.authenticated, session.started, ...) in order: the webhook outbox's source. */
+export interface EventsTable {
+  id: Generated<number>;
+  account_id: number;
+  kind: string;
+  data: string;
+  created: string;
 }
 
 export interface Schema {
@@ -203,4 +234,6 @@ export interface Schema {
   radacct: RadacctTable;
   nasreload: NasReloadTable;
   radpostauth: RadpostauthTable;
+  voucher_devices: VoucherDevicesTable;
+  events: EventsTable;
 }
