@@ -16,6 +16,13 @@ export interface Config {
   authFailureLimit: number;
   /** Milliseconds to let in-flight requests finish after SIGTERM. */
   shutdownTimeoutMs: number;
+  /** UDP ports of the embedded RADIUS server; 0 turns one off. */
+  radiusAuthPort: number;
+  radiusAcctPort: number;
+  /** Address the RADIUS ports bind to (default: HOST). */
+  radiusHost: string;
+  /** Wisp's address as guests and devices reach it (captive portal login URLs); no trailing slash. */
+  publicUrl: string;
 }
 
 export class ConfigError extends Error {}
@@ -27,6 +34,23 @@ function integer(env: NodeJS.ProcessEnv, name: string, fallback: number, min: nu
   const value = Number(raw);
   if (value < min || value > max) throw new ConfigError(`${name} must be between ${min} and ${max}`);
   return value;
+}
+
+/** PUBLIC_URL: an http(s) URL, maybe with a path; no credentials, trailing slash, query or fragment. */
+function publicUrl(env: NodeJS.ProcessEnv): string {
+  const raw = env.PUBLIC_URL || `http://localhost:${integer(env, "PORT", 8080, 0, 65535)}`;
+  const problem =
+    "PUBLIC_URL must be an http:// or https:// URL without credentials, trailing slash, query or fragment " +
+    `(like https://wifi.example.com), got "${raw}"`;
+  let url: URL;
+  try {
+    url = new URL(raw);
+  } catch {
+    throw new ConfigError(problem);
+  }
+  const bad = !/^https?:\/\/[^/?#\s]/i.test(raw) || /[\s?#]/.test(raw) || raw.endsWith("/");
+  if (bad || url.username || url.password) throw new ConfigError(problem);
+  return raw;
 }
 
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
@@ -51,5 +75,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     defaultRateLimit: integer(env, "RATE_LIMIT_PER_MINUTE", 100, 1, 1_000_000),
     authFailureLimit: integer(env, "AUTH_FAILURE_LIMIT_PER_MINUTE", 30, 1, 1_000_000),
     shutdownTimeoutMs: integer(env, "SHUTDOWN_TIMEOUT_MS", 10_000, 0, 600_000),
+    publicUrl: publicUrl(env),
+    radiusAuthPort: integer(env, "RADIUS_AUTH_PORT", 1812, 0, 65535),
+    radiusAcctPort: integer(env, "RADIUS_ACCT_PORT", 1813, 0, 65535),
+    radiusHost: env.RADIUS_HOST || env.HOST || "0.0.0.0",
   };
 }

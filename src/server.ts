@@ -26,7 +26,7 @@ export async function startServer(config: Config, overrides: ServerOverrides = {
   let counters: CounterStore | undefined;
   try {
     await migrate(database);
-    const core = createCore(database);
+    const core = createCore(database, config);
     counters = overrides.counters ?? createCounterStore(config.redisUrl, overrides.redisPrefix);
     const app = await buildApp({
       core,

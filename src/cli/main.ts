@@ -7,6 +7,8 @@ import { openDatabase } from "../db/database.ts";
 import { migrate } from "../db/migrate.ts";
 import { registerAccountCommands } from "./accounts.ts";
 import { registerKeyCommands } from "./keys.ts";
+import { registerNetworkCommands } from "./networks.ts";
+import { registerPortalCommands } from "./portals.ts";
 
 export type WithCore = <T>(fn: (core: Core) => Promise<T>) => Promise<T>;
 
@@ -16,7 +18,7 @@ const withCore: WithCore = async (fn) => {
   const database = openDatabase({ dataDir: config.dataDir, databaseUrl: config.databaseUrl, poolSize: 2 });
   try {
     await migrate(database);
-    return await fn(createCore(database));
+    return await fn(createCore(database, config));
   } finally {
     await database.close();
   }
@@ -43,6 +45,8 @@ program
 registerAccountCommands(program, withCore);
 registerKeyCommands(program, withCore);
 // (command groups of further areas are registered below, one line each)
+registerNetworkCommands(program, withCore);
+registerPortalCommands(program, withCore);
 
 try {
   await program.parseAsync(process.argv);

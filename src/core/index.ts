@@ -2,10 +2,20 @@
 import type { Database } from "../db/database.ts";
 import { AccountsRepo } from "./accounts/repo.ts";
 import { AccountsService } from "./accounts/service.ts";
+import { AttributesRepo } from "./attributes/repo.ts";
+import { AttributesService } from "./attributes/service.ts";
+import { GroupsRepo } from "./groups/repo.ts";
+import { GroupsService } from "./groups/service.ts";
 import { KeysRepo } from "./keys/repo.ts";
 import { KeysService } from "./keys/service.ts";
+import { NetworksRepo } from "./networks/repo.ts";
+import { NetworksService } from "./networks/service.ts";
+import { PortalsRepo } from "./portals/repo.ts";
+import { PortalsService } from "./portals/service.ts";
 import { UsersRepo } from "./users/repo.ts";
 import { UsersService } from "./users/service.ts";
+import { VouchersRepo } from "./vouchers/repo.ts";
+import { VouchersService } from "./vouchers/service.ts";
 
 export interface Core {
   database: Database;
@@ -13,15 +23,30 @@ export interface Core {
   keys: KeysService;
   users: UsersService;
   // (services of further areas are declared below, one line each)
+  attributes: AttributesService;
+  groups: GroupsService;
+  networks: NetworksService;
+  portals: PortalsService;
+  vouchers: VouchersService;
 }
 
-export function createCore(database: Database): Core {
+export interface CoreOptions {
+  /** Wisp's address as guests reach it (PUBLIC_URL). */
+  publicUrl: string;
+}
+
+export function createCore(database: Database, options: CoreOptions): Core {
   const { db } = database;
   return {
     database,
     accounts: new AccountsService(new AccountsRepo(db)),
     keys: new KeysService(new KeysRepo(db)),
-    users: new UsersService(new UsersRepo(db)),
+    users: new UsersService(new UsersRepo(db, database.dialect)),
     // (services of further areas are constructed below, one line each)
+    attributes: new AttributesService(new AttributesRepo(db, database.dialect)),
+    groups: new GroupsService(new GroupsRepo(db, database.dialect)),
+    networks: new NetworksService(new NetworksRepo(db)),
+    portals: new PortalsService(new PortalsRepo(db), options.publicUrl),
+    vouchers: new VouchersService(new VouchersRepo(db, database.dialect)),
   };
 }

@@ -3,7 +3,16 @@
 import fs from "node:fs";
 import path from "node:path";
 import SqliteDatabase from "better-sqlite3";
-import { Kysely, PostgresDialect, SqliteDialect } from "kysely";
+import {
+  CompiledQuery,
+  type DatabaseConnection,
+  type Driver,
+  Kysely,
+  PostgresDialect,
+  SqliteDialect,
+  type SqliteDialectConfig,
+  SqliteDriver,
+} from "kysely";
 import pg from "pg";
 import type { Schema } from "./schema.ts";
 
@@ -27,6 +36,27 @@ export interface DatabaseOptions {
 // COUNT(*) and BIGINT come back from pg as strings; ids and counts here fit in a double.
 pg.types.setTypeParser(pg.types.builtins.INT8, (value) => Number(value));
 
+/**
+ * SQLite transactions start with BEGIN IMMEDIATE: a deferred BEGIN that reads and then writes fails
+ * at once with "database is locked" (ignoring busy_timeout) when another process wrote in between,
+ * as the CLI does beside a running server. IMMEDIATE takes the write lock up front and waits.
+ */
+class ImmediateSqliteDriver extends SqliteDriver {
+  override async beginTransaction(connection: DatabaseConnection): Promise<void> {
+    await connection.executeQuery(CompiledQuery.raw("begin immediate"));
+  }
+}
+
+class WispSqliteDialect extends SqliteDialect {
+  constructor(private readonly settings: SqliteDialectConfig) {
+    super(settings);
+  }
+
+  override createDriver(): Driver {
+    return new ImmediateSqliteDriver(this.settings);
+  }
+}
+
 export function openDatabase(options: DatabaseOptions): Database {
   if (options.databaseUrl) {
     const pool = new pg.Pool({ connectionString: options.databaseUrl, max: options.poolSize ?? 10 });
@@ -46,7 +76,7 @@ export function openDatabase(options: DatabaseOptions): Database {
   sqlite.pragma("synchronous = NORMAL");
   sqlite.pragma("busy_timeout = 5000");
   sqlite.pragma("foreign_keys = ON");
-  const db = new Kysely<Schema>({ dialect: new SqliteDialect({ database: sqlite }) });
+  const db = new Kysely<Schema>({ dialect: new WispSqliteDialect({ database: sqlite }) });
   return { db, dialect: "sqlite", location: file, close: () => db.destroy() };
 }
 

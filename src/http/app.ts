@@ -7,7 +7,11 @@ import type { Core } from "../core/index.ts";
 import { registerAuth } from "./auth.ts";
 import { handleError, sendError } from "./errors.ts";
 import type { CounterStore } from "./rate-limit.ts";
+import { attributesRoutes } from "./routes/attributes.ts";
+import { groupsRoutes } from "./routes/groups.ts";
+import { networksRoutes } from "./routes/networks.ts";
 import { usersRoutes } from "./routes/users.ts";
+import { vouchersRoutes } from "./routes/vouchers.ts";
 import { ErrorBody } from "./schemas.ts";
 import { buildValidator } from "./validation.ts";
 
@@ -36,6 +40,15 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     schemaController: { compilersFactory: { buildValidator } },
   });
   app.setErrorHandler(handleError);
+  // Once shutdown starts, answers to requests still in flight close their connection, so a
+  // keep-alive client does not hold the server open until the shutdown timeout.
+  let closing = false;
+  app.addHook("preClose", async () => {
+    closing = true;
+  });
+  app.addHook("onSend", async (_request, reply) => {
+    if (closing) reply.header("Connection", "close");
+  });
   app.addSchema(ErrorBody);
 
   // A second router that knows every path, to tell "wrong method" (405) from "no such path" (404).
@@ -80,5 +93,9 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   app.get("/api/openapi.json", { schema: { hide: true } }, async () => app.swagger());
   await app.register(usersRoutes, { users: options.core.users });
   // (route plugins of further areas are registered below, one line each)
+  await app.register(attributesRoutes, { attributes: options.core.attributes });
+  await app.register(groupsRoutes, { groups: options.core.groups, attributes: options.core.attributes });
+  await app.register(networksRoutes, { networks: options.core.networks, portals: options.core.portals });
+  await app.register(vouchersRoutes, { vouchers: options.core.vouchers });
   return app;
 }

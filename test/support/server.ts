@@ -45,6 +45,9 @@ export async function startTestServer(options: TestServerOptions = {}): Promise<
     DATA_DIR: database.dataDir,
     DATABASE_URL: database.databaseUrl,
     LOG_LEVEL: process.env.WISP_TEST_LOG_LEVEL ?? "silent",
+    // RADIUS stays off unless a test asks for ports: parallel test files would collide on 1812.
+    RADIUS_AUTH_PORT: "0",
+    RADIUS_ACCT_PORT: "0",
     ...options.env,
   });
   const server = await startServer(config, options);

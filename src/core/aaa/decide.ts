@@ -3,7 +3,7 @@
 // session counts come through `SessionCounters`, asked only when an item needs them.
 import { timingSafeEqual } from "node:crypto";
 import type { Authorization } from "./authorize.ts";
-import { findAttribute } from "./dictionary.ts";
+import { parseAttributeName } from "./dictionary.ts";
 import { firstValue, type Pair } from "./pairs.ts";
 
 export interface SessionCounters {
@@ -57,7 +57,7 @@ function sameSecret(given: string, known: string): boolean {
 
 /** Only attributes that travel in RADIUS packets go in the Access-Accept (not Fall-Through). */
 export function wireReply(reply: readonly Pair[]): Pair[] {
-  return reply.filter((p) => findAttribute(p.attribute)?.internal === false);
+  return reply.filter((p) => parseAttributeName(p.attribute)?.def.internal === false);
 }
 
 export async function decideLogin(

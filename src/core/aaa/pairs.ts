@@ -1,7 +1,7 @@
 // Attribute-value pairs and the two FreeRADIUS operations the login decision is made of:
 // comparing check items with a request (paircompare) and merging items into a list
 // (radius_pairmove). Both follow FreeRADIUS 3.2, which is the reference.
-import { findAttribute } from "./dictionary.ts";
+import { parseAttributeName } from "./dictionary.ts";
 import { integerValue } from "./values.ts";
 
 export interface Pair {
@@ -36,7 +36,7 @@ function ipv4Number(text: string): number | undefined {
 
 /** Orders two values of one attribute as FreeRADIUS does: numbers as numbers, the rest bytewise. */
 export function compareValues(attribute: string, left: string, right: string): number {
-  const def = findAttribute(attribute);
+  const def = parseAttributeName(attribute)?.def;
   if (def) {
     if (["integer", "byte", "short", "signed", "integer64", "date"].includes(def.type)) {
       const a = integerValue(def, left);

@@ -1,4 +1,6 @@
 import { type Kysely, type Selectable, sql, type Updateable } from "kysely";
+import type { DialectName } from "../../db/database.ts";
+import { lockedInTransaction } from "../../db/locking.ts";
 import type { Schema, UsersTable } from "../../db/schema.ts";
 import { offsetOf, type PageRequest } from "../shared/pages.ts";
 import { likePattern } from "../shared/text.ts";
@@ -14,11 +16,15 @@ export interface UserFilter {
 const PASSWORD_ATTRIBUTE = "Cleartext-Password";
 
 export class UsersRepo {
-  constructor(private readonly db: Kysely<Schema>) {}
+  constructor(
+    private readonly db: Kysely<Schema>,
+    private readonly dialect: DialectName,
+    private readonly inTransaction = false,
+  ) {}
 
   /** Runs fn with a repository bound to one transaction. */
   transaction<T>(fn: (repo: UsersRepo) => Promise<T>): Promise<T> {
-    return this.db.transaction().execute((trx) => fn(new UsersRepo(trx)));
+    return this.db.transaction().execute((trx) => fn(new UsersRepo(trx, this.dialect, true)));
   }
 
   async list(
@@ -45,13 +51,14 @@ export class UsersRepo {
     return { rows, total: Number(count.total) };
   }
 
+  /** Inside a transaction on PostgreSQL the row stays locked until commit (see lockedInTransaction). */
   findById(accountId: number, id: number): Promise<UserRow | undefined> {
-    return this.db
+    const query = this.db
       .selectFrom("users")
       .selectAll()
       .where("account_id", "=", accountId)
-      .where("id", "=", id)
-      .executeTakeFirst();
+      .where("id", "=", id);
+    return lockedInTransaction(query, this.dialect, this.inTransaction).executeTakeFirst();
   }
 
   findByUsername(accountId: number, username: string): Promise<UserRow | undefined> {

@@ -1,0 +1,195 @@
+// `wisp networks ...`: the RADIUS clients. Secrets go to stdout alone (so scripts can capture them)
+// and only when one was just set; everything else a person should read goes to stderr.
+import type { Command } from "commander";
+import type { Core } from "../core/index.ts";
+import type { NetworkInput } from "../core/networks/service.ts";
+import { ValidationError } from "../core/shared/errors.ts";
+import { positiveInteger, type WithCore } from "./main.ts";
+import { printTable } from "./table.ts";
+
+interface NetworkOptions {
+  name?: string;
+  nasIp?: string;
+  secret?: string;
+  nasIdentifier?: string;
+  description?: string;
+  requireMessageAuthenticator?: boolean;
+  account?: string;
+}
+
+function inputOf(options: NetworkOptions): NetworkInput {
+  return {
+    name: options.name,
+    nas_ip: options.nasIp,
+    secret: options.secret,
+    nas_identifier: options.nasIdentifier,
+    description: options.description,
+    require_message_authenticator: options.requireMessageAuthenticator,
+  };
+}
+
+/** The id of the account --account names (it must exist), or undefined when none was named. */
+export async function namedAccount(core: Core, name: string | undefined): Promise<number | undefined> {
+  return name === undefined ? undefined : (await core.accounts.get(name)).id;
+}
+
+/** Prints "label  value" lines, "-" for empty values. */
+export function printFields(fields: [string, string | number | null | undefined][]): void {
+  const width = Math.max(...fields.map(([label]) => label.length));
+  for (const [label, value] of fields) {
+    console.log(
+      `${label.padEnd(width)}  ${value === null || value === undefined || value === "" ? "-" : value}`,
+    );
+  }
+}
+
+const SECRET_NOTE = "configure the devices with this shared secret now; it is not shown again";
+/** FreeRADIUS reads the nas table only when it starts (read_clients = yes). */
+const RESTART_NOTE = "a FreeRADIUS reading the nas table sees this change after its next restart";
+
+export function registerNetworkCommands(program: Command, withCore: WithCore): void {
+  const networks = program
+    .command("networks")
+    .description("manage networks (RADIUS clients: the access points or controller of one site)");
+  const accountOption = "only act if the network belongs to this account";
+
+  networks
+    .command("create")
+    .description("create a network and print its shared secret (alone on stdout; it is not shown again)")
+    .requiredOption("--name <name>", "what the site is called")
+    .requiredOption("--nas-ip <ip|cidr>", "address or CIDR the RADIUS requests come from (unique overall)")
+    .option("--secret <secret>", "the RADIUS shared secret (default: a generated one)")
+    .option("--nas-identifier <id>", "the NAS-Identifier the devices send")
+    .option("--description <text>", "a note about the network")
+    .option("--require-message-authenticator", "drop Access-Requests without a Message-Authenticator")
+    .option("--account <name>", "the owning account (default: the account named default)")
+    .action((options: NetworkOptions) =>
+      withCore(async (core) => {
+        const input = inputOf(options);
+        // Refuse bad input before anything is written, even the default account.
+        core.networks.validateNew(input);
+        const account = await core.accounts.resolve(options.account);
+        const { network, secret } = await core.networks.create(account.id, input);
+        console.error(
+          `created network ${network.id} "${network.name}" (${network.nas_ip}) ` +
+            `for account ${account.name}; ${SECRET_NOTE}`,
+        );
+        console.error(RESTART_NOTE);
+        console.log(secret);
+      }),
+    );
+
+  networks
+    .command("list")
+    .description("list networks (never their secrets)")
+    .option("--account <name>", "only this account's networks")
+    .action((options: { account?: string }) =>
+      withCore(async (core) => {
+        const rows = await core.networks.listAll(await namedAccount(core, options.account));
+        printTable(
+          ["ID", "ACCOUNT", "NAME", "NAS-IP", "NAS-IDENTIFIER", "MSG-AUTH", "CREATED", "DESCRIPTION"],
+          rows.map((n) => [
+            n.id,
+            n.account,
+            n.name,
+            n.nas_ip,
+            n.nas_identifier,
+            n.require_message_authenticator ? "required" : "",
+            n.created,
+            n.description,
+          ]),
+        );
+      }),
+    );
+
+  networks
+    .command("show")
+    .description("show one network and its captive portals (not its secret)")
+    .argument("<network-id>", "the network's id (see networks list)", positiveInteger)
+    .option("--account <name>", accountOption)
+    .action((id: number, options: { account?: string }) =>
+      withCore(async (core) => {
+        const network = await core.networks.locate(id, await namedAccount(core, options.account));
+        const portals = await core.portals.listAll(network.account_id, id);
+        printFields([
+          ["id", network.id],
+          ["account", network.account],
+          ["name", network.name],
+          ["nas_ip", network.nas_ip],
+          ["nas_identifier", network.nas_identifier],
+          ["description", network.description],
+          ["require_message_authenticator", network.require_message_authenticator ? "yes" : "no"],
+          ["created", network.created],
+          ["updated", network.updated],
+          ["captive portals", portals.map((p) => `${p.id} "${p.name}"`).join(", ")],
+        ]);
+      }),
+    );
+
+  networks
+    .command("update")
+    .description("change a network; with --secret, prints the new secret alone on stdout")
+    .argument("<network-id>", "the network's id (see networks list)", positiveInteger)
+    .option("--name <name>", "what the site is called")
+    .option("--nas-ip <ip|cidr>", "address or CIDR the RADIUS requests come from (unique overall)")
+    .option("--secret <secret>", "a new RADIUS shared secret (rotate-secret generates one)")
+    .option("--nas-identifier <id>", "the NAS-Identifier the devices send")
+    .option("--description <text>", "a note about the network")
+    .option("--require-message-authenticator", "drop Access-Requests without a Message-Authenticator")
+    .option("--no-require-message-authenticator", "accept Access-Requests without a Message-Authenticator")
+    .option("--account <name>", accountOption)
+    .action((id: number, options: NetworkOptions) =>
+      withCore(async (core) => {
+        const input = inputOf(options);
+        if (Object.values(input).every((value) => value === undefined)) {
+          throw new ValidationError(
+            "nothing to change: give --name, --nas-ip, --secret, --nas-identifier, --description or " +
+              "--[no-]require-message-authenticator",
+          );
+        }
+        const owner = await core.networks.locate(id, await namedAccount(core, options.account));
+        const { network, secret } = await core.networks.update(owner.account_id, id, input);
+        const summary = `updated network ${network.id} "${network.name}" (${network.nas_ip})`;
+        if (input.nas_ip !== undefined || secret !== undefined) console.error(RESTART_NOTE);
+        if (secret === undefined) return console.log(summary);
+        console.error(`${summary}; ${SECRET_NOTE}`);
+        console.log(secret);
+      }),
+    );
+
+  networks
+    .command("rotate-secret")
+    .description("replace a network's shared secret with a generated one and print it alone on stdout")
+    .argument("<network-id>", "the network's id (see networks list)", positiveInteger)
+    .option("--account <name>", accountOption)
+    .action((id: number, options: { account?: string }) =>
+      withCore(async (core) => {
+        const owner = await core.networks.locate(id, await namedAccount(core, options.account));
+        const { network, secret } = await core.networks.rotateSecret(owner.account_id, id);
+        console.error(
+          `new shared secret for network ${network.id} "${network.name}" (${network.nas_ip}); ` +
+            `the old one stops working; ${SECRET_NOTE}`,
+        );
+        console.error(RESTART_NOTE);
+        console.log(secret);
+      }),
+    );
+
+  networks
+    .command("delete")
+    .description("delete a network together with its captive portals")
+    .argument("<network-id>", "the network's id (see networks list)", positiveInteger)
+    .option("--account <name>", accountOption)
+    .action((id: number, options: { account?: string }) =>
+      withCore(async (core) => {
+        const owner = await core.networks.locate(id, await namedAccount(core, options.account));
+        const { network, portalsDeleted } = await core.networks.delete(owner.account_id, id);
+        const portals =
+          portalsDeleted === 0
+            ? "; it had no captive portals"
+            : ` and its ${portalsDeleted} captive portal${portalsDeleted === 1 ? "" : "s"}`;
+        console.log(`deleted network ${network.id} "${network.name}" (${network.nas_ip})${portals}`);
+        console.error(RESTART_NOTE);
+      }),
+    );
+}

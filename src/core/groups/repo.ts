@@ -1,0 +1,181 @@
+// SQL for groups and memberships. FreeRADIUS knows a group only by its name (radusergroup,
+// radgroupcheck, radgroupreply): `groups` holds Wisp's id, description and timestamps beside it.
+import { type Kysely, type Selectable, sql, type Updateable } from "kysely";
+import type { DialectName } from "../../db/database.ts";
+import { lockedInTransaction } from "../../db/locking.ts";
+import type { GroupsTable, Schema } from "../../db/schema.ts";
+import { offsetOf, type PageRequest } from "../shared/pages.ts";
+import { likePattern } from "../shared/text.ts";
+
+export type GroupRow = Selectable<GroupsTable>;
+export type GroupChanges = Omit<Updateable<GroupsTable>, "id" | "account_id" | "created">;
+
+export interface MemberRow {
+  userid: number;
+  username: string;
+  priority: number;
+}
+
+const RADIUS_GROUP_TABLES = ["radusergroup", "radgroupcheck", "radgroupreply"] as const;
+
+export class GroupsRepo {
+  constructor(
+    private readonly db: Kysely<Schema>,
+    private readonly dialect: DialectName,
+    private readonly inTransaction = false,
+  ) {}
+
+  /** Runs fn with a repository bound to one transaction. */
+  transaction<T>(fn: (repo: GroupsRepo) => Promise<T>): Promise<T> {
+    return this.db.transaction().execute((trx) => fn(new GroupsRepo(trx, this.dialect, true)));
+  }
+
+  async list(
+    accountId: number,
+    search: string | undefined,
+    page: PageRequest,
+  ): Promise<{ rows: GroupRow[]; total: number }> {
+    let query = this.db.selectFrom("groups").where("account_id", "=", accountId);
+    if (search) {
+      const pattern = likePattern(search);
+      query = query.where((eb) =>
+        eb.or(
+          ["name", "description"].map(
+            (column) => sql<boolean>`lower(${sql.ref(column)}) like ${pattern} escape '\\'`,
+          ),
+        ),
+      );
+    }
+    const [rows, count] = await Promise.all([
+      query.selectAll().orderBy("id").limit(page.limit).offset(offsetOf(page)).execute(),
+      query.select((eb) => eb.fn.countAll<number>().as("total")).executeTakeFirstOrThrow(),
+    ]);
+    return { rows, total: Number(count.total) };
+  }
+
+  findById(accountId: number, id: number): Promise<GroupRow | undefined> {
+    return lockedInTransaction(
+      this.db.selectFrom("groups").selectAll().where("account_id", "=", accountId).where("id", "=", id),
+      this.dialect,
+      this.inTransaction,
+    ).executeTakeFirst();
+  }
+
+  findByName(accountId: number, name: string): Promise<GroupRow | undefined> {
+    return this.db
+      .selectFrom("groups")
+      .selectAll()
+      .where("account_id", "=", accountId)
+      .where(sql`lower(name)`, "=", name.toLowerCase())
+      .executeTakeFirst();
+  }
+
+  insert(row: Omit<GroupRow, "id">): Promise<GroupRow> {
+    return this.db.insertInto("groups").values(row).returningAll().executeTakeFirstOrThrow();
+  }
+
+  update(accountId: number, id: number, changes: GroupChanges): Promise<GroupRow | undefined> {
+    return this.db
+      .updateTable("groups")
+      .set(changes)
+      .where("account_id", "=", accountId)
+      .where("id", "=", id)
+      .returningAll()
+      .executeTakeFirst();
+  }
+
+  async delete(accountId: number, id: number): Promise<void> {
+    await this.db.deleteFrom("groups").where("account_id", "=", accountId).where("id", "=", id).execute();
+  }
+
+  /** The FreeRADIUS tables key groups by name: a rename carries memberships and attributes along. */
+  async renameRadiusRows(accountId: number, from: string, to: string): Promise<void> {
+    for (const table of RADIUS_GROUP_TABLES) {
+      await this.db
+        .updateTable(table)
+        .set({ groupname: to })
+        .where("account_id", "=", accountId)
+        .where("groupname", "=", from)
+        .execute();
+    }
+  }
+
+  async deleteRadiusRows(accountId: number, name: string): Promise<void> {
+    for (const table of RADIUS_GROUP_TABLES) {
+      await this.db
+        .deleteFrom(table)
+        .where("account_id", "=", accountId)
+        .where("groupname", "=", name)
+        .execute();
+    }
+  }
+
+  findUser(accountId: number, id: number): Promise<{ id: number; username: string } | undefined> {
+    return lockedInTransaction(
+      this.db
+        .selectFrom("users")
+        .select(["id", "username"])
+        .where("account_id", "=", accountId)
+        .where("id", "=", id),
+      this.dialect,
+      this.inTransaction,
+    ).executeTakeFirst();
+  }
+
+  /** Members are users of the account: radusergroup rows naming no user (other logins) are not shown. */
+  private members(accountId: number, groupname: string) {
+    return this.db
+      .selectFrom("radusergroup")
+      .innerJoin("users", (join) =>
+        join
+          .onRef("users.account_id", "=", "radusergroup.account_id")
+          .onRef("users.username", "=", "radusergroup.username"),
+      )
+      .where("radusergroup.account_id", "=", accountId)
+      .where("radusergroup.groupname", "=", groupname);
+  }
+
+  async listMembers(
+    accountId: number,
+    groupname: string,
+    page: PageRequest,
+  ): Promise<{ rows: MemberRow[]; total: number }> {
+    const query = this.members(accountId, groupname);
+    const [rows, count] = await Promise.all([
+      query
+        .select(["users.id as userid", "users.username", "radusergroup.priority"])
+        .orderBy("radusergroup.priority")
+        .orderBy("users.username")
+        .limit(page.limit)
+        .offset(offsetOf(page))
+        .execute(),
+      query.select((eb) => eb.fn.countAll<number>().as("total")).executeTakeFirstOrThrow(),
+    ]);
+    return { rows, total: Number(count.total) };
+  }
+
+  findMember(accountId: number, groupname: string, userId: number): Promise<MemberRow | undefined> {
+    return this.members(accountId, groupname)
+      .select(["users.id as userid", "users.username", "radusergroup.priority"])
+      .where("users.id", "=", userId)
+      .executeTakeFirst();
+  }
+
+  async insertMember(accountId: number, groupname: string, username: string, priority: number) {
+    await this.db
+      .insertInto("radusergroup")
+      .values({ account_id: accountId, groupname, username, priority })
+      .execute();
+  }
+
+  /** Returns whether a membership was removed. */
+  async deleteMember(accountId: number, groupname: string, username: string): Promise<boolean> {
+    const result = await this.db
+      .deleteFrom("radusergroup")
+      .where("account_id", "=", accountId)
+      .where("groupname", "=", groupname)
+      .where("username", "=", username)
+      .executeTakeFirst();
+    return Number(result.numDeletedRows) > 0;
+  }
+}

@@ -1,0 +1,117 @@
+import { type Kysely, type Selectable, sql, type Updateable } from "kysely";
+import type { NasTable, Schema } from "../../db/schema.ts";
+import { offsetOf, type PageRequest } from "../shared/pages.ts";
+import { likePattern } from "../shared/text.ts";
+
+/** A `nas` row, secret included: only services see it, and only the RADIUS door gets it out. */
+export type NetworkRow = Selectable<NasTable>;
+export type NetworkListRow = NetworkRow & { account_name: string };
+export type NetworkChanges = Omit<Updateable<NasTable>, "id" | "account_id" | "created">;
+export type NewNetworkRow = Omit<NetworkRow, "id" | "type" | "ports" | "server" | "community">;
+
+export interface NetworkFilter {
+  search?: string | undefined;
+}
+
+export class NetworksRepo {
+  constructor(private readonly db: Kysely<Schema>) {}
+
+  /** Runs fn with a repository bound to one transaction. */
+  transaction<T>(fn: (repo: NetworksRepo) => Promise<T>): Promise<T> {
+    return this.db.transaction().execute((trx) => fn(new NetworksRepo(trx)));
+  }
+
+  async list(
+    accountId: number,
+    filter: NetworkFilter,
+    page: PageRequest,
+  ): Promise<{ rows: NetworkRow[]; total: number }> {
+    let query = this.db.selectFrom("nas").where("account_id", "=", accountId);
+    if (filter.search) {
+      query = query.where(sql<boolean>`lower(name) like ${likePattern(filter.search)} escape '\\'`);
+    }
+    const [rows, count] = await Promise.all([
+      query.selectAll().orderBy("id").limit(page.limit).offset(offsetOf(page)).execute(),
+      query.select((eb) => eb.fn.countAll<number>().as("total")).executeTakeFirstOrThrow(),
+    ]);
+    return { rows, total: Number(count.total) };
+  }
+
+  /** Operators' listing (CLI): every account's networks unless one is given, or one network by id. */
+  listWithAccounts(filter: { accountId?: number; id?: number } = {}): Promise<NetworkListRow[]> {
+    let query = this.db
+      .selectFrom("nas")
+      .innerJoin("accounts", "accounts.id", "nas.account_id")
+      .selectAll("nas")
+      .select("accounts.name as account_name")
+      .orderBy("nas.id");
+    if (filter.accountId !== undefined) query = query.where("nas.account_id", "=", filter.accountId);
+    if (filter.id !== undefined) query = query.where("nas.id", "=", filter.id);
+    return query.execute();
+  }
+
+  findById(accountId: number, id: number): Promise<NetworkRow | undefined> {
+    return this.db
+      .selectFrom("nas")
+      .selectAll()
+      .where("account_id", "=", accountId)
+      .where("id", "=", id)
+      .executeTakeFirst();
+  }
+
+  /** Across accounts on purpose: an address belongs to one network in the whole installation. */
+  async idByNasname(nasname: string): Promise<number | undefined> {
+    const row = await this.db
+      .selectFrom("nas")
+      .select("id")
+      .where("nasname", "=", nasname)
+      .executeTakeFirst();
+    return row?.id;
+  }
+
+  /** The rows whose address is one of the given texts (the RADIUS door's lookup, on the unique index). */
+  findByNasnames(nasnames: string[]): Promise<NetworkRow[]> {
+    if (nasnames.length === 0) return Promise.resolve([]);
+    return this.db.selectFrom("nas").selectAll().where("nasname", "in", nasnames).execute();
+  }
+
+  insert(row: NewNetworkRow): Promise<NetworkRow> {
+    return this.db.insertInto("nas").values(row).returningAll().executeTakeFirstOrThrow();
+  }
+
+  update(accountId: number, id: number, changes: NetworkChanges): Promise<NetworkRow | undefined> {
+    return this.db
+      .updateTable("nas")
+      .set(changes)
+      .where("account_id", "=", accountId)
+      .where("id", "=", id)
+      .returningAll()
+      .executeTakeFirst();
+  }
+
+  async countPortals(accountId: number, id: number): Promise<number> {
+    const row = await this.db
+      .selectFrom("captive_portals")
+      .select((eb) => eb.fn.countAll<number>().as("total"))
+      .where("account_id", "=", accountId)
+      .where("network_id", "=", id)
+      .executeTakeFirstOrThrow();
+    return Number(row.total);
+  }
+
+  /**
+   * Deletes the network and its captive portals; returns how many portals went. The network row is
+   * written first so that, on PostgreSQL, a portal being added to it concurrently waits and then fails
+   * on its foreign key instead of slipping in between.
+   */
+  async deleteWithPortals(accountId: number, id: number, at: string): Promise<number> {
+    await this.update(accountId, id, { updated: at });
+    const portals = await this.db
+      .deleteFrom("captive_portals")
+      .where("account_id", "=", accountId)
+      .where("network_id", "=", id)
+      .executeTakeFirst();
+    await this.db.deleteFrom("nas").where("account_id", "=", accountId).where("id", "=", id).execute();
+    return Number(portals.numDeletedRows);
+  }
+}

@@ -1,0 +1,42 @@
+// What a valid network looks like, and how shared secrets are made. Limits follow the `nas` columns.
+import { randomInt } from "node:crypto";
+
+export const MAX_NETWORK_NAME = 100;
+/** FreeRADIUS's nas.shortname is varchar(32): the name, cut. */
+export const MAX_SHORTNAME = 32;
+export const MAX_NAS_IDENTIFIER = 64;
+export const MAX_DESCRIPTION = 200;
+export const MIN_SECRET = 8;
+export const MAX_SECRET = 128;
+
+/**
+ * Printable ASCII without space, quotes, backtick, backslash and %: FreeRADIUS would unquote,
+ * unescape or expand those, and the device would then sign with a different secret.
+ */
+const SECRET = new RegExp(
+  `^[\\x21\\x23\\x24\\x26\\x28-\\x5b\\x5d-\\x5f\\x61-\\x7e]{${MIN_SECRET},${MAX_SECRET}}$`,
+);
+export const SECRET_RULE =
+  `must be ${MIN_SECRET}-${MAX_SECRET} printable ASCII characters without spaces, ` +
+  "quotes, backticks, backslashes or %";
+
+export function checkSecret(secret: string): string | null {
+  return SECRET.test(secret) ? null : SECRET_RULE;
+}
+
+/** No look-alikes (0 O o 1 I l), so a secret read off a screen is typed into a device correctly. */
+const SECRET_ALPHABET = "ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnpqrstuvwxyz23456789";
+/** 24 characters of 56 is about 139 bits, and short enough for every device's secret field. */
+export const GENERATED_SECRET_LENGTH = 24;
+
+export function generateSecret(): string {
+  let secret = "";
+  for (let i = 0; i < GENERATED_SECRET_LENGTH; i++)
+    secret += SECRET_ALPHABET[randomInt(SECRET_ALPHABET.length)];
+  return secret;
+}
+
+/** FreeRADIUS's short name for the client: the name cut to 32 characters (not UTF-16 halves). */
+export function shortnameOf(name: string): string {
+  return Array.from(name).slice(0, MAX_SHORTNAME).join("").trimEnd();
+}

@@ -1,0 +1,275 @@
+// Networks: the RADIUS clients (the access points or controller of one site). Each is a row of
+// FreeRADIUS's `nas` table, so a real FreeRADIUS trusts the same clients, with the same secrets, as
+// Wisp's own RADIUS server. The shared secret leaves this service only on creation, when it is changed,
+// and to the RADIUS door (findClientByAddress).
+import { isUniqueViolation } from "../../db/database.ts";
+import { ConflictError, type FieldProblem, NotFoundError, ValidationError } from "../shared/errors.ts";
+import type { Page, PageRequest } from "../shared/pages.ts";
+import { hasControlCharacters } from "../shared/text.ts";
+import { isoNow } from "../shared/time.ts";
+import { canonicalNasIp, containingNetworks } from "./address.ts";
+import type { NetworkChanges, NetworkFilter, NetworkListRow, NetworkRow, NetworksRepo } from "./repo.ts";
+import {
+  checkSecret,
+  generateSecret,
+  MAX_DESCRIPTION,
+  MAX_NAS_IDENTIFIER,
+  MAX_NETWORK_NAME,
+  shortnameOf,
+} from "./rules.ts";
+
+export interface Network {
+  id: number;
+  name: string;
+  /** The client's address or CIDR, canonical (a single address has no /32 or /128). */
+  nas_ip: string;
+  nas_identifier: string;
+  description: string;
+  require_message_authenticator: boolean;
+  created: string;
+  updated: string;
+}
+
+/** A network in an operator's listing, which spans accounts. */
+export interface NetworkListing extends Network {
+  account_id: number;
+  account: string;
+}
+
+export interface NetworkInput {
+  name?: string | undefined;
+  nas_ip?: string | undefined;
+  /** Write-only. Omitted on create: one is generated. */
+  secret?: string | undefined;
+  nas_identifier?: string | undefined;
+  description?: string | undefined;
+  require_message_authenticator?: boolean | undefined;
+}
+
+/** The only shapes in which a secret leaves the service (besides the RADIUS door's row). */
+export interface NetworkWithSecret {
+  network: Network;
+  secret: string;
+}
+
+/** A network as the RADIUS door needs it: the row, with account_id and secret. */
+export type RadiusClient = NetworkRow;
+
+function present(row: NetworkRow): Network {
+  return {
+    id: row.id,
+    name: row.name,
+    nas_ip: row.nasname,
+    nas_identifier: row.nas_identifier,
+    description: row.description ?? "",
+    require_message_authenticator: row.require_message_authenticator !== 0,
+    created: row.created,
+    updated: row.updated,
+  };
+}
+
+function text(value: string, max: number): boolean {
+  return value.length <= max && !hasControlCharacters(value);
+}
+
+function listing(row: NetworkListRow): NetworkListing {
+  return { ...present(row), account_id: row.account_id, account: row.account_name };
+}
+
+/** Checks every given field; returns the input with the name trimmed and nas_ip canonical. */
+function check(input: NetworkInput): NetworkInput {
+  const problems: FieldProblem[] = [];
+  const clean = { ...input };
+  if (input.name !== undefined) {
+    clean.name = input.name.trim();
+    if (clean.name.length < 1 || !text(clean.name, MAX_NETWORK_NAME)) {
+      problems.push({
+        field: "name",
+        message: `must be 1-${MAX_NETWORK_NAME} characters without control characters`,
+      });
+    }
+  }
+  if (input.nas_ip !== undefined) {
+    try {
+      clean.nas_ip = canonicalNasIp(input.nas_ip);
+    } catch (error) {
+      problems.push({ field: "nas_ip", message: (error as Error).message });
+    }
+  }
+  const badSecret = input.secret === undefined ? null : checkSecret(input.secret);
+  if (badSecret) problems.push({ field: "secret", message: badSecret });
+  if (input.nas_identifier !== undefined && !text(input.nas_identifier, MAX_NAS_IDENTIFIER)) {
+    problems.push({
+      field: "nas_identifier",
+      message: `must be at most ${MAX_NAS_IDENTIFIER} characters without control characters`,
+    });
+  }
+  if (input.description !== undefined && !text(input.description, MAX_DESCRIPTION)) {
+    problems.push({
+      field: "description",
+      message: `must be at most ${MAX_DESCRIPTION} characters without control characters`,
+    });
+  }
+  if (
+    input.require_message_authenticator !== undefined &&
+    typeof input.require_message_authenticator !== "boolean"
+  ) {
+    problems.push({ field: "require_message_authenticator", message: "must be true or false" });
+  }
+  const first = problems[0];
+  if (first) throw new ValidationError(`${first.field} ${first.message}`, problems);
+  return clean;
+}
+
+/** Says nothing of the other network (it may be another account's) beyond that it exists. */
+function addressTaken(nasIp: string): ConflictError {
+  return new ConflictError(`nas_ip ${nasIp} is already used by another network`);
+}
+
+function notFound(id: number): NotFoundError {
+  return new NotFoundError(`network ${id} not found`);
+}
+
+export class NetworksService {
+  constructor(private readonly repo: NetworksRepo) {}
+
+  async list(accountId: number, filter: NetworkFilter, page: PageRequest): Promise<Page<Network>> {
+    const { rows, total } = await this.repo.list(accountId, filter, page);
+    return { data: rows.map(present), page: page.page, total, limit: page.limit };
+  }
+
+  async get(accountId: number, id: number): Promise<Network> {
+    const row = await this.repo.findById(accountId, id);
+    if (!row) throw notFound(id);
+    return present(row);
+  }
+
+  /** Operators' listing (CLI): all accounts, or one. Never carries secrets. */
+  async listAll(accountId?: number): Promise<NetworkListing[]> {
+    return (await this.repo.listWithAccounts({ accountId })).map(listing);
+  }
+
+  /**
+   * Network `id` in whichever account owns it, for operators' doors (CLI) that address networks by
+   * id alone. When the operator also named an account, the network must belong to it.
+   */
+  async locate(id: number, accountId?: number): Promise<NetworkListing> {
+    const row = (await this.repo.listWithAccounts({ id }))[0];
+    if (!row) throw notFound(id);
+    if (accountId !== undefined && row.account_id !== accountId) {
+      throw new NotFoundError(`network ${id} belongs to another account`);
+    }
+    return listing(row);
+  }
+
+  /** Validates a new network without writing, so a door can refuse before it writes anything else. */
+  validateNew(input: NetworkInput): NetworkInput {
+    if (input.name === undefined) throw ValidationError.field("name", "is required");
+    if (input.nas_ip === undefined) throw ValidationError.field("nas_ip", "is required");
+    return check(input);
+  }
+
+  /** Creates the network; the returned secret (given or generated) is never available again. */
+  async create(accountId: number, input: NetworkInput): Promise<NetworkWithSecret> {
+    const clean = this.validateNew(input);
+    const name = clean.name ?? "";
+    const nasIp = clean.nas_ip ?? "";
+    const secret = clean.secret ?? generateSecret();
+    const now = isoNow();
+    try {
+      return await this.repo.transaction(async (repo) => {
+        if ((await repo.idByNasname(nasIp)) !== undefined) throw addressTaken(nasIp);
+        const row = await repo.insert({
+          account_id: accountId,
+          nasname: nasIp,
+          shortname: shortnameOf(name),
+          secret,
+          description: clean.description ?? "",
+          name,
+          nas_identifier: clean.nas_identifier ?? "",
+          require_message_authenticator: clean.require_message_authenticator ? 1 : 0,
+          created: now,
+          updated: now,
+        });
+        return { network: present(row), secret };
+      });
+    } catch (error) {
+      if (isUniqueViolation(error)) throw addressTaken(nasIp);
+      throw error;
+    }
+  }
+
+  /** Partial update: only the fields given change. `secret` is returned only when it was changed. */
+  async update(
+    accountId: number,
+    id: number,
+    input: NetworkInput,
+  ): Promise<{ network: Network; secret?: string }> {
+    const clean = check(input);
+    try {
+      return await this.repo.transaction(async (repo) => {
+        const current = await repo.findById(accountId, id);
+        if (!current) throw notFound(id);
+        const changes: NetworkChanges = { updated: isoNow() };
+        if (clean.name !== undefined) {
+          changes.name = clean.name;
+          changes.shortname = shortnameOf(clean.name);
+        }
+        if (clean.nas_ip !== undefined && clean.nas_ip !== current.nasname) {
+          const clash = await repo.idByNasname(clean.nas_ip);
+          if (clash !== undefined && clash !== id) throw addressTaken(clean.nas_ip);
+          changes.nasname = clean.nas_ip;
+        }
+        if (clean.secret !== undefined) changes.secret = clean.secret;
+        if (clean.nas_identifier !== undefined) changes.nas_identifier = clean.nas_identifier;
+        if (clean.description !== undefined) changes.description = clean.description;
+        if (clean.require_message_authenticator !== undefined) {
+          changes.require_message_authenticator = clean.require_message_authenticator ? 1 : 0;
+        }
+        const row = await repo.update(accountId, id, changes);
+        if (!row) throw notFound(id);
+        const network = present(row);
+        return clean.secret === undefined ? { network } : { network, secret: clean.secret };
+      });
+    } catch (error) {
+      if (isUniqueViolation(error) && clean.nas_ip !== undefined) throw addressTaken(clean.nas_ip);
+      throw error;
+    }
+  }
+
+  /** Replaces the shared secret with a generated one and returns it (shown once). */
+  async rotateSecret(accountId: number, id: number): Promise<NetworkWithSecret> {
+    const secret = generateSecret();
+    const row = await this.repo.update(accountId, id, { secret, updated: isoNow() });
+    if (!row) throw notFound(id);
+    return { network: present(row), secret };
+  }
+
+  /** Deletes the network with its captive portals; past sessions and auth records stay, for reports. */
+  async delete(accountId: number, id: number): Promise<{ network: Network; portalsDeleted: number }> {
+    return this.repo.transaction(async (repo) => {
+      const current = await repo.findById(accountId, id);
+      if (!current) throw notFound(id);
+      const portalsDeleted = await repo.deleteWithPortals(accountId, id, isoNow());
+      return { network: present(current), portalsDeleted };
+    });
+  }
+
+  /** How many captive portals the network has (operators' doors show it before a delete). */
+  countPortals(accountId: number, id: number): Promise<number> {
+    return this.repo.countPortals(accountId, id);
+  }
+
+  /**
+   * The RADIUS door's lookup: the network a packet from `ip` comes from, secret included. An exact
+   * address wins, then the most specific CIDR containing it (as FreeRADIUS picks clients). Addresses
+   * are unique across accounts, so the answer also tells which account the packet belongs to.
+   * Undefined for unknown sources and for text that is not an address.
+   */
+  async findClientByAddress(ip: string): Promise<RadiusClient | undefined> {
+    const candidates = containingNetworks(ip);
+    const rows = await this.repo.findByNasnames(candidates);
+    const rank = (row: NetworkRow) => candidates.indexOf(row.nasname);
+    return rows.sort((a, b) => rank(a) - rank(b))[0];
+  }
+}

@@ -1,0 +1,106 @@
+import { type Kysely, type Selectable, sql, type Updateable } from "kysely";
+import type { CaptivePortalsTable, Schema } from "../../db/schema.ts";
+import { offsetOf, type PageRequest } from "../shared/pages.ts";
+import { likePattern } from "../shared/text.ts";
+
+export type PortalRow = Selectable<CaptivePortalsTable>;
+export type PortalListRow = PortalRow & { account_name: string };
+export type PortalChanges = Omit<Updateable<CaptivePortalsTable>, "id" | "account_id" | "created">;
+
+export interface PortalFilter {
+  search?: string | undefined;
+  networkId?: number | undefined;
+}
+
+/** A foreign-key failure: the network went away while the portal was being written. */
+export function isMissingReference(error: unknown): boolean {
+  const code = (error as { code?: unknown } | null)?.code;
+  return code === "SQLITE_CONSTRAINT_FOREIGNKEY" || code === "23503";
+}
+
+export class PortalsRepo {
+  constructor(private readonly db: Kysely<Schema>) {}
+
+  /** Runs fn with a repository bound to one transaction. */
+  transaction<T>(fn: (repo: PortalsRepo) => Promise<T>): Promise<T> {
+    return this.db.transaction().execute((trx) => fn(new PortalsRepo(trx)));
+  }
+
+  async list(
+    accountId: number,
+    filter: PortalFilter,
+    page: PageRequest,
+  ): Promise<{ rows: PortalRow[]; total: number }> {
+    let query = this.db.selectFrom("captive_portals").where("account_id", "=", accountId);
+    if (filter.networkId !== undefined) query = query.where("network_id", "=", filter.networkId);
+    if (filter.search) {
+      query = query.where(sql<boolean>`lower(name) like ${likePattern(filter.search)} escape '\\'`);
+    }
+    const [rows, count] = await Promise.all([
+      query.selectAll().orderBy("id").limit(page.limit).offset(offsetOf(page)).execute(),
+      query.select((eb) => eb.fn.countAll<number>().as("total")).executeTakeFirstOrThrow(),
+    ]);
+    return { rows, total: Number(count.total) };
+  }
+
+  /** Operators' listing (CLI): every account's portals unless narrowed to an account, network or id. */
+  listWithAccounts(
+    filter: { accountId?: number; networkId?: number; id?: number } = {},
+  ): Promise<PortalListRow[]> {
+    let query = this.db
+      .selectFrom("captive_portals")
+      .innerJoin("accounts", "accounts.id", "captive_portals.account_id")
+      .selectAll("captive_portals")
+      .select("accounts.name as account_name")
+      .orderBy("captive_portals.id");
+    if (filter.accountId !== undefined)
+      query = query.where("captive_portals.account_id", "=", filter.accountId);
+    if (filter.networkId !== undefined)
+      query = query.where("captive_portals.network_id", "=", filter.networkId);
+    if (filter.id !== undefined) query = query.where("captive_portals.id", "=", filter.id);
+    return query.execute();
+  }
+
+  findById(accountId: number, id: number): Promise<PortalRow | undefined> {
+    return this.db
+      .selectFrom("captive_portals")
+      .selectAll()
+      .where("account_id", "=", accountId)
+      .where("id", "=", id)
+      .executeTakeFirst();
+  }
+
+  /** Whether the account has this network: a portal may only hang off its own account's networks. */
+  async hasNetwork(accountId: number, networkId: number): Promise<boolean> {
+    const row = await this.db
+      .selectFrom("nas")
+      .select("id")
+      .where("account_id", "=", accountId)
+      .where("id", "=", networkId)
+      .executeTakeFirst();
+    return row !== undefined;
+  }
+
+  insert(row: Omit<PortalRow, "id">): Promise<PortalRow> {
+    return this.db.insertInto("captive_portals").values(row).returningAll().executeTakeFirstOrThrow();
+  }
+
+  update(accountId: number, id: number, changes: PortalChanges): Promise<PortalRow | undefined> {
+    return this.db
+      .updateTable("captive_portals")
+      .set(changes)
+      .where("account_id", "=", accountId)
+      .where("id", "=", id)
+      .returningAll()
+      .executeTakeFirst();
+  }
+
+  async delete(accountId: number, id: number): Promise<boolean> {
+    const result = await this.db
+      .deleteFrom("captive_portals")
+      .where("account_id", "=", accountId)
+      .where("id", "=", id)
+      .executeTakeFirst();
+    return Number(result.numDeletedRows) > 0;
+  }
+}

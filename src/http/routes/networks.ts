@@ -1,0 +1,139 @@
+// /api/networks and /api/captiveportals: read-only in the API (networks and portals are managed in
+// the console and the CLI). Writes on these paths answer 405 through the app's not-found handler.
+import type { FastifyInstance } from "fastify";
+import { type Static, Type } from "typebox";
+import type { NetworksService } from "../../core/networks/service.ts";
+import type { PortalsService } from "../../core/portals/service.ts";
+import { MAX_SEARCH } from "../../core/users/rules.ts";
+import { errorResponses, Id, ListOf, PageQuery } from "../schemas.ts";
+
+const Network = Type.Object(
+  {
+    id: Type.Integer(),
+    name: Type.String(),
+    nas_ip: Type.String({
+      description: "the RADIUS client's IPv4/IPv6 address or CIDR; unique across the installation",
+    }),
+    nas_identifier: Type.String({ description: "the NAS-Identifier the devices send; may be empty" }),
+    description: Type.String(),
+    require_message_authenticator: Type.Boolean({
+      description: "Access-Requests without a Message-Authenticator are dropped",
+    }),
+    created: Type.String({ format: "date-time" }),
+    updated: Type.String({ format: "date-time" }),
+  },
+  {
+    $id: "Network",
+    description:
+      "A RADIUS client (the access points or controller of one site). The shared secret is never returned.",
+  },
+);
+
+const CaptivePortal = Type.Object(
+  {
+    id: Type.Integer(),
+    name: Type.String(),
+    network_id: Type.Integer(),
+    login_url: Type.String({ format: "uri", description: "where the network's gateway sends guests" }),
+    success_url: Type.String({ description: "where guests go after logging in; empty for none" }),
+    created: Type.String({ format: "date-time" }),
+    updated: Type.String({ format: "date-time" }),
+  },
+  { $id: "CaptivePortal" },
+);
+
+const search = (what: string) =>
+  Type.Optional(
+    Type.String({ maxLength: MAX_SEARCH, description: `case-insensitive substring of the ${what}` }),
+  );
+
+const NetworkQuery = Type.Object(
+  { ...PageQuery, search: search("network's name") },
+  { additionalProperties: false },
+);
+const PortalQuery = Type.Object(
+  {
+    ...PageQuery,
+    search: search("portal's name"),
+    network_id: Type.Optional(Id("only this network's portals")),
+  },
+  { additionalProperties: false },
+);
+
+const NetworkParams = Type.Object({ network_id: Id("the network's id") }, { additionalProperties: false });
+const PortalParams = Type.Object(
+  { portal_id: Id("the captive portal's id") },
+  { additionalProperties: false },
+);
+
+export async function networksRoutes(
+  app: FastifyInstance,
+  { networks, portals }: { networks: NetworksService; portals: PortalsService },
+) {
+  app.addSchema(Network);
+  app.addSchema(CaptivePortal);
+  const networksRead = { permission: ["networks", "read"] as ["networks", "read"] };
+  const portalsRead = { permission: ["captiveportals", "read"] as ["captiveportals", "read"] };
+
+  app.get<{ Querystring: Static<typeof NetworkQuery> }>(
+    "/api/networks",
+    {
+      config: networksRead,
+      schema: {
+        tags: ["networks"],
+        summary: "List networks",
+        querystring: NetworkQuery,
+        response: { 200: ListOf(Type.Ref("Network")), ...errorResponses },
+      },
+    },
+    async (request) => {
+      const { page = 1, limit = 50, search } = request.query;
+      return networks.list(request.principal.accountId, { search }, { page, limit });
+    },
+  );
+
+  app.get<{ Params: Static<typeof NetworkParams> }>(
+    "/api/networks/:network_id",
+    {
+      config: networksRead,
+      schema: {
+        tags: ["networks"],
+        summary: "Get a network",
+        params: NetworkParams,
+        response: { 200: Type.Ref("Network"), ...errorResponses },
+      },
+    },
+    async (request) => networks.get(request.principal.accountId, request.params.network_id),
+  );
+
+  app.get<{ Querystring: Static<typeof PortalQuery> }>(
+    "/api/captiveportals",
+    {
+      config: portalsRead,
+      schema: {
+        tags: ["captive portals"],
+        summary: "List captive portals",
+        querystring: PortalQuery,
+        response: { 200: ListOf(Type.Ref("CaptivePortal")), ...errorResponses },
+      },
+    },
+    async (request) => {
+      const { page = 1, limit = 50, search, network_id } = request.query;
+      return portals.list(request.principal.accountId, { search, networkId: network_id }, { page, limit });
+    },
+  );
+
+  app.get<{ Params: Static<typeof PortalParams> }>(
+    "/api/captiveportals/:portal_id",
+    {
+      config: portalsRead,
+      schema: {
+        tags: ["captive portals"],
+        summary: "Get a captive portal",
+        params: PortalParams,
+        response: { 200: Type.Ref("CaptivePortal"), ...errorResponses },
+      },
+    },
+    async (request) => portals.get(request.principal.accountId, request.params.portal_id),
+  );
+}

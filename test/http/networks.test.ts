@@ -1,0 +1,471 @@
+import assert from "node:assert/strict";
+import { after, before, describe, test } from "node:test";
+import { ConfigError, loadConfig } from "../../src/config.ts";
+import type { Network } from "../../src/core/networks/service.ts";
+import type { CaptivePortal } from "../../src/core/portals/service.ts";
+import { ConflictError, NotFoundError, ValidationError } from "../../src/core/shared/errors.ts";
+import { dialects } from "../support/databases.ts";
+import { type ApiResponse, startTestServer, type TestServer } from "../support/server.ts";
+
+const PUBLIC_URL = "https://guest.example.org/wisp";
+
+for (const { dialect, skip } of await dialects()) {
+  describe(`networks and captive portals API on ${dialect}`, { skip }, () => {
+    let server: TestServer;
+    let key: string;
+    let otherKey: string;
+    let accountId: number;
+    let otherAccountId: number;
+    /** Every secret set in this suite: none may ever appear in an API response. */
+    const secrets: string[] = [];
+    let lobby: Network;
+    let cafe: Network;
+    let office: Network;
+    let theirs: Network;
+    let guest: CaptivePortal;
+    let staff: CaptivePortal;
+    let cafePortal: CaptivePortal;
+    let theirPortal: CaptivePortal;
+
+    async function network(account: number, input: Parameters<TestServer["core"]["networks"]["create"]>[1]) {
+      const created = await server.core.networks.create(account, input);
+      secrets.push(created.secret);
+      return created.network;
+    }
+
+    /** A GET whose raw text is checked for every secret. */
+    async function get(path: string, as = key): Promise<ApiResponse> {
+      const res = await server.call("GET", path, { key: as });
+      for (const secret of secrets) assert.ok(!res.text.includes(secret), `${path} leaked a secret`);
+      assert.ok(!res.text.includes('"secret"'), `${path} has a secret field`);
+      return res;
+    }
+
+    const names = (res: ApiResponse) => res.body.data.map((item: { name: string }) => item.name);
+
+    before(async () => {
+      server = await startTestServer({ dialect, env: { PUBLIC_URL } });
+      key = await server.key("default", { rateLimit: 100_000 });
+      otherKey = await server.key("other-tenant", { rateLimit: 100_000 });
+      accountId = (await server.account("default")).id;
+      otherAccountId = (await server.account("other-tenant")).id;
+      lobby = await network(accountId, {
+        name: "Lobby APs",
+        nas_ip: "192.0.2.0/24",
+        secret: "Lobby-Secret-123",
+      });
+      cafe = await network(accountId, { name: "Café 100% Wi-Fi", nas_ip: "198.51.100.7" });
+      office = await network(accountId, {
+        name: "Office_Controller",
+        nas_ip: "2001:DB8:10::/48",
+        nas_identifier: "ctrl-1",
+        description: "the controller in the server room",
+        require_message_authenticator: true,
+      });
+      theirs = await network(otherAccountId, { name: "Lobby elsewhere", nas_ip: "203.0.113.0/24" });
+      const portals = server.core.portals;
+      guest = await portals.create(accountId, { name: "Guest Wi-Fi", network_id: lobby.id });
+      staff = await portals.create(accountId, {
+        name: "Staff",
+        network_id: lobby.id,
+        success_url: "https://intranet.example.com/welcome?from=wifi",
+      });
+      cafePortal = await portals.create(accountId, { name: "Café guests", network_id: cafe.id });
+      theirPortal = await portals.create(otherAccountId, { name: "Guest elsewhere", network_id: theirs.id });
+    });
+    after(() => server?.stop());
+
+    test("list answers the list shape, in id order, with the documented fields and no secret", async () => {
+      const res = await get("/api/networks");
+      assert.equal(res.status, 200);
+      assert.deepEqual(Object.keys(res.body).sort(), ["data", "limit", "page", "total"]);
+      assert.deepEqual(
+        { page: res.body.page, limit: res.body.limit, total: res.body.total },
+        { page: 1, limit: 50, total: 3 },
+      );
+      assert.deepEqual(names(res), ["Lobby APs", "Café 100% Wi-Fi", "Office_Controller"]);
+      assert.deepEqual(res.body.data[2], {
+        id: office.id,
+        name: "Office_Controller",
+        nas_ip: "2001:db8:10::/48",
+        nas_identifier: "ctrl-1",
+        description: "the controller in the server room",
+        require_message_authenticator: true,
+        created: office.created,
+        updated: office.updated,
+      });
+      assert.match(res.body.data[0].created, /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$/);
+      assert.equal(res.body.data[1].nas_ip, "198.51.100.7", "a single address is stored without /32");
+      assert.equal(res.body.data[1].require_message_authenticator, false);
+    });
+
+    test("get answers the bare network", async () => {
+      const res = await get(`/api/networks/${lobby.id}`);
+      assert.equal(res.status, 200);
+      assert.deepEqual(res.body, lobby);
+      assert.equal(res.body.nas_ip, "192.0.2.0/24");
+      assert.equal(res.body.description, "");
+    });
+
+    test("network search: case-insensitive substring of the name; pages keep true totals", async () => {
+      assert.deepEqual(names(await get("/api/networks?search=LOBBY")), ["Lobby APs"]);
+      assert.deepEqual(names(await get("/api/networks?search=caf%C3%A9")), ["Café 100% Wi-Fi"]);
+      // LIKE wildcards are literal characters.
+      assert.deepEqual(names(await get("/api/networks?search=100%25")), ["Café 100% Wi-Fi"]);
+      assert.deepEqual(names(await get("/api/networks?search=_")), ["Office_Controller"]);
+      assert.equal((await get("/api/networks?search=nothing-like-it")).body.total, 0);
+      const second = await get("/api/networks?limit=2&page=2");
+      assert.deepEqual(names(second), ["Office_Controller"]);
+      assert.deepEqual(
+        { page: second.body.page, limit: second.body.limit, total: second.body.total },
+        {
+          page: 2,
+          limit: 2,
+          total: 3,
+        },
+      );
+      const past = await get("/api/networks?limit=2&page=5");
+      assert.deepEqual(past.body.data, []);
+      assert.equal(past.body.total, 3);
+    });
+
+    test("captive portals: list, get, login_url from PUBLIC_URL, network_id and search filters", async () => {
+      const list = await get("/api/captiveportals");
+      assert.equal(list.status, 200);
+      assert.deepEqual(names(list), ["Guest Wi-Fi", "Staff", "Café guests"]);
+      assert.equal(list.body.total, 3);
+      const one = await get(`/api/captiveportals/${staff.id}`);
+      assert.equal(one.status, 200);
+      assert.deepEqual(one.body, {
+        id: staff.id,
+        name: "Staff",
+        network_id: lobby.id,
+        login_url: `${PUBLIC_URL}/portal/${staff.id}`,
+        success_url: "https://intranet.example.com/welcome?from=wifi",
+        created: staff.created,
+        updated: staff.updated,
+      });
+      assert.equal((await get(`/api/captiveportals/${guest.id}`)).body.success_url, "");
+      assert.deepEqual(names(await get(`/api/captiveportals?network_id=${lobby.id}`)), [
+        "Guest Wi-Fi",
+        "Staff",
+      ]);
+      assert.deepEqual(names(await get(`/api/captiveportals?network_id=${cafe.id}&search=GUESTS`)), [
+        "Café guests",
+      ]);
+      assert.equal((await get(`/api/captiveportals?network_id=${office.id}`)).body.total, 0);
+      const paged = await get("/api/captiveportals?limit=1&page=3");
+      assert.deepEqual(names(paged), ["Café guests"]);
+      assert.equal(paged.body.total, 3);
+    });
+
+    test("another account's networks and portals answer 404 and appear in no list", async () => {
+      for (const path of [
+        `/api/networks/${theirs.id}`,
+        `/api/captiveportals/${theirPortal.id}`,
+        "/api/networks/999999",
+        "/api/captiveportals/999999",
+      ]) {
+        const res = await get(path);
+        assert.equal(res.status, 404, path);
+        assert.equal(res.body.code, 404);
+      }
+      assert.deepEqual((await get(`/api/networks/${theirs.id}`)).body, {
+        error: true,
+        message: `network ${theirs.id} not found`,
+        code: 404,
+      });
+      assert.equal((await get(`/api/captiveportals?network_id=${theirs.id}`)).body.total, 0);
+      const mine = await get("/api/networks", otherKey);
+      assert.deepEqual(names(mine), ["Lobby elsewhere"]);
+      assert.deepEqual(names(await get("/api/captiveportals", otherKey)), ["Guest elsewhere"]);
+      assert.equal((await get(`/api/networks/${lobby.id}`, otherKey)).status, 404);
+      assert.equal((await get(`/api/captiveportals/${cafePortal.id}`, otherKey)).status, 404);
+    });
+
+    test("keys need networks:read and captiveportals:read", async () => {
+      const usersOnly = await server.key("default", { permissions: "users:read,vouchers:write" });
+      const networksOnly = await server.key("default", { permissions: "networks:read" });
+      const portalsWrite = await server.key("default", { permissions: "captiveportals:write" });
+      const reader = await server.key("default", { permissions: "read" });
+      const cases: [string, string, number][] = [
+        [usersOnly, "/api/networks", 403],
+        [usersOnly, `/api/networks/${lobby.id}`, 403],
+        [usersOnly, "/api/captiveportals", 403],
+        [usersOnly, `/api/captiveportals/${guest.id}`, 403],
+        [networksOnly, "/api/networks", 200],
+        [networksOnly, "/api/captiveportals", 403],
+        [portalsWrite, "/api/captiveportals", 200],
+        [portalsWrite, "/api/networks", 403],
+        [reader, `/api/networks/${lobby.id}`, 200],
+        [reader, `/api/captiveportals/${guest.id}`, 200],
+      ];
+      for (const [as, path, status] of cases) {
+        const res = await get(path, as);
+        assert.equal(res.status, status, `${path}: ${res.text}`);
+      }
+      const refused = await get("/api/networks", networksOnly.replace(/.$/, "x"));
+      assert.equal(refused.status, 401);
+      const denied = await get("/api/captiveportals", networksOnly);
+      assert.match(denied.body.message, /captiveportals:read/);
+    });
+
+    test("writes answer 405 with Allow: GET and change nothing", async () => {
+      const before = (await get("/api/networks")).body.total;
+      for (const path of [
+        "/api/networks",
+        `/api/networks/${lobby.id}`,
+        "/api/captiveportals",
+        `/api/captiveportals/${guest.id}`,
+      ]) {
+        for (const method of ["POST", "PUT", "PATCH", "DELETE"]) {
+          const res = await server.call(method, path, {
+            key,
+            ...(method === "DELETE" ? {} : { body: { name: "x", nas_ip: "10.1.1.1", network_id: lobby.id } }),
+          });
+          assert.equal(res.status, 405, `${method} ${path}: ${res.text}`);
+          assert.equal(res.headers.get("allow"), "GET");
+          assert.deepEqual(Object.keys(res.body).sort(), ["code", "error", "message"]);
+        }
+      }
+      assert.equal((await get("/api/networks")).body.total, before);
+      assert.equal((await get(`/api/networks/${lobby.id}`)).status, 200);
+      assert.equal((await get(`/api/captiveportals/${guest.id}`)).status, 200);
+    });
+
+    test("bad query parameters and ids answer 400", async () => {
+      for (const path of [
+        "/api/networks?page=0",
+        "/api/networks?limit=1001",
+        "/api/networks?status=enabled",
+        `/api/networks?search=${"s".repeat(101)}`,
+        "/api/networks/abc",
+        "/api/networks/0",
+        "/api/networks/99999999999",
+        "/api/captiveportals?network_id=abc",
+        "/api/captiveportals?network_id=0",
+        "/api/captiveportals?limit=2.5",
+        "/api/captiveportals/-1",
+      ]) {
+        const res = await get(path);
+        assert.equal(res.status, 400, `${path}: ${res.text}`);
+        assert.equal(res.body.code, 400);
+      }
+    });
+
+    test("nas_ip is stored in canonical form and unique across all accounts", async () => {
+      const networks = server.core.networks;
+      const count = async () => (await networks.listAll()).length;
+      const before = await count();
+      const created: [string, string][] = [
+        ["10.20.30.40/32", "10.20.30.40"],
+        [" 10.20.31.77/24 ", "10.20.31.0/24"],
+        ["2001:0DB8:0:0:0:0:0:0042", "2001:db8::42"],
+        ["2001:db8:aaaa::1/64", "2001:db8:aaaa::/64"],
+        ["fe80:0:0:0:1:0:0:1/128", "fe80::1:0:0:1"],
+      ];
+      for (const [given, stored] of created) {
+        const made = await network(accountId, { name: `canonical ${given}`, nas_ip: given });
+        assert.equal(made.nas_ip, stored, given);
+      }
+      // The same address in another spelling, from this account or another, is taken.
+      for (const [account, nasIp] of [
+        [accountId, "192.0.2.99/24"],
+        [otherAccountId, "192.0.2.0/24"],
+        [otherAccountId, "2001:db8::0042"],
+        [accountId, "203.0.113.0/24"],
+      ] as const) {
+        await assert.rejects(
+          networks.create(account, { name: "dup", nas_ip: nasIp }),
+          (error: unknown) =>
+            error instanceof ConflictError &&
+            /^nas_ip \S+ is already used by another network$/.test(error.message),
+          `${account} ${nasIp}`,
+        );
+      }
+      for (const bad of [
+        "",
+        "10.0.0",
+        "10.0.0.256",
+        "010.0.0.1",
+        "10.0.0.1/33",
+        "2001:db8::/129",
+        "::ffff:10.0.0.1",
+        "fe80::1%eth0",
+        "wifi.example.com",
+        "10.0.0.1/24/8",
+        "10.0.0.1/ 24",
+      ]) {
+        await assert.rejects(
+          networks.create(accountId, { name: "bad", nas_ip: bad }),
+          (error: unknown) => error instanceof ValidationError && error.details[0]?.field === "nas_ip",
+          JSON.stringify(bad),
+        );
+      }
+      assert.equal(await count(), before + created.length);
+      // Moving a network onto a taken address is refused the same way; onto its own address is fine.
+      await assert.rejects(networks.update(accountId, cafe.id, { nas_ip: "203.0.113.9/24" }), ConflictError);
+      const same = await networks.update(accountId, cafe.id, { nas_ip: "198.51.100.7/32" });
+      assert.equal(same.network.nas_ip, "198.51.100.7");
+      assert.equal(same.secret, undefined);
+    });
+
+    test("secrets: generated ones are long and random, given ones follow FreeRADIUS-safe rules", async () => {
+      const networks = server.core.networks;
+      const generated = new Set<string>();
+      for (let i = 0; i < 3; i++) {
+        const { network: made, secret } = await networks.create(accountId, {
+          name: "gen",
+          nas_ip: `10.77.0.${i}`,
+        });
+        secrets.push(secret);
+        assert.match(secret, /^[A-Za-z2-9]{24,}$/);
+        generated.add(secret);
+        await networks.delete(accountId, made.id);
+      }
+      assert.equal(generated.size, 3);
+      for (const bad of [
+        "short7!",
+        "has space1",
+        'quote"d12',
+        "quote'd12",
+        "back`tick1",
+        "back\\slash",
+        "per%cent12",
+        "tab\tsecret",
+        "ünïcode-secret",
+        "x".repeat(129),
+      ]) {
+        await assert.rejects(
+          networks.create(accountId, { name: "bad", nas_ip: "10.78.0.1", secret: bad }),
+          (error: unknown) => error instanceof ValidationError && error.details[0]?.field === "secret",
+          JSON.stringify(bad),
+        );
+      }
+      const ok = await networks.create(accountId, {
+        name: "ok",
+        nas_ip: "10.78.0.1",
+        secret: "a!#$&()*+,-./:;<=>?@[]^_{|}~Z",
+      });
+      secrets.push(ok.secret);
+      const row = (await networks.findClientByAddress("10.78.0.1"))!;
+      assert.equal(row.secret, "a!#$&()*+,-./:;<=>?@[]^_{|}~Z");
+      assert.equal(row.shortname, "ok");
+      const rotated = await networks.rotateSecret(accountId, ok.network.id);
+      secrets.push(rotated.secret);
+      assert.equal((await networks.findClientByAddress("10.78.0.1"))!.secret, rotated.secret);
+      await networks.delete(accountId, ok.network.id);
+    });
+
+    test("findClientByAddress: exact address, then the most specific CIDR, across accounts", async () => {
+      const networks = server.core.networks;
+      // Inside the default account's 192.0.2.0/24: one host of another account, a /25 of this one.
+      const host = await network(otherAccountId, {
+        name: "their AP",
+        nas_ip: "192.0.2.10",
+        secret: "Their-Secret-1",
+      });
+      const half = await network(accountId, { name: "upper half", nas_ip: "192.0.2.128/25" });
+      const v6 = await network(accountId, { name: "v6 lab", nas_ip: "2001:db8:10:1::/64" });
+      const find = async (ip: string) => {
+        const row = await networks.findClientByAddress(ip);
+        return row && { id: row.id, account_id: row.account_id };
+      };
+      assert.deepEqual(await find("192.0.2.10"), { id: host.id, account_id: otherAccountId });
+      assert.equal((await networks.findClientByAddress("192.0.2.10"))?.secret, "Their-Secret-1");
+      assert.deepEqual(await find("192.0.2.11"), { id: lobby.id, account_id: accountId });
+      assert.equal((await networks.findClientByAddress("192.0.2.11"))?.secret, "Lobby-Secret-123");
+      assert.deepEqual(await find("::ffff:192.0.2.12"), { id: lobby.id, account_id: accountId });
+      assert.deepEqual(await find("192.0.2.200"), { id: half.id, account_id: accountId });
+      assert.deepEqual(await find("192.0.2.128"), { id: half.id, account_id: accountId });
+      assert.deepEqual(await find("198.51.100.7"), { id: cafe.id, account_id: accountId });
+      assert.deepEqual(await find("203.0.113.250"), { id: theirs.id, account_id: otherAccountId });
+      assert.deepEqual(await find("2001:db8:10:1::5"), { id: v6.id, account_id: accountId });
+      assert.deepEqual(await find("2001:DB8:10:2:0:0:0:5"), { id: office.id, account_id: accountId });
+      assert.deepEqual(await find("2001:db8:10::"), { id: office.id, account_id: accountId });
+      for (const unknown of [
+        "198.51.100.8",
+        "10.255.255.1",
+        "2001:db9::1",
+        "not-an-ip",
+        "",
+        "192.0.2.0/24",
+      ]) {
+        assert.equal(await networks.findClientByAddress(unknown), undefined, unknown);
+      }
+      // Deleting the host hands its address back to the enclosing network.
+      await networks.delete(otherAccountId, host.id);
+      assert.deepEqual(await find("192.0.2.10"), { id: lobby.id, account_id: accountId });
+    });
+
+    test("captive portals hang off a network of their own account, with an http(s) success_url", async () => {
+      const portals = server.core.portals;
+      const before = await portals.listAll();
+      const refusals: [Parameters<typeof portals.create>[1], string][] = [
+        [{ name: "x", network_id: theirs.id }, "network_id"],
+        [{ name: "x", network_id: 999_999 }, "network_id"],
+        [{ name: "x" }, "network_id"],
+        [{ network_id: lobby.id }, "name"],
+        [{ name: "   ", network_id: lobby.id }, "name"],
+        [{ name: "a\u0000b", network_id: lobby.id }, "name"],
+        [{ name: "x".repeat(101), network_id: lobby.id }, "name"],
+      ];
+      for (const bad of [
+        "ftp://example.com",
+        "javascript:alert(1)",
+        "http:example.com",
+        "/welcome",
+        "https://user:pw@example.com",
+        "https://example.com/a b",
+        `https://example.com/${"x".repeat(2000)}`,
+      ]) {
+        refusals.push([{ name: "x", network_id: lobby.id, success_url: bad }, "success_url"]);
+      }
+      for (const [input, field] of refusals) {
+        await assert.rejects(
+          portals.create(accountId, input),
+          (error: unknown) => error instanceof ValidationError && error.details[0]?.field === field,
+          JSON.stringify(input),
+        );
+      }
+      await assert.rejects(
+        portals.update(accountId, guest.id, { network_id: theirs.id }),
+        (error: unknown) =>
+          error instanceof ValidationError && /not a network of this account/.test(error.message),
+      );
+      await assert.rejects(portals.update(otherAccountId, guest.id, { name: "mine now" }), NotFoundError);
+      await assert.rejects(portals.delete(otherAccountId, guest.id), NotFoundError);
+      assert.deepEqual(await portals.listAll(), before);
+
+      const made = await portals.create(accountId, {
+        name: "  Terrace  ",
+        network_id: office.id,
+        success_url: "http://example.com/",
+      });
+      assert.equal(made.name, "Terrace");
+      assert.equal(made.login_url, `${PUBLIC_URL}/portal/${made.id}`);
+      const moved = await portals.update(accountId, made.id, { network_id: cafe.id, success_url: "" });
+      assert.deepEqual([moved.network_id, moved.success_url, moved.name], [cafe.id, "", "Terrace"]);
+      assert.equal((await portals.delete(accountId, made.id)).id, made.id);
+      assert.equal((await get(`/api/captiveportals/${made.id}`)).status, 404);
+    });
+
+    test("PUBLIC_URL: http(s), no trailing slash; defaults to localhost and the port", () => {
+      assert.equal(loadConfig({ PORT: "9000" }).publicUrl, "http://localhost:9000");
+      assert.equal(
+        loadConfig({ PUBLIC_URL: "https://wifi.example.com/wisp" }).publicUrl,
+        "https://wifi.example.com/wisp",
+      );
+      for (const bad of [
+        "https://wifi.example.com/",
+        "ftp://wifi.example.com",
+        "wifi.example.com",
+        "https://wifi.example.com?x=1",
+        "https://wifi.example.com#top",
+        "https://u:p@wifi.example.com",
+      ]) {
+        assert.throws(() => loadConfig({ PUBLIC_URL: bad }), ConfigError, bad);
+      }
+    });
+  });
+}

@@ -1,0 +1,268 @@
+// Wisp as real processes: the `wisp` CLI and the server (src/main.ts), spawned with a chosen
+// environment, their output collected, the server awaited through its "wisp started" log line.
+import { type ChildProcess, spawn } from "node:child_process";
+import http from "node:http";
+import net from "node:net";
+import { fileURLToPath } from "node:url";
+import type { TestDatabase } from "./databases.ts";
+
+/** The repository root: the working directory of every spawned process. */
+export const ROOT = fileURLToPath(new URL("../..", import.meta.url));
+
+/** Variables of src/config.ts (and the test runner's own) never inherited from the outer shell. */
+const SCRUBBED = [
+  "HOST",
+  "PORT",
+  "DATA_DIR",
+  "DATABASE_URL",
+  "REDIS_URL",
+  "LOG_LEVEL",
+  "TRUSTED_PROXIES",
+  "RATE_LIMIT_PER_MINUTE",
+  "AUTH_FAILURE_LIMIT_PER_MINUTE",
+  "SHUTDOWN_TIMEOUT_MS",
+  "PUBLIC_URL",
+  "RADIUS_AUTH_PORT",
+  "RADIUS_ACCT_PORT",
+  "RADIUS_HOST",
+  "NODE_TEST_CONTEXT",
+];
+
+/** Test processes never take the standard RADIUS ports: parallel test files would collide. */
+const RADIUS_OFF: Env = { RADIUS_AUTH_PORT: "0", RADIUS_ACCT_PORT: "0" };
+
+export type Env = Record<string, string | undefined>;
+
+/** The environment pointing a process at a test database: DATA_DIR, plus DATABASE_URL for PostgreSQL. */
+export function databaseEnv(database: TestDatabase): Env {
+  return { DATA_DIR: database.dataDir, DATABASE_URL: database.databaseUrl };
+}
+
+function childEnv(env: Env): NodeJS.ProcessEnv {
+  const result: NodeJS.ProcessEnv = { ...process.env };
+  for (const name of SCRUBBED) delete result[name];
+  for (const [name, value] of Object.entries({ ...RADIUS_OFF, ...env })) {
+    if (value === undefined) delete result[name];
+    else result[name] = value;
+  }
+  return result;
+}
+
+export interface ProcessResult {
+  /** The exit code; null when the process was ended by a signal. */
+  code: number | null;
+  signal: NodeJS.Signals | null;
+  stdout: string;
+  stderr: string;
+}
+
+const RUN_TIMEOUT_MS = 30_000;
+
+function run(command: string, args: string[], env: Env): Promise<ProcessResult> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(command, args, { cwd: ROOT, env: childEnv(env), stdio: ["ignore", "pipe", "pipe"] });
+    let stdout = "";
+    let stderr = "";
+    child.stdout.setEncoding("utf8").on("data", (chunk: string) => {
+      stdout += chunk;
+    });
+    child.stderr.setEncoding("utf8").on("data", (chunk: string) => {
+      stderr += chunk;
+    });
+    const timer = setTimeout(() => {
+      child.kill("SIGKILL");
+      reject(new Error(`${command} ${args.join(" ")} did not finish in ${RUN_TIMEOUT_MS} ms\n${stderr}`));
+    }, RUN_TIMEOUT_MS);
+    child.on("error", (error) => {
+      clearTimeout(timer);
+      reject(error);
+    });
+    child.on("close", (code, signal) => {
+      clearTimeout(timer);
+      resolve({ code, signal, stdout, stderr });
+    });
+  });
+}
+
+/** Runs `wisp <args>` as `node --import tsx src/cli/main.ts <args>`. */
+export function wisp(args: string[], env: Env): Promise<ProcessResult> {
+  return run(process.execPath, ["--import", "tsx", "src/cli/main.ts", ...args], env);
+}
+
+/** Runs `npm <args>` in the repository root, exactly as the README writes it. */
+export function npm(args: string[], env: Env): Promise<ProcessResult> {
+  return run(process.platform === "win32" ? "npm.cmd" : "npm", args, env);
+}
+
+/** Runs `node --import tsx src/main.ts` to its end (for configurations that must not start). */
+export function runServerToExit(env: Env): Promise<ProcessResult> {
+  return run(process.execPath, ["--import", "tsx", "src/main.ts"], env);
+}
+
+/** A loopback port nobody listens on at the moment of asking. */
+export function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = net.createServer();
+    server.unref();
+    server.on("error", reject);
+    server.listen(0, "127.0.0.1", () => {
+      const address = server.address();
+      const port = typeof address === "object" && address ? address.port : 0;
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+// biome-ignore lint/suspicious/noExplicitAny: pino log lines carry whatever fields the logger adds
+export type LogLine = Record<string, any>;
+
+export interface ServerProcess {
+  child: ChildProcess;
+  pid: number;
+  port: number;
+  /** e.g. http://127.0.0.1:41234 */
+  url: string;
+  stdout(): string;
+  stderr(): string;
+  /** The JSON log lines written to stdout so far. */
+  log(): LogLine[];
+  /** Resolves with the first log line that matches, or rejects after timeoutMs or when the process ends. */
+  waitForLog(match: (line: LogLine) => boolean, timeoutMs?: number): Promise<LogLine>;
+  /** Resolves when the process has ended. */
+  exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
+  /** SIGTERM (SIGKILL after 10 s) unless it has already ended; resolves when it has. */
+  stop(): Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
+}
+
+/** Starts `node --import tsx src/main.ts` on a free loopback port and waits for "wisp started". */
+export async function startServerProcess(env: Env, timeoutMs = 20_000): Promise<ServerProcess> {
+  const port = await freePort();
+  const child = spawn(process.execPath, ["--import", "tsx", "src/main.ts"], {
+    cwd: ROOT,
+    env: childEnv({ HOST: "127.0.0.1", PORT: String(port), LOG_LEVEL: "info", ...env }),
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  let stdout = "";
+  let stderr = "";
+  const lines: LogLine[] = [];
+  const waiters = new Set<() => void>();
+  let ended = false;
+  child.stdout.setEncoding("utf8").on("data", (chunk: string) => {
+    const start = stdout.lastIndexOf("\n") + 1;
+    stdout += chunk;
+    const complete = stdout.slice(start, stdout.lastIndexOf("\n") + 1);
+    for (const text of complete.split("\n")) {
+      if (!text.trim()) continue;
+      try {
+        lines.push(JSON.parse(text) as LogLine);
+      } catch {
+        lines.push({ msg: text, unparsed: true });
+      }
+    }
+    for (const wake of waiters) wake();
+  });
+  child.stderr.setEncoding("utf8").on("data", (chunk: string) => {
+    stderr += chunk;
+  });
+  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => {
+    child.on("close", (code, signal) => {
+      ended = true;
+      for (const wake of waiters) wake();
+      resolve({ code, signal });
+    });
+  });
+
+  function waitForLog(match: (line: LogLine) => boolean, waitMs = 10_000): Promise<LogLine> {
+    return new Promise((resolve, reject) => {
+      const check = () => {
+        const found = lines.find(match);
+        if (found) return finish(() => resolve(found));
+        if (ended) return finish(() => reject(new Error(`server ended first\n${stdout}\n${stderr}`)));
+      };
+      const timer = setTimeout(
+        () => finish(() => reject(new Error(`log line not seen in ${waitMs} ms\n${stdout}\n${stderr}`))),
+        waitMs,
+      );
+      const finish = (settle: () => void) => {
+        clearTimeout(timer);
+        waiters.delete(check);
+        settle();
+      };
+      waiters.add(check);
+      check();
+    });
+  }
+
+  const server: ServerProcess = {
+    child,
+    pid: child.pid ?? 0,
+    port,
+    url: `http://127.0.0.1:${port}`,
+    stdout: () => stdout,
+    stderr: () => stderr,
+    log: () => [...lines],
+    waitForLog,
+    exited,
+    async stop() {
+      if (!ended) {
+        child.kill("SIGTERM");
+        const timer = setTimeout(() => child.kill("SIGKILL"), 10_000);
+        const result = await exited;
+        clearTimeout(timer);
+        return result;
+      }
+      return exited;
+    },
+  };
+  try {
+    await waitForLog((line) => line.msg === "wisp started", timeoutMs);
+  } catch (error) {
+    await server.stop();
+    throw error;
+  }
+  return server;
+}
+
+export interface HttpResult {
+  status: number;
+  headers: http.IncomingHttpHeaders;
+  text: string;
+  // biome-ignore lint/suspicious/noExplicitAny: tests read whatever the server answered
+  body: any;
+}
+
+/** One request on a new connection of its own (no keep-alive pool), so it sees the server as it is now. */
+export function request(
+  url: string,
+  options: { method?: string; key?: string; body?: unknown; headers?: Record<string, string> } = {},
+): Promise<HttpResult> {
+  const headers: Record<string, string> = { connection: "close", ...options.headers };
+  if (options.key !== undefined) headers.authorization ??= `Bearer ${options.key}`;
+  const payload = options.body === undefined ? undefined : JSON.stringify(options.body);
+  if (payload !== undefined) {
+    headers["content-type"] ??= "application/json";
+    headers["content-length"] = String(Buffer.byteLength(payload));
+  }
+  return new Promise((resolve, reject) => {
+    const req = http.request(url, { method: options.method ?? "GET", headers, agent: false }, (res) => {
+      let text = "";
+      res.setEncoding("utf8");
+      res.on("data", (chunk: string) => {
+        text += chunk;
+      });
+      res.on("end", () => {
+        const isJson = (res.headers["content-type"] ?? "").includes("application/json");
+        resolve({
+          status: res.statusCode ?? 0,
+          headers: res.headers,
+          text,
+          body: isJson ? JSON.parse(text) : text,
+        });
+      });
+      res.on("error", reject);
+    });
+    req.setTimeout(10_000, () => req.destroy(new Error(`${url} did not answer in 10 s`)));
+    req.on("error", reject);
+    req.end(payload);
+  });
+}
