@@ -140,7 +140,7 @@ export interface RadacctTable {
   radacctid: Generated<number>;
   acctsessionid: string;
   acctuniqueid: string;
-  username: string;
+  username: string | null;
   realm: string | null;
   nasipaddress: string;
   nasportid: string | null;
@@ -155,9 +155,9 @@ export interface RadacctTable {
   connectinfo_stop: string | null;
   acctinputoctets: number | null;
   acctoutputoctets: number | null;
-  calledstationid: string;
-  callingstationid: string;
-  acctterminatecause: string;
+  calledstationid: string | null;
+  callingstationid: string | null;
+  acctterminatecause: string | null;
   servicetype: string | null;
   framedprotocol: string | null;
   framedipaddress: string | null;
@@ -183,10 +183,10 @@ export interface NasReloadTable {
 export interface RadpostauthTable {
   id: Generated<number>;
   username: string;
-  pass: string;
-  reply: string;
-  calledstationid: string;
-  callingstationid: string;
+  pass: string | null;
+  reply: string | null;
+  calledstationid: string | null;
+  callingstationid: string | null;
   authdate: string | Date;
   class: string | null;
   account_id: number | null;

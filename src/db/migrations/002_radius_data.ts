@@ -120,14 +120,18 @@ export async function up(db: Kysely<unknown>, dialect: DialectName): Promise<voi
     .columns(["account_id", "batch_id"])
     .execute();
 
-  // FreeRADIUS's session table. account_id is null only for rows a stock FreeRADIUS wrote itself.
+  // FreeRADIUS's session table, with the types and nullability of FreeRADIUS's schema for each
+  // database: its PostgreSQL queries write NULL where its SQLite ones write ''. account_id is null
+  // only for rows a stock FreeRADIUS wrote itself.
   const time = pg ? "timestamp with time zone" : "datetime";
   const address = pg ? "inet" : "varchar(45)";
+  const blank = pg ? "" : "not null default ''";
+  const ip = (sqliteType: string) => sql.raw(pg ? "inet" : `${sqliteType} not null default ''`);
   await sql`create table radacct (
     radacctid ${sql.raw(pg ? "bigserial primary key" : "integer primary key autoincrement")},
     acctsessionid varchar(64) not null default '',
     acctuniqueid varchar(32) not null default '',
-    username varchar(64) not null default '',
+    username varchar(64) ${sql.raw(blank)},
     realm varchar(64) default '',
     nasipaddress ${sql.raw(pg ? "inet not null" : "varchar(15) not null default ''")},
     nasportid varchar(32) default null,
@@ -142,16 +146,16 @@ export async function up(db: Kysely<unknown>, dialect: DialectName): Promise<voi
     connectinfo_stop varchar(128) default null,
     acctinputoctets bigint default null,
     acctoutputoctets bigint default null,
-    calledstationid varchar(50) not null default '',
-    callingstationid varchar(50) not null default '',
-    acctterminatecause varchar(32) not null default '',
+    calledstationid varchar(50) ${sql.raw(blank)},
+    callingstationid varchar(50) ${sql.raw(blank)},
+    acctterminatecause varchar(32) ${sql.raw(blank)},
     servicetype varchar(32) default null,
     framedprotocol varchar(32) default null,
-    framedipaddress ${sql.raw(pg ? "inet" : "varchar(15) not null default ''")},
-    framedipv6address ${sql.raw(pg ? "inet" : "varchar(45) not null default ''")},
-    framedipv6prefix ${sql.raw(pg ? "inet" : "varchar(45) not null default ''")},
-    framedinterfaceid varchar(44) ${sql.raw(pg ? "" : "not null default ''")},
-    delegatedipv6prefix ${sql.raw(pg ? "inet" : "varchar(45) not null default ''")},
+    framedipaddress ${ip("varchar(15)")},
+    framedipv6address ${ip("varchar(45)")},
+    framedipv6prefix ${ip("varchar(45)")},
+    framedinterfaceid varchar(44) ${sql.raw(blank)},
+    delegatedipv6prefix ${ip("varchar(45)")},
     class varchar(64) default null,
     account_id integer references accounts(id)
   )`.execute(db);
@@ -170,10 +174,10 @@ export async function up(db: Kysely<unknown>, dialect: DialectName): Promise<voi
   await sql`create table radpostauth (
     id ${sql.raw(pg ? "bigserial primary key" : "integer primary key autoincrement")},
     username varchar(64) not null default '',
-    pass varchar(64) not null default '',
-    reply varchar(32) not null default '',
-    calledstationid varchar(50) not null default '',
-    callingstationid varchar(50) not null default '',
+    pass varchar(64) ${sql.raw(blank)},
+    reply varchar(32) ${sql.raw(blank)},
+    calledstationid varchar(50) ${sql.raw(blank)},
+    callingstationid varchar(50) ${sql.raw(blank)},
     authdate ${sql.raw(pg ? "timestamp with time zone not null default now()" : "timestamp not null")},
     class varchar(64) default null,
     account_id integer references accounts(id)
