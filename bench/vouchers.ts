@@ -334,9 +334,18 @@ async function postgresContenders(settings: Settings, url: string): Promise<Cont
   });
   const serviceAccount = (await admin.core.accounts.create(`bench-vouchers-service-${tag}`)).id;
   const bareAccount = (await admin.core.accounts.create(`bench-vouchers-bare-${tag}`)).id;
-  const wisp = await startWisp({ DATA_DIR: tempDir("pg-wisp"), DATABASE_URL: url });
+  const accounts = [wispAccount, serviceAccount, bareAccount];
   const client = new pg.Client({ connectionString: url });
-  await client.connect();
+  let wisp: Awaited<ReturnType<typeof startWisp>>;
+  try {
+    wisp = await startWisp({ DATA_DIR: tempDir("pg-wisp"), DATABASE_URL: url });
+    await client.connect();
+  } catch (error) {
+    // The database may be shared: leave nothing of ours behind.
+    await deleteAccounts(admin.database, accounts);
+    await admin.database.close();
+    throw error;
+  }
 
   return {
     http: () => postBatch(wisp.url, key, settings),
@@ -378,7 +387,7 @@ async function postgresContenders(settings: Settings, url: string): Promise<Cont
     async close() {
       await stopChild(wisp.child);
       await client.end();
-      await deleteAccounts(admin.database, [wispAccount, serviceAccount, bareAccount]);
+      await deleteAccounts(admin.database, accounts);
       await admin.database.close();
     },
   };
@@ -449,17 +458,20 @@ async function measure(database: "sqlite" | "postgres", contenders: Contenders, 
 }
 
 function print(row: Row, settings: Settings): void {
-  const ms = (value: number) => `${value.toFixed(1)} ms`.padStart(10);
   const share = row.http.medianMs - row.service.medianMs;
+  const lines: [string, number][] = [
+    ["Wisp over HTTP, end to end (POST /api/vouchers/batch)", row.http.medianMs],
+    ["Wisp service call alone (no HTTP, no JSON)", row.service.medianMs],
+    [`bare: ${row.baseline}`, row.bare.medianMs],
+  ];
+  const width = Math.max(...lines.map(([label]) => label.length));
   console.log();
   console.log(`[${row.database}] ${row.quantity} vouchers per batch, median of ${settings.rounds} rounds`);
-  console.log(`  Wisp HTTP, end to end (POST /api/vouchers/batch) ${ms(row.http.medianMs)}`);
-  console.log(`  Wisp service call alone (no HTTP, no JSON)      ${ms(row.service.medianMs)}`);
-  console.log(`  bare: ${row.baseline.padEnd(42)}${ms(row.bare.medianMs)}`);
+  for (const [label, ms] of lines) console.log(`  ${label.padEnd(width)} ${ms.toFixed(1).padStart(7)} ms`);
   console.log(
-    `  HTTP / bare ${row.ratio.toFixed(2)}x (target within ${row.target}x: ${row.pass ? "PASS" : "ABOVE"}); ` +
-      `service / bare ${row.serviceRatio.toFixed(2)}x; HTTP + JSON share ${share.toFixed(1)} ms ` +
-      `(${((100 * share) / row.http.medianMs).toFixed(0)}% of the HTTP time)`,
+    `  HTTP / bare ${row.ratio.toFixed(2)}x: target within ${row.target}x ${row.pass ? "PASS" : "ABOVE"}` +
+      ` | service / bare ${row.serviceRatio.toFixed(2)}x` +
+      ` | HTTP + JSON share ${share.toFixed(1)} ms (${((100 * share) / row.http.medianMs).toFixed(0)}% of HTTP)`,
   );
 }
 

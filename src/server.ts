@@ -6,12 +6,14 @@ import { openDatabase } from "./db/database.ts";
 import { migrate } from "./db/migrate.ts";
 import { buildApp } from "./http/app.ts";
 import { type CounterStore, createCounterStore } from "./http/rate-limit.ts";
+import { RadiusServer } from "./radius/server.ts";
 
 export interface RunningServer {
   app: FastifyInstance;
   core: Core;
   /** The address the HTTP server listens on, e.g. http://127.0.0.1:8080 */
   url: string;
+  radius: RadiusServer;
   close(): Promise<void>;
 }
 
@@ -37,7 +39,19 @@ export async function startServer(config: Config, overrides: ServerOverrides = {
       logLevel: config.logLevel,
     });
     await app.listen({ host: config.host, port: config.port });
-    app.log.info({ database: database.location, redis: Boolean(config.redisUrl) }, "wisp started");
+    const radius = new RadiusServer({
+      host: config.radiusHost,
+      authPort: config.radiusAuthPort,
+      acctPort: config.radiusAcctPort,
+      aaa: core.aaa,
+      findClient: (address) => core.networks.findClientByAddress(address),
+      log: app.log,
+    });
+    await radius.start();
+    app.log.info(
+      { database: database.location, redis: Boolean(config.redisUrl), radius: radius.ports },
+      "wisp started",
+    );
     const address = app.server.address();
     const port = typeof address === "object" && address ? address.port : config.port;
     const host = config.host === "0.0.0.0" || config.host === "::" ? "127.0.0.1" : config.host;
@@ -45,10 +59,13 @@ export async function startServer(config: Config, overrides: ServerOverrides = {
     return {
       app,
       core,
+      radius,
       url: `http://${host.includes(":") ? `[${host}]` : host}:${port}`,
       async close() {
         // Stop accepting, let in-flight requests finish, then release the database and Redis.
+        await radius.close();
         await app.close();
+        await core.aaa.writes.drain();
         await storeInUse.close();
         await database.close();
       },

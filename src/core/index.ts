@@ -1,5 +1,6 @@
 // The domain core, wired to one database. Every door (HTTP, CLI, RADIUS, console) starts here.
 import type { Database } from "../db/database.ts";
+import { AaaService } from "./aaa/service.ts";
 import { AccountsRepo } from "./accounts/repo.ts";
 import { AccountsService } from "./accounts/service.ts";
 import { AttributesRepo } from "./attributes/repo.ts";
@@ -28,6 +29,7 @@ export interface Core {
   networks: NetworksService;
   portals: PortalsService;
   vouchers: VouchersService;
+  aaa: AaaService;
 }
 
 export interface CoreOptions {
@@ -48,5 +50,6 @@ export function createCore(database: Database, options: CoreOptions): Core {
     networks: new NetworksService(new NetworksRepo(db)),
     portals: new PortalsService(new PortalsRepo(db), options.publicUrl),
     vouchers: new VouchersService(new VouchersRepo(db, database.dialect)),
+    aaa: new AaaService(db, database.dialect),
   };
 }

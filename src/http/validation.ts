@@ -5,6 +5,7 @@ import addFormatsModule from "ajv-formats";
 import type { FieldProblem } from "../core/shared/errors.ts";
 import { NO_CONTROL_CHARACTERS } from "../core/shared/text.ts";
 import { EMAIL_PATTERN, EMAIL_RULE, USERNAME_PATTERN, USERNAME_RULE } from "../core/users/rules.ts";
+import { CODE_PATTERN, CODE_RULE, PREFIX_PATTERN, PREFIX_RULE } from "../core/vouchers/rules.ts";
 
 const addFormats = addFormatsModule as unknown as (ajv: Ajv) => Ajv;
 
@@ -13,6 +14,8 @@ const patternRules: Record<string, string> = {
   [USERNAME_PATTERN]: USERNAME_RULE,
   [EMAIL_PATTERN]: EMAIL_RULE,
   [NO_CONTROL_CHARACTERS]: "must not contain control characters",
+  [PREFIX_PATTERN]: PREFIX_RULE,
+  [CODE_PATTERN]: CODE_RULE,
 };
 
 function makeAjv(coerceTypes: boolean): Ajv {

@@ -240,8 +240,11 @@ for (const { dialect, skip } of await dialects()) {
     });
 
     test("SIGTERM lets a request in flight finish on a keep-alive connection, and still exits 0", async () => {
+      // HTTP/1.1 without "Connection: close": the connection stays open after the answer unless the
+      // server ends it, which it must do, or it waits for the client until SHUTDOWN_TIMEOUT_MS.
       const outcome = await sigtermWithRequestInFlight(server, key, "sigterm-keepalive", { keepAlive: true });
       assertShutdownOutcome(outcome, server);
+      assert.match(outcome.response, /\r\nconnection: close\r\n/i, "a closing server ends keep-alive");
     });
 
     test("both requests in flight at SIGTERM were stored", async () => {

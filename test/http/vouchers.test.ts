@@ -242,7 +242,7 @@ for (const { dialect, skip } of await dialects()) {
 
     test("a batch is all or nothing: a failure in a later INSERT chunk leaves no row behind", async () => {
       // A trigger makes the database itself refuse one row. The scripted generator puts that row at
-      // position 6,000, i.e. in the second multi-row INSERT, after the batch row and 4,095 vouchers
+      // position 6,000, i.e. in the second multi-row INSERT, after the batch row and 4,000 vouchers
       // were written in the same transaction. Nothing of it may remain.
       const db = server.core.database.db;
       if (dialect === "sqlite") {
@@ -514,12 +514,29 @@ for (const { dialect, skip } of await dialects()) {
     test("delete answers 204; the voucher is gone, its batch row stays", async () => {
       const made = (await batch({ quantity: 2, validity: 600 })).body;
       const victim = made.data[0];
+      // A device the RADIUS door recorded for it goes with it (ON DELETE CASCADE).
+      const db = server.core.database.db;
+      await db
+        .insertInto("voucher_devices")
+        .values({
+          account_id: accountId,
+          voucher_id: victim.id,
+          mac: "aa:bb:cc:dd:ee:ff",
+          first_seen: victim.created,
+        })
+        .execute();
       const res = await server.call("DELETE", `/api/vouchers/${victim.id}`, { key });
       assert.equal(res.status, 204);
       assert.equal(res.text, "");
       assert.equal((await server.call("GET", `/api/vouchers/${victim.id}`, { key })).status, 404);
       assert.equal((await server.call("DELETE", `/api/vouchers/${victim.id}`, { key })).status, 404);
       assert.equal(await server.core.vouchers.findByCode(accountId, victim.code), undefined);
+      const devices = await db
+        .selectFrom("voucher_devices")
+        .select("mac")
+        .where("voucher_id", "=", victim.id)
+        .execute();
+      assert.deepEqual(devices, []);
       const rest = await server.call("GET", `/api/vouchers?batch_id=${made.batch_id}`, { key });
       assert.deepEqual(
         rest.body.data.map((v: { id: number }) => v.id),

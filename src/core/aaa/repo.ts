@@ -13,6 +13,16 @@ export class LoginRepo {
     private readonly dialect: DialectName,
   ) {}
 
+  /** The Wisp user behind a username (exact match, as FreeRADIUS's queries): id and status. */
+  findUser(accountId: number, username: string): Promise<{ id: number; status: string } | undefined> {
+    return this.db
+      .selectFrom("users")
+      .select(["id", "status"])
+      .where("account_id", "=", accountId)
+      .where("username", "=", username)
+      .executeTakeFirst();
+  }
+
   /** The rows rlm_sql's authorize queries would read for this username (exact match, by id). */
   async userItems(accountId: number, username: string): Promise<SqlUserItems> {
     const rows = (table: "radcheck" | "radreply") =>

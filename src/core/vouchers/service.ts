@@ -237,13 +237,14 @@ export class VouchersService {
     const now = isoNow();
     return this.writing(undefined, async (repo) => {
       const codes = await this.uniqueCodes(repo, accountId, prefix, quantity);
+      const { validity, usage_limit, session_timeout } = this.template(accountId, input, null, now);
       const batchId = await repo.insertBatch({
         account_id: accountId,
         prefix,
         quantity,
-        validity: input.validity!,
-        usage_limit: input.usage_limit ?? DEFAULT_USAGE_LIMIT,
-        session_timeout: input.session_timeout ?? null,
+        validity,
+        usage_limit,
+        session_timeout,
         created: now,
       });
       const template = this.template(accountId, input, batchId, now);
@@ -306,9 +307,9 @@ export class VouchersService {
     const codes = new Set<string>();
     const taken = new Set<string>();
     for (let round = 1; round <= MAX_ROUNDS; round++) {
-      const fresh = this.fill(codes, taken, prefix, quantity);
+      const added = this.fill(codes, taken, prefix, quantity);
       if (codes.size < quantity) break;
-      const clash = await repo.existingCodes(accountId, fresh);
+      const clash = await repo.existingCodes(accountId, added);
       if (clash.size === 0) return [...codes];
       for (const code of clash) {
         codes.delete(code);
@@ -320,15 +321,15 @@ export class VouchersService {
 
   /** Tops `codes` up to `quantity` with new codes (never one already taken); returns the new ones. */
   private fill(codes: Set<string>, taken: Set<string>, prefix: string, quantity: number): string[] {
-    const fresh: string[] = [];
+    const added: string[] = [];
     // Bounded, so a generator that keeps repeating itself ends in an error, not a hang.
     let tries = 10 * (quantity - codes.size) + 100;
     while (codes.size < quantity && tries-- > 0) {
       const code = this.generateCode(prefix);
       if (codes.has(code) || taken.has(code)) continue;
       codes.add(code);
-      fresh.push(code);
+      added.push(code);
     }
-    return fresh;
+    return added;
   }
 }

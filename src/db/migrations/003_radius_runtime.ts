@@ -29,6 +29,13 @@ export async function up(db: Kysely<unknown>, dialect: DialectName): Promise<voi
     await db.schema.alterTable("radacct").addColumn(column, type).execute();
   }
 
+  // Logins look users up by their exact name, as FreeRADIUS's queries do.
+  await db.schema
+    .createIndex("wisp_users_account_exact")
+    .on("users")
+    .columns(["account_id", "username"])
+    .execute();
+
   await db.schema
     .createTable("voucher_devices")
     .addColumn("account_id", "integer", (c) => c.notNull().references("accounts.id"))

@@ -1,0 +1,163 @@
+// Writes what the RADIUS server saw: one radpostauth row per authentication attempt (never the
+// password tried) with its event, and the session rows of accounting, each with its events.
+import type { Transaction } from "kysely";
+import type { DialectName } from "../../db/database.ts";
+import type { RadacctTable, Schema } from "../../db/schema.ts";
+import { insertEvents, type NewEvent } from "../events/repo.ts";
+import type { SessionValues } from "./accounting.ts";
+
+export interface AttemptRecord {
+  accountId: number;
+  username: string;
+  accepted: boolean;
+  reason: string | null;
+  userId: number | null;
+  voucherId: number | null;
+  networkId: number;
+  calledStationId: string;
+  callingStationId: string;
+  clientMac: string | null;
+  apMac: string | null;
+  ssid: string | null;
+  nasIp: string | null;
+  nasIdentifier: string | null;
+  /** Unix seconds. */
+  at: number;
+}
+
+/** Where the session happened and who it was, beside FreeRADIUS's own columns. */
+export interface SessionContext {
+  accountId: number;
+  networkId: number;
+  userId: number | null;
+  voucherId: number | null;
+  clientMac: string | null;
+  apMac: string | null;
+  ssid: string | null;
+}
+
+type Trx = Transaction<Schema>;
+
+export class RecordingRepo {
+  constructor(private readonly dialect: DialectName) {}
+
+  /** Unix seconds as the column type of each database: integers on SQLite, timestamptz on PostgreSQL. */
+  time(seconds: number): number | Date {
+    return this.dialect === "sqlite" ? seconds : new Date(seconds * 1000);
+  }
+
+  seconds(value: number | Date | null): number | null {
+    if (value === null) return null;
+    return value instanceof Date ? Math.floor(value.getTime() / 1000) : Number(value);
+  }
+
+  async recordAttempt(trx: Trx, attempt: AttemptRecord, events: NewEvent[]): Promise<void> {
+    const authdate =
+      this.dialect === "sqlite"
+        ? new Date(attempt.at * 1000).toISOString().slice(0, 19).replace("T", " ")
+        : new Date(attempt.at * 1000);
+    await trx
+      .insertInto("radpostauth")
+      .values({
+        username: attempt.username,
+        pass: "",
+        reply: attempt.accepted ? "Access-Accept" : "Access-Reject",
+        calledstationid: attempt.calledStationId,
+        callingstationid: attempt.callingStationId,
+        authdate,
+        account_id: attempt.accountId,
+        reason: attempt.reason,
+        user_id: attempt.userId,
+        voucher_id: attempt.voucherId,
+        network_id: attempt.networkId,
+        client_mac: attempt.clientMac,
+        ap_mac: attempt.apMac,
+        ssid: attempt.ssid,
+        nas_ip: attempt.nasIp,
+        nas_identifier: attempt.nasIdentifier,
+      })
+      .execute();
+    await insertEvents(trx, events);
+  }
+
+  findSession(trx: Trx, acctuniqueid: string) {
+    return trx.selectFrom("radacct").selectAll().where("acctuniqueid", "=", acctuniqueid).executeTakeFirst();
+  }
+
+  async insertSession(
+    trx: Trx,
+    values: SessionValues,
+    context: SessionContext,
+    start: number,
+    stop: number | null,
+  ): Promise<number> {
+    const row = await trx
+      .insertInto("radacct")
+      .values({
+        ...this.columns(values),
+        acctstarttime: this.time(start),
+        acctupdatetime: this.time(values.eventTime),
+        acctstoptime: stop === null ? null : this.time(stop),
+        acctsessiontime: values.sessionTime,
+        acctinputoctets: values.inputOctets,
+        acctoutputoctets: values.outputOctets,
+        acctterminatecause: stop === null ? "" : values.terminateCause,
+        connectinfo_start: values.connectinfo,
+        connectinfo_stop: stop === null ? "" : values.connectinfo,
+        account_id: context.accountId,
+        network_id: context.networkId,
+        user_id: context.userId,
+        voucher_id: context.voucherId,
+        client_mac: context.clientMac,
+        ap_mac: context.apMac,
+        ssid: context.ssid,
+      })
+      .returning("radacctid")
+      .executeTakeFirstOrThrow();
+    return row.radacctid;
+  }
+
+  async updateSession(
+    trx: Trx,
+    radacctid: number,
+    changes: Partial<Omit<RadacctTable, "radacctid">>,
+  ): Promise<void> {
+    await trx.updateTable("radacct").set(changes).where("radacctid", "=", radacctid).execute();
+  }
+
+  /** Open sessions of one NAS (for Accounting-On/Off), started at or before `at`. */
+  openSessionsOfNas(trx: Trx, nasIp: string, at: number) {
+    return trx
+      .selectFrom("radacct")
+      .selectAll()
+      .where("nasipaddress", "=", nasIp)
+      .where("acctstoptime", "is", null)
+      .where("acctstarttime", "<=", this.time(at))
+      .execute();
+  }
+
+  private columns(values: SessionValues) {
+    const pg = this.dialect === "postgres";
+    // FreeRADIUS's PostgreSQL queries write NULL for absent addresses (inet columns), SQLite ''.
+    const address = (text: string) => (pg && text === "" ? null : text);
+    return {
+      acctsessionid: values.acctsessionid,
+      acctuniqueid: values.acctuniqueid,
+      username: values.username,
+      realm: values.realm,
+      nasipaddress: values.nasipaddress,
+      nasportid: values.nasportid,
+      nasporttype: values.nasporttype,
+      acctauthentic: values.acctauthentic,
+      calledstationid: values.calledstationid,
+      callingstationid: values.callingstationid,
+      servicetype: values.servicetype,
+      framedprotocol: values.framedprotocol,
+      framedipaddress: address(values.framedipaddress),
+      framedipv6address: address(values.framedipv6address),
+      framedipv6prefix: address(values.framedipv6prefix),
+      framedinterfaceid: values.framedinterfaceid,
+      delegatedipv6prefix: address(values.delegatedipv6prefix),
+    };
+  }
+}

@@ -1,0 +1,276 @@
+// The RADIUS server's core: decides logins (FreeRADIUS semantics, then Wisp's own rules for
+// disabled users and vouchers), keeps radacct as accounting arrives, and records every attempt
+// and session change with its events. Every door that authenticates (the UDP server, FreeRADIUS
+// in front) goes through here.
+import type { Kysely, Transaction } from "kysely";
+import type { DialectName } from "../../db/database.ts";
+import type { Schema } from "../../db/schema.ts";
+import { TransactionBatcher } from "../../db/transaction-batcher.ts";
+import { insertEvents, type NewEvent } from "../events/repo.ts";
+import { acctStatus, type SessionValues, sessionValues } from "./accounting.ts";
+import { authorize } from "./authorize.ts";
+import { type Credentials, decideLogin } from "./decide.ts";
+import { firstValue, type Pair } from "./pairs.ts";
+import { type AttemptRecord, RecordingRepo, type SessionContext } from "./recording.ts";
+import { LoginRepo } from "./repo.ts";
+import { normalizeMac, parseCalledStation } from "./stations.ts";
+
+/** The RADIUS client a packet came from: a Wisp network. */
+export interface Client {
+  id: number;
+  account_id: number;
+}
+
+export interface LoginResult {
+  accepted: boolean;
+  /** Reply items of an Access-Accept. */
+  reply: Pair[];
+  /** Why an Access-Reject, in words (sent as Reply-Message). */
+  reason: string | null;
+}
+
+/** A voucher login, when the username is no user's: null when it is no voucher's code either. */
+export type VoucherLogin = (input: {
+  accountId: number;
+  code: string;
+  credentials: Credentials;
+  clientMac: string | null;
+  now: number;
+  /** Writes the voucher's state change and events in the caller's transaction. */
+  run: TransactionBatcher["run"];
+}) => Promise<{ voucherId: number; accepted: boolean; reply: Pair[]; reason: string | null } | null>;
+
+interface Where {
+  clientMac: string | null;
+  apMac: string | null;
+  ssid: string | null;
+}
+
+function where(request: readonly Pair[]): Where {
+  const called = parseCalledStation(firstValue(request, "Called-Station-Id"));
+  return {
+    clientMac: normalizeMac(firstValue(request, "Calling-Station-Id")),
+    apMac: called.apMac,
+    ssid: called.ssid,
+  };
+}
+
+export class AaaService {
+  private readonly logins: LoginRepo;
+  private readonly recording: RecordingRepo;
+  readonly writes: TransactionBatcher;
+  voucherLogin: VoucherLogin | undefined;
+
+  constructor(db: Kysely<Schema>, dialect: DialectName) {
+    this.logins = new LoginRepo(db, dialect);
+    this.recording = new RecordingRepo(dialect);
+    this.writes = new TransactionBatcher(db);
+  }
+
+  async authenticate(
+    client: Client,
+    request: Pair[],
+    credentials: Credentials,
+    now = Math.floor(Date.now() / 1000),
+  ) {
+    const accountId = client.account_id;
+    const username = firstValue(request, "User-Name") ?? "";
+    const place = where(request);
+    const user = await this.logins.findUser(accountId, username);
+    let result: LoginResult;
+    let voucherId: number | null = null;
+    if (user?.status === "disabled") {
+      result = { accepted: false, reply: [], reason: "user disabled" };
+    } else {
+      const authz = authorize(request, await this.logins.userItems(accountId, username));
+      const voucher =
+        !authz.found && this.voucherLogin
+          ? await this.voucherLogin({
+              accountId,
+              code: username,
+              credentials,
+              clientMac: place.clientMac,
+              now,
+              run: (w) => this.writes.run(w),
+            })
+          : null;
+      if (voucher) {
+        voucherId = voucher.voucherId;
+        result = voucher;
+      } else {
+        const decision = await decideLogin(
+          authz,
+          credentials,
+          this.logins.counters(accountId, username),
+          now,
+        );
+        result = decision.accepted
+          ? { accepted: true, reply: decision.reply, reason: null }
+          : { accepted: false, reply: [], reason: decision.reason };
+      }
+    }
+    const attempt: AttemptRecord = {
+      accountId,
+      username,
+      accepted: result.accepted,
+      reason: result.reason,
+      userId: user?.id ?? null,
+      voucherId,
+      networkId: client.id,
+      calledStationId: firstValue(request, "Called-Station-Id") ?? "",
+      callingStationId: firstValue(request, "Calling-Station-Id") ?? "",
+      ...place,
+      nasIp: firstValue(request, "NAS-IP-Address") ?? null,
+      nasIdentifier: firstValue(request, "NAS-Identifier") ?? null,
+      at: now,
+    };
+    const data = {
+      user_id: attempt.userId,
+      username,
+      ap_mac: place.apMac,
+      client_mac: place.clientMac,
+      ssid: place.ssid,
+      network_id: client.id,
+      ...(voucherId === null ? {} : { voucher_id: voucherId }),
+      ...(result.accepted ? {} : { reason: result.reason }),
+    };
+    const event: NewEvent = {
+      accountId,
+      kind: result.accepted ? "user.authenticated" : "user.rejected",
+      data,
+    };
+    await this.writes.run((trx) => this.recording.recordAttempt(trx, attempt, [event]));
+    return result;
+  }
+
+  /** Applies one Accounting-Request; resolves once it is stored. */
+  async account(
+    client: Client,
+    request: Pair[],
+    sourceAddress: string,
+    now = Math.floor(Date.now() / 1000),
+  ): Promise<void> {
+    const status = acctStatus(request);
+    if (status === null) return;
+    const values = sessionValues(request, sourceAddress, now);
+    const accountId = client.account_id;
+    if (status === "accounting-on" || status === "accounting-off") {
+      await this.writes.run((trx) => this.closeNasSessions(trx, accountId, values));
+      return;
+    }
+    const user = await this.logins.findUser(accountId, values.username);
+    const place = where(request);
+    const context: SessionContext = {
+      accountId,
+      networkId: client.id,
+      userId: user?.id ?? null,
+      voucherId: null,
+      ...place,
+    };
+    await this.writes.run(async (trx) => {
+      const r = this.recording;
+      const existing = await r.findSession(trx, values.acctuniqueid);
+      const events: NewEvent[] = [];
+      const stopped = status === "stop";
+      if (!existing) {
+        const start = status === "start" ? values.eventTime : values.eventTime - values.sessionTime;
+        const id = await r.insertSession(trx, values, context, start, stopped ? values.eventTime : null);
+        events.push(sessionEvent("session.started", id, values, context, start));
+        if (stopped) events.push(sessionEvent("session.stopped", id, values, context, start));
+      } else if (status === "start") {
+        // A retransmitted or late Start: FreeRADIUS's alternative query refreshes the start.
+        await r.updateSession(trx, existing.radacctid, {
+          acctstarttime: r.time(values.eventTime),
+          acctupdatetime: r.time(values.eventTime),
+          connectinfo_start: values.connectinfo,
+        });
+      } else {
+        const lastUpdate = r.seconds(existing.acctupdatetime);
+        await r.updateSession(trx, existing.radacctid, {
+          acctupdatetime: r.time(values.eventTime),
+          ...(lastUpdate === null || stopped ? {} : { acctinterval: values.eventTime - lastUpdate }),
+          acctsessiontime: values.sessionTime,
+          acctinputoctets: values.inputOctets,
+          acctoutputoctets: values.outputOctets,
+          ...(stopped
+            ? {
+                acctstoptime: r.time(values.eventTime),
+                acctterminatecause: values.terminateCause,
+                connectinfo_stop: values.connectinfo,
+              }
+            : {}),
+        });
+        if (stopped && existing.acctstoptime === null) {
+          const start = r.seconds(existing.acctstarttime) ?? values.eventTime - values.sessionTime;
+          events.push(sessionEvent("session.stopped", existing.radacctid, values, context, start));
+        }
+      }
+      await insertEvents(trx, events);
+    });
+  }
+
+  private async closeNasSessions(trx: Transaction<Schema>, accountId: number, values: SessionValues) {
+    const r = this.recording;
+    const open = await r.openSessionsOfNas(trx, values.nasipaddress, values.eventTime);
+    const events: NewEvent[] = [];
+    for (const row of open) {
+      const start = r.seconds(row.acctstarttime) ?? values.eventTime;
+      await r.updateSession(trx, row.radacctid, {
+        acctstoptime: r.time(values.eventTime),
+        acctupdatetime: r.time(values.eventTime),
+        acctsessiontime: values.eventTime - start,
+        acctterminatecause: values.terminateCause || "NAS-Reboot",
+      });
+      const context: SessionContext = {
+        accountId: row.account_id ?? accountId,
+        networkId: row.network_id ?? 0,
+        userId: row.user_id,
+        voucherId: row.voucher_id,
+        clientMac: row.client_mac,
+        apMac: row.ap_mac,
+        ssid: row.ssid,
+      };
+      const closed = {
+        ...values,
+        username: row.username ?? "",
+        sessionTime: values.eventTime - start,
+        inputOctets: Number(row.acctinputoctets ?? 0),
+        outputOctets: Number(row.acctoutputoctets ?? 0),
+        terminateCause: values.terminateCause || "NAS-Reboot",
+      };
+      events.push(sessionEvent("session.stopped", row.radacctid, closed, context, start));
+    }
+    await insertEvents(trx, events);
+  }
+}
+
+function sessionEvent(
+  kind: "session.started" | "session.stopped",
+  sessionId: number,
+  values: SessionValues,
+  context: SessionContext,
+  start: number,
+): NewEvent {
+  const base = {
+    session_id: sessionId,
+    username: values.username,
+    user_id: context.userId,
+    network_id: context.networkId,
+    ap_mac: context.apMac,
+    client_mac: context.clientMac,
+    ssid: context.ssid,
+    start: new Date(start * 1000).toISOString().replace(/\.\d{3}Z$/, "Z"),
+  };
+  const data =
+    kind === "session.started"
+      ? base
+      : {
+          ...base,
+          stop: new Date(values.eventTime * 1000).toISOString().replace(/\.\d{3}Z$/, "Z"),
+          duration: values.sessionTime,
+          input_bytes: values.inputOctets,
+          output_bytes: values.outputOctets,
+          terminate_cause: values.terminateCause,
+        };
+  return { accountId: context.accountId, kind, data };
+}

@@ -1,0 +1,42 @@
+// The events table: one row per event, written in the same transaction as the change it reports,
+// so the webhook outbox never misses an event and never reports a change that did not happen.
+import type { Kysely } from "kysely";
+import type { Schema } from "../../db/schema.ts";
+import { isoNow } from "../shared/time.ts";
+
+export type EventKind =
+  | "user.authenticated"
+  | "user.rejected"
+  | "user.created"
+  | "user.updated"
+  | "user.deleted"
+  | "voucher.activated"
+  | "session.started"
+  | "session.stopped"
+  | "report.ready";
+
+export interface NewEvent {
+  accountId: number;
+  kind: EventKind;
+  data: Record<string, unknown>;
+}
+
+/** Writes events with the given connection, which is the caller's transaction. */
+export async function insertEvents(
+  db: Kysely<Schema>,
+  events: readonly NewEvent[],
+  now = isoNow(),
+): Promise<void> {
+  if (events.length === 0) return;
+  await db
+    .insertInto("events")
+    .values(
+      events.map((e) => ({
+        account_id: e.accountId,
+        kind: e.kind,
+        data: JSON.stringify(e.data),
+        created: now,
+      })),
+    )
+    .execute();
+}

@@ -1,0 +1,243 @@
+// The RADIUS door: UDP sockets for authentication and accounting. It finds the client (a Wisp
+// network) by source address, checks the packet's authenticators, answers duplicates from a
+// cache, and hands the attributes to the AAA service, which decides. Bad packets are dropped and
+// logged, never answered.
+import { createSocket, type RemoteInfo, type Socket } from "node:dgram";
+import type { Pair } from "../core/aaa/pairs.ts";
+import type { AaaService } from "../core/aaa/service.ts";
+import type { RadiusClient } from "../core/networks/service.ts";
+import {
+  type AttributeInput,
+  decodePacket,
+  encodePacket,
+  hasMessageAuthenticator,
+  PacketCode,
+  type RadiusPacket,
+  verifyChap,
+  verifyMessageAuthenticator,
+  verifyRequestAuthenticator,
+} from "./packet.ts";
+
+export interface RadiusLog {
+  info(object: object, message: string): void;
+  warn(object: object, message: string): void;
+  error(object: object, message: string): void;
+}
+
+export interface RadiusServerOptions {
+  host: string;
+  /** 0: not served. */
+  authPort: number;
+  acctPort: number;
+  aaa: AaaService;
+  findClient(address: string): Promise<RadiusClient | undefined>;
+  log: RadiusLog;
+}
+
+/** How long answers are kept for retransmissions (FreeRADIUS's cleanup_delay is 5 s). */
+const DUPLICATE_TTL_MS = 10_000;
+/** How long a client lookup by address is trusted. */
+const CLIENT_TTL_MS = 5_000;
+/** At most one "dropped" log line per address and reason in this time. */
+const LOG_EVERY_MS = 10_000;
+
+interface Seen {
+  authenticator: Buffer;
+  response: Buffer | null;
+  expires: number;
+}
+
+export class RadiusServer {
+  private readonly sockets: Socket[] = [];
+  private readonly seen = new Map<string, Seen>();
+  private readonly clients = new Map<string, { client: RadiusClient | undefined; expires: number }>();
+  private readonly logged = new Map<string, number>();
+  private sweeper: NodeJS.Timeout | undefined;
+  /** Ports actually bound (useful when 0 was not meant as "off" but the OS picked). */
+  readonly ports: { auth?: number; acct?: number } = {};
+
+  constructor(private readonly options: RadiusServerOptions) {}
+
+  async start(): Promise<void> {
+    const { host, authPort, acctPort } = this.options;
+    if (authPort > 0) this.ports.auth = await this.bind(host, authPort, "auth");
+    if (acctPort > 0) this.ports.acct = await this.bind(host, acctPort, "acct");
+    this.sweeper = setInterval(() => this.sweep(), DUPLICATE_TTL_MS).unref();
+  }
+
+  async close(): Promise<void> {
+    clearInterval(this.sweeper);
+    await Promise.all(this.sockets.map((s) => new Promise<void>((resolve) => s.close(() => resolve()))));
+    this.sockets.length = 0;
+  }
+
+  private bind(host: string, port: number, kind: "auth" | "acct"): Promise<number> {
+    const socket = createSocket({ type: host.includes(":") ? "udp6" : "udp4", reuseAddr: false });
+    socket.on("message", (message, remote) => {
+      this.receive(socket, kind, message, remote).catch((error) => {
+        this.options.log.error({ err: error, client: remote.address }, "RADIUS request failed; not answered");
+      });
+    });
+    this.sockets.push(socket);
+    return new Promise((resolve, reject) => {
+      socket.once("error", reject);
+      socket.bind(port, host, () => {
+        socket.off("error", reject);
+        socket.on("error", (error) => this.options.log.error({ err: error }, "RADIUS socket error"));
+        resolve(socket.address().port);
+      });
+    });
+  }
+
+  private drop(remote: RemoteInfo, reason: string, detail: object = {}): void {
+    const key = `${remote.address}|${reason}`;
+    const now = Date.now();
+    if ((this.logged.get(key) ?? 0) > now) return;
+    this.logged.set(key, now + LOG_EVERY_MS);
+    this.options.log.warn(
+      { client: remote.address, port: remote.port, reason, ...detail },
+      "RADIUS packet dropped",
+    );
+  }
+
+  private async client(address: string): Promise<RadiusClient | undefined> {
+    const cached = this.clients.get(address);
+    if (cached && cached.expires > Date.now()) return cached.client;
+    const client = await this.options.findClient(address);
+    this.clients.set(address, { client, expires: Date.now() + CLIENT_TTL_MS });
+    return client;
+  }
+
+  private async receive(
+    socket: Socket,
+    kind: "auth" | "acct",
+    message: Buffer,
+    remote: RemoteInfo,
+  ): Promise<void> {
+    if (message.length < 20) return this.drop(remote, "shorter than a RADIUS header");
+    const client = await this.client(remote.address);
+    if (!client) return this.drop(remote, "unknown client address");
+
+    // Retransmissions (same source, identifier and authenticator) get the same answer.
+    const key = `${kind}|${remote.address}|${remote.port}|${message[1]}`;
+    const authenticator = message.subarray(4, 20);
+    const previous = this.seen.get(key);
+    if (previous?.authenticator.equals(authenticator)) {
+      if (previous.response) socket.send(previous.response, remote.port, remote.address);
+      return;
+    }
+    const entry: Seen = {
+      authenticator: Buffer.from(authenticator),
+      response: null,
+      expires: Date.now() + DUPLICATE_TTL_MS,
+    };
+    this.seen.set(key, entry);
+
+    let packet: RadiusPacket;
+    try {
+      packet = decodePacket(message, { secret: client.secret });
+    } catch (error) {
+      this.seen.delete(key);
+      return this.drop(remote, "malformed packet", { detail: (error as Error).message });
+    }
+    const response = await this.answer(kind, client, packet, message, remote);
+    if (!response) {
+      this.seen.delete(key);
+      return;
+    }
+    entry.response = response;
+    socket.send(response, remote.port, remote.address);
+  }
+
+  private async answer(
+    kind: "auth" | "acct",
+    client: RadiusClient,
+    packet: RadiusPacket,
+    message: Buffer,
+    remote: RemoteInfo,
+  ): Promise<Buffer | null> {
+    const secret = client.secret;
+    const proxyState: AttributeInput[] = packet.attributes
+      .filter((a) => a.name === "Proxy-State")
+      .map((a) => ["Proxy-State", a.raw] as const);
+    const respond = (code: number, attributes: AttributeInput[]) =>
+      encodePacket(
+        { code, identifier: packet.identifier, attributes: [...attributes, ...proxyState] },
+        secret,
+        {
+          requestAuthenticator: packet.authenticator,
+          requestCode: packet.code,
+          messageAuthenticator:
+            code !== PacketCode.AccountingResponse || packet.code === PacketCode.StatusServer,
+        },
+      );
+    const hasMa = hasMessageAuthenticator(message);
+    if (hasMa && !verifyMessageAuthenticator(message, secret)) {
+      this.drop(remote, "bad Message-Authenticator (wrong shared secret?)");
+      return null;
+    }
+
+    if (packet.code === PacketCode.StatusServer) {
+      return respond(kind === "auth" ? PacketCode.AccessAccept : PacketCode.AccountingResponse, []);
+    }
+    if (kind === "acct") {
+      if (packet.code !== PacketCode.AccountingRequest) {
+        this.drop(remote, `${packet.type} on the accounting port`);
+        return null;
+      }
+      if (!verifyRequestAuthenticator(message, secret)) {
+        this.drop(remote, "bad Request Authenticator (wrong shared secret?)");
+        return null;
+      }
+      await this.options.aaa.account(client, pairsOf(packet), remote.address);
+      return respond(PacketCode.AccountingResponse, []);
+    }
+    if (packet.code !== PacketCode.AccessRequest) {
+      this.drop(remote, `${packet.type} on the authentication port`);
+      return null;
+    }
+    if (!hasMa && client.require_message_authenticator) {
+      this.drop(remote, "Message-Authenticator required for this network");
+      return null;
+    }
+    const chap = packet.attributes.find((a) => a.name === "CHAP-Password");
+    const challenge = packet.attributes.find((a) => a.name === "CHAP-Challenge")?.raw ?? packet.authenticator;
+    const password = packet.attributes.find((a) => a.name === "User-Password");
+    const result = await this.options.aaa.authenticate(client, pairsOf(packet), {
+      password: password ? password.raw.toString("utf8") : undefined,
+      chap: chap ? (cleartext: string) => verifyChap(chap.raw, challenge, cleartext) : undefined,
+    });
+    if (!result.accepted)
+      return respond(PacketCode.AccessReject, [["Reply-Message", result.reason ?? "rejected"]]);
+    try {
+      return respond(
+        PacketCode.AccessAccept,
+        result.reply.map((p) => [p.attribute, p.value] as const),
+      );
+    } catch (error) {
+      this.options.log.error(
+        { err: error, client: remote.address },
+        "reply attributes cannot be encoded; rejecting",
+      );
+      return respond(PacketCode.AccessReject, [
+        ["Reply-Message", "the account's reply attributes are invalid"],
+      ]);
+    }
+  }
+
+  private sweep(): void {
+    const now = Date.now();
+    for (const [key, entry] of this.seen) if (entry.expires <= now) this.seen.delete(key);
+    for (const [key, until] of this.logged) if (until <= now) this.logged.delete(key);
+    for (const [key, entry] of this.clients) if (entry.expires <= now) this.clients.delete(key);
+  }
+}
+
+/** The request's attributes in the text form check items compare with. */
+function pairsOf(packet: RadiusPacket): Pair[] {
+  return packet.attributes.map((a) => ({
+    attribute: a.tag === undefined ? a.name : `${a.name}:${a.tag}`,
+    op: "=",
+    value: a.name === "User-Password" ? a.raw.toString("utf8") : a.value,
+  }));
+}
