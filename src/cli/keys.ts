@@ -22,13 +22,16 @@ export function registerKeyCommands(program: Command, withCore: WithCore): void 
         rateLimit?: number;
       }) =>
         withCore(async (core) => {
-          const account = await core.accounts.resolve(options.account);
-          const { key, row } = await core.keys.create(account, {
+          const request = {
             name: options.name,
             permissions: options.permissions,
             allowIps: options.allowIp,
             rateLimit: options.rateLimit,
-          });
+          };
+          // Refuse bad options before anything is written, even the default account.
+          core.keys.normalize(request);
+          const account = await core.accounts.resolve(options.account);
+          const { key, row } = await core.keys.create(account, request);
           console.error(
             `created API key ${row.id} "${row.name}" for account ${account.name}; store it now, it is not shown again`,
           );

@@ -47,6 +47,30 @@ class ImmediateSqliteDriver extends SqliteDriver {
   }
 }
 
+/**
+ * better-sqlite3 with prepared statements kept per SQL text: Kysely prepares every query anew,
+ * which costs more than running a small indexed query. Query texts are few (they come from
+ * code, values are bound), so the cache stays small; it is bounded anyway.
+ */
+function withStatementCache(
+  database: SqliteDatabase.Database,
+  limit = 1000,
+): SqliteDialectConfig["database"] {
+  const statements = new Map<string, SqliteDatabase.Statement>();
+  return {
+    prepare(sql: string) {
+      let statement = statements.get(sql);
+      if (!statement) {
+        statement = database.prepare(sql);
+        if (statements.size >= limit) statements.delete(statements.keys().next().value!);
+        statements.set(sql, statement);
+      }
+      return statement;
+    },
+    close: () => database.close(),
+  } as SqliteDialectConfig["database"];
+}
+
 class WispSqliteDialect extends SqliteDialect {
   constructor(private readonly settings: SqliteDialectConfig) {
     super(settings);
@@ -76,7 +100,7 @@ export function openDatabase(options: DatabaseOptions): Database {
   sqlite.pragma("synchronous = NORMAL");
   sqlite.pragma("busy_timeout = 5000");
   sqlite.pragma("foreign_keys = ON");
-  const db = new Kysely<Schema>({ dialect: new WispSqliteDialect({ database: sqlite }) });
+  const db = new Kysely<Schema>({ dialect: new WispSqliteDialect({ database: withStatementCache(sqlite) }) });
   return { db, dialect: "sqlite", location: file, close: () => db.destroy() };
 }
 

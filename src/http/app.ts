@@ -53,7 +53,23 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
 
   // A second router that knows every path, to tell "wrong method" (405) from "no such path" (404).
   const paths = FindMyWay({ ignoreTrailingSlash: true });
+  // Handlers still running when shutdown starts (their client may have gone) finish before
+  // onClose returns, so the database is never closed under them.
+  let running = 0;
+  const idle: (() => void)[] = [];
+  app.addHook("onClose", async () => {
+    if (running > 0) await new Promise<void>((resolve) => idle.push(resolve));
+  });
   app.addHook("onRoute", (route) => {
+    const handler = route.handler;
+    route.handler = async function (this: FastifyInstance, request, reply) {
+      running++;
+      try {
+        return await handler.call(this, request, reply);
+      } finally {
+        if (--running === 0) for (const resolve of idle.splice(0)) resolve();
+      }
+    };
     const methods = Array.isArray(route.method) ? route.method : [route.method];
     for (const method of methods) paths.on(method.toUpperCase() as HTTPMethod, route.url, () => {});
   });

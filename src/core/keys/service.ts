@@ -71,8 +71,13 @@ export class KeysService {
 
   constructor(private readonly repo: KeysRepo) {}
 
-  /** Creates a key for the account; the returned plaintext is never available again. */
-  async create(account: AccountRow, request: NewKeyRequest): Promise<{ key: string; row: ApiKeyRow }> {
+  /** Checks a key request without writing anything; the normalised grants, CIDRs and limit. */
+  normalize(request: NewKeyRequest): {
+    name: string;
+    grants: string[];
+    cidrs: string[];
+    rateLimit: number | null;
+  } {
     const name = request.name.trim();
     if (name.length < 1 || name.length > 100) throw ValidationError.field("name", "must be 1-100 characters");
     let grants: string[];
@@ -96,6 +101,12 @@ export class KeysService {
     ) {
       throw ValidationError.field("rate_limit", `must be a whole number from 1 to ${MAX_KEY_RATE_LIMIT}`);
     }
+    return { name, grants, cidrs, rateLimit };
+  }
+
+  /** Creates a key for the account; the returned plaintext is never available again. */
+  async create(account: AccountRow, request: NewKeyRequest): Promise<{ key: string; row: ApiKeyRow }> {
+    const { name, grants, cidrs, rateLimit } = this.normalize(request);
     const key = generateKey();
     const row = await this.repo.insert({
       account_id: account.id,

@@ -29,6 +29,8 @@ export async function up(db: Kysely<unknown>, dialect: DialectName): Promise<voi
     await db.schema.alterTable("radacct").addColumn(column, type).execute();
   }
 
+  // Lists page through an account's users by id; without this index SQLite sorts the whole account.
+  await db.schema.createIndex("wisp_users_account_id").on("users").columns(["account_id", "id"]).execute();
   // Logins look users up by their exact name, as FreeRADIUS's queries do.
   await db.schema
     .createIndex("wisp_users_account_exact")
