@@ -1,14 +1,24 @@
 import type { Kysely, Selectable } from "kysely";
+import { prepared } from "../../db/prepared.ts";
 import type { ApiKeysTable, Schema } from "../../db/schema.ts";
 
 export type ApiKeyRow = Selectable<ApiKeysTable>;
 export type ApiKeyListRow = ApiKeyRow & { account_name: string };
 
 export class KeysRepo {
-  constructor(private readonly db: Kysely<Schema>) {}
+  /** Runs on every API request. */
+  private readonly byHash;
 
-  findByHash(keyHash: string): Promise<ApiKeyRow | undefined> {
-    return this.db.selectFrom("api_keys").selectAll().where("key_hash", "=", keyHash).executeTakeFirst();
+  constructor(private readonly db: Kysely<Schema>) {
+    this.byHash = prepared(
+      db,
+      (hash: string) => db.selectFrom("api_keys").selectAll().where("key_hash", "=", hash),
+      [""],
+    );
+  }
+
+  async findByHash(keyHash: string): Promise<ApiKeyRow | undefined> {
+    return (await this.byHash(keyHash))[0];
   }
 
   findById(id: number): Promise<ApiKeyRow | undefined> {

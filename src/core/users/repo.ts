@@ -1,6 +1,7 @@
 import { type Kysely, type Selectable, sql, type Updateable } from "kysely";
 import type { DialectName } from "../../db/database.ts";
 import { lockedInTransaction } from "../../db/locking.ts";
+import { prepared } from "../../db/prepared.ts";
 import type { Schema, UsersTable } from "../../db/schema.ts";
 import { offsetOf, type PageRequest } from "../shared/pages.ts";
 import { likePattern } from "../shared/text.ts";
@@ -16,11 +17,20 @@ export interface UserFilter {
 const PASSWORD_ATTRIBUTE = "Cleartext-Password";
 
 export class UsersRepo {
+  /** GET /api/users/{id} outside transactions: compiled once. */
+  private readonly byId;
+
   constructor(
     private readonly db: Kysely<Schema>,
     private readonly dialect: DialectName,
     private readonly inTransaction = false,
-  ) {}
+  ) {
+    this.byId = prepared(db, (accountId: number, id: number) => this.selectById(accountId, id), [0, 0]);
+  }
+
+  private selectById(accountId: number, id: number) {
+    return this.db.selectFrom("users").selectAll().where("account_id", "=", accountId).where("id", "=", id);
+  }
 
   /** Runs fn with a repository bound to one transaction. */
   transaction<T>(fn: (repo: UsersRepo) => Promise<T>): Promise<T> {
