@@ -57,6 +57,12 @@ perl -0pi -e 's/^authorize_check_query = ".*?ORDER BY id"/$ENV{WISP_CHECK_QUERY}
 grep -q "status = 'disabled'" "$raddb/mods-config/sql/main/sqlite/queries.conf" ||
   { echo "configure.sh: could not extend authorize_check_query" >&2; exit 1; }
 
+# FreeRADIUS 3.2.1's SQLite simul_verify_query looks sessions up by '%{SQL-Group}' (empty there)
+# instead of the user name, so it "verifies" every open session away and Simultaneous-Use is never
+# enforced. Look them up by user name, as the other dialects do.
+sed -i "s|WHERE username = '%{\${group_attribute}}'|WHERE username = '%{SQL-User-Name}'|" \
+  "$raddb/mods-config/sql/main/sqlite/queries.conf"
+
 # The stock SQLite expire_on_login query uses GREATEST() and NOW(), which SQLite does not have,
 # and FreeRADIUS's SQLite accounting stores start times as Unix seconds.
 cat > "$raddb/mods-config/sql/counter/sqlite/expire_on_login.conf" <<'SQL'

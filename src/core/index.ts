@@ -15,6 +15,7 @@ import { PortalsRepo } from "./portals/repo.ts";
 import { PortalsService } from "./portals/service.ts";
 import { UsersRepo } from "./users/repo.ts";
 import { UsersService } from "./users/service.ts";
+import { createVoucherLogin } from "./vouchers/login.ts";
 import { VouchersRepo } from "./vouchers/repo.ts";
 import { VouchersService } from "./vouchers/service.ts";
 
@@ -39,6 +40,8 @@ export interface CoreOptions {
 
 export function createCore(database: Database, options: CoreOptions): Core {
   const { db } = database;
+  const aaa = new AaaService(db, database.dialect);
+  aaa.voucherLogin = createVoucherLogin(database.dialect);
   return {
     database,
     accounts: new AccountsService(new AccountsRepo(db)),
@@ -50,6 +53,6 @@ export function createCore(database: Database, options: CoreOptions): Core {
     networks: new NetworksService(new NetworksRepo(db)),
     portals: new PortalsService(new PortalsRepo(db), options.publicUrl),
     vouchers: new VouchersService(new VouchersRepo(db, database.dialect)),
-    aaa: new AaaService(db, database.dialect),
+    aaa,
   };
 }

@@ -172,7 +172,7 @@ export class RadiusServer {
         },
       );
     const hasMa = hasMessageAuthenticator(message);
-    if (hasMa && !verifyMessageAuthenticator(message, secret)) {
+    if (hasMa && !verifyMessageAuthenticator(message, secret, packet.authenticator)) {
       this.drop(remote, "bad Message-Authenticator (wrong shared secret?)");
       return null;
     }

@@ -91,8 +91,8 @@ for (const { dialect, skip } of await dialects()) {
         ["<=", "NAS-Port", "99"],
         ["=~", "Calling-Station-Id", "^aa-bb-.*$"],
         ["!~", "Called-Station-Id", ":guest$"],
-        ["=*", "Framed-Protocol", ""],
-        ["!*", "Framed-Protocol", "ignored"],
+        ["=*", "Framed-Protocol", "PPP"],
+        ["!*", "Framed-Protocol", "SLIP"],
       ];
       const replies: [string, string, string][] = [
         ["=", "Idle-Timeout", "600"],

@@ -142,9 +142,10 @@ export const PARITY_CASES: ParityCase[] = [
   operatorCase("regex-miss", ["Called-Station-Id", "=~", "^FF-"], "Access-Reject"),
   operatorCase("not-regex", ["Called-Station-Id", "!~", "Staff$"], "Access-Accept"),
   operatorCase("present", ["Calling-Station-Id", "=*", "ANY"], "Access-Accept"),
-  operatorCase("present-miss", ["Framed-IP-Address", "=*", "ANY"], "Access-Reject"),
-  operatorCase("absent", ["Framed-IP-Address", "!*", "ANY"], "Access-Accept"),
-  operatorCase("absent-miss", ["NAS-Port", "!*", "ANY"], "Access-Reject"),
+  // FreeRADIUS ignores the value of =* and !* but still parses it for the attribute's type.
+  operatorCase("present-miss", ["Framed-IP-Address", "=*", "0.0.0.0"], "Access-Reject"),
+  operatorCase("absent", ["Framed-IP-Address", "!*", "0.0.0.0"], "Access-Accept"),
+  operatorCase("absent-miss", ["NAS-Port", "!*", "0"], "Access-Reject"),
   {
     name: "reply: the user's = stays against a group's =, a group's := overrides",
     users: [

@@ -189,4 +189,6 @@ export const FREERADIUS_INTERNAL_ATTRIBUTES: readonly InternalAttributeSpec[] = 
   { name: "Monthly-Session-Time", code: 3005, type: "integer64" },
   { name: "Max-All-Session-Time", code: 3006, type: "integer64" },
   { name: "Expire-After-Initial-Login", code: 3007, type: "integer64" },
+  // rlm_sql registers SQL-Group (membership test in check items) at start-up, also unnumbered.
+  { name: "SQL-Group", code: 3008, type: "string" },
 ];

@@ -177,14 +177,14 @@ function checkTyped(def: AttributeDef, value: string): string | null {
 
 /**
  * Checks a value for an attribute; null when valid, else a short reason. Runs checkValueSafe
- * first. With an operator: =~ and !~ take a regular expression, =* and !* ignore the value
- * (FreeRADIUS does), so only the generic checks apply to them. A has_tag attribute may carry
+ * first. With an operator: =~ and !~ take a regular expression. =* and !* ignore the value when
+ * comparing, but FreeRADIUS still parses it for the attribute's type and rejects the whole user
+ * when it cannot (seen with "ANY" on an ipaddr): it must be valid too. A has_tag attribute may carry
  * FreeRADIUS's `:tag:` prefix (0-31, or * for check items).
  */
 export function checkAttributeValue(def: AttributeDef, value: string, operator?: string): string | null {
   const unsafe = checkValueSafe(value);
   if (unsafe) return unsafe;
-  if (operator === "=*" || operator === "!*") return null;
   if (operator === "=~" || operator === "!~") return checkRegex(value);
   let rest = value;
   if (def.hasTag) {

@@ -1,0 +1,44 @@
+// The SQL of a voucher login: the voucher row locked for the login's transaction, its devices,
+// and its state change.
+import type { Transaction, Updateable } from "kysely";
+import type { DialectName } from "../../db/database.ts";
+import { lockedInTransaction } from "../../db/locking.ts";
+import type { Schema, VouchersTable } from "../../db/schema.ts";
+import type { VoucherRow } from "./repo.ts";
+
+type Trx = Transaction<Schema>;
+
+export class VoucherLoginRepo {
+  constructor(private readonly dialect: DialectName) {}
+
+  /** `code` upper-case, as stored. */
+  findForLogin(trx: Trx, accountId: number, code: string): Promise<VoucherRow | undefined> {
+    const query = trx
+      .selectFrom("vouchers")
+      .selectAll()
+      .where("account_id", "=", accountId)
+      .where("code", "=", code);
+    return lockedInTransaction(query, this.dialect, true).executeTakeFirst();
+  }
+
+  async knowsDevice(trx: Trx, voucherId: number, mac: string): Promise<boolean> {
+    const row = await trx
+      .selectFrom("voucher_devices")
+      .select("mac")
+      .where("voucher_id", "=", voucherId)
+      .where("mac", "=", mac)
+      .executeTakeFirst();
+    return row !== undefined;
+  }
+
+  async addDevice(trx: Trx, accountId: number, voucherId: number, mac: string, at: string): Promise<void> {
+    await trx
+      .insertInto("voucher_devices")
+      .values({ account_id: accountId, voucher_id: voucherId, mac, first_seen: at })
+      .execute();
+  }
+
+  async update(trx: Trx, id: number, changes: Updateable<VouchersTable>): Promise<void> {
+    await trx.updateTable("vouchers").set(changes).where("id", "=", id).execute();
+  }
+}

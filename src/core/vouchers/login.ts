@@ -1,0 +1,81 @@
+// Logging in with a voucher: the code is both username and password, ignoring case. Validity
+// starts at the first login; usage_limit counts distinct client devices (MACs); each session is
+// capped by session_timeout and by the voucher's expiry. Stock FreeRADIUS cannot express these
+// rules (deploy/freeradius/README.md says so); this is where they live.
+import { timingSafeEqual } from "node:crypto";
+import type { DialectName } from "../../db/database.ts";
+import type { Credentials } from "../aaa/decide.ts";
+import type { VoucherLogin } from "../aaa/service.ts";
+import { insertEvents } from "../events/repo.ts";
+import { isoNow } from "../shared/time.ts";
+import { VoucherLoginRepo } from "./login-repo.ts";
+import { MAX_CODE } from "./rules.ts";
+import { effectiveStatus } from "./service.ts";
+
+const CODE = new RegExp(`^[A-Za-z0-9]{1,${MAX_CODE}}$`);
+/** Logins without a Calling-Station-Id all count as this one device. */
+const UNKNOWN_DEVICE = "unknown";
+
+function sameCode(given: string, code: string): boolean {
+  const a = Buffer.from(given.toUpperCase());
+  const b = Buffer.from(code);
+  return a.length === b.length && timingSafeEqual(a, b);
+}
+
+function passwordMatches(credentials: Credentials, code: string): boolean {
+  if (credentials.password !== undefined) return sameCode(credentials.password, code);
+  // CHAP hides what was typed: try the code as stored and in lower case.
+  return credentials.chap ? credentials.chap(code) || credentials.chap(code.toLowerCase()) : false;
+}
+
+export function createVoucherLogin(dialect: DialectName): VoucherLogin {
+  const repo = new VoucherLoginRepo(dialect);
+  return async ({ accountId, code: username, credentials, clientMac, now, run }) => {
+    if (!CODE.test(username)) return null;
+    const code = username.toUpperCase();
+    return run(async (trx) => {
+      const row = await repo.findForLogin(trx, accountId, code);
+      if (!row) return null;
+      const reject = (reason: string) => ({ voucherId: row.id, accepted: false, reply: [], reason });
+      if (!passwordMatches(credentials, code)) return reject("wrong password");
+      const at = isoNow(new Date(now * 1000));
+      const status = effectiveStatus(row, at);
+      if (status === "disabled") return reject("voucher disabled");
+      if (status === "expired") {
+        if (row.status !== "expired") await repo.update(trx, row.id, { status: "expired" });
+        return reject("voucher expired");
+      }
+
+      const first = row.status === "unused";
+      const expiresAt = first ? now + row.validity : Math.floor(Date.parse(row.expires ?? at) / 1000);
+      let devicesUsed = row.devices_used;
+      let nextStatus = first ? "active" : row.status;
+      const mac = clientMac ?? UNKNOWN_DEVICE;
+      if (!(await repo.knowsDevice(trx, row.id, mac))) {
+        if (row.usage_limit > 0 && devicesUsed >= row.usage_limit) {
+          return reject("voucher already used on its maximum number of devices");
+        }
+        await repo.addDevice(trx, accountId, row.id, mac, at);
+        devicesUsed++;
+        if (row.usage_limit > 0 && devicesUsed >= row.usage_limit) nextStatus = "exhausted";
+      }
+      const expires = isoNow(new Date(expiresAt * 1000));
+      await repo.update(trx, row.id, {
+        status: nextStatus,
+        devices_used: devicesUsed,
+        ...(first ? { first_used: at, expires } : {}),
+      });
+      if (first) {
+        const data = { voucher_id: row.id, code, batch_id: row.batch_id, expires, client_mac: clientMac };
+        await insertEvents(trx, [{ accountId, kind: "voucher.activated", data }], at);
+      }
+      const sessionTimeout = Math.min(row.session_timeout ?? Number.POSITIVE_INFINITY, expiresAt - now);
+      return {
+        voucherId: row.id,
+        accepted: true,
+        reply: [{ attribute: "Session-Timeout", op: "=", value: String(sessionTimeout) }],
+        reason: null,
+      };
+    });
+  };
+}
