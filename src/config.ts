@@ -16,6 +16,8 @@ export interface Config {
   authFailureLimit: number;
   /** Milliseconds to let in-flight requests finish after SIGTERM. */
   shutdownTimeoutMs: number;
+  /** Whether this process runs the background worker (webhooks, report files). */
+  runWorker: boolean;
   /** UDP ports of the embedded RADIUS server; 0 turns one off. */
   radiusAuthPort: number;
   radiusAcctPort: number;
@@ -76,6 +78,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     authFailureLimit: integer(env, "AUTH_FAILURE_LIMIT_PER_MINUTE", 30, 1, 1_000_000),
     shutdownTimeoutMs: integer(env, "SHUTDOWN_TIMEOUT_MS", 10_000, 0, 600_000),
     publicUrl: publicUrl(env),
+    runWorker: env.WORKER !== "0",
     radiusAuthPort: integer(env, "RADIUS_AUTH_PORT", 1812, 0, 65535),
     radiusAcctPort: integer(env, "RADIUS_ACCT_PORT", 1813, 0, 65535),
     radiusHost: env.RADIUS_HOST || env.HOST || "0.0.0.0",

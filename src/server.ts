@@ -6,6 +6,8 @@ import { openDatabase } from "./db/database.ts";
 import { migrate } from "./db/migrate.ts";
 import { buildApp } from "./http/app.ts";
 import { type CounterStore, createCounterStore } from "./http/rate-limit.ts";
+import { registerJobHandlers } from "./jobs/handlers.ts";
+import { Worker } from "./jobs/worker.ts";
 import { RadiusServer } from "./radius/server.ts";
 
 export interface RunningServer {
@@ -14,6 +16,8 @@ export interface RunningServer {
   /** The address the HTTP server listens on, e.g. http://127.0.0.1:8080 */
   url: string;
   radius: RadiusServer;
+  /** The background worker, unless WORKER=0 (then `wisp worker` runs it elsewhere). */
+  worker: Worker | undefined;
   close(): Promise<void>;
 }
 
@@ -48,6 +52,11 @@ export async function startServer(config: Config, overrides: ServerOverrides = {
       log: app.log,
     });
     await radius.start();
+    const worker = config.runWorker ? new Worker(core.jobs, { log: app.log }) : undefined;
+    if (worker) {
+      registerJobHandlers(worker, core);
+      worker.start();
+    }
     app.log.info(
       { database: database.location, redis: Boolean(config.redisUrl), radius: radius.ports },
       "wisp started",
@@ -60,11 +69,13 @@ export async function startServer(config: Config, overrides: ServerOverrides = {
       app,
       core,
       radius,
+      worker,
       url: `http://${host.includes(":") ? `[${host}]` : host}:${port}`,
       async close() {
         // Stop accepting, let in-flight requests finish, then release the database and Redis.
         await radius.close();
         await app.close();
+        await worker?.stop();
         await core.aaa.writes.drain();
         await storeInUse.close();
         await database.close();

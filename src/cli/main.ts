@@ -9,6 +9,7 @@ import { registerAccountCommands } from "./accounts.ts";
 import { registerKeyCommands } from "./keys.ts";
 import { registerNetworkCommands } from "./networks.ts";
 import { registerPortalCommands } from "./portals.ts";
+import { registerWorkerCommand } from "./worker.ts";
 
 export type WithCore = <T>(fn: (core: Core) => Promise<T>) => Promise<T>;
 
@@ -37,14 +38,17 @@ const program = new Command("wisp")
 
 program
   .command("serve")
-  .description("run the API server (same as npm start)")
-  .action(async () => {
+  .description("run the API and RADIUS server (same as npm start)")
+  .option("--no-worker", "leave background jobs to a separate `wisp worker`")
+  .action(async (options: { worker: boolean }) => {
+    if (!options.worker) process.env.WORKER = "0";
     await import("../main.ts");
   });
 
 registerAccountCommands(program, withCore);
 registerKeyCommands(program, withCore);
 // (command groups of further areas are registered below, one line each)
+registerWorkerCommand(program);
 registerNetworkCommands(program, withCore);
 registerPortalCommands(program, withCore);
 

@@ -1,5 +1,6 @@
 // The domain core, wired to one database. Every door (HTTP, CLI, RADIUS, console) starts here.
 import type { Database } from "../db/database.ts";
+import { JobQueue } from "../jobs/queue.ts";
 import { AaaService } from "./aaa/service.ts";
 import { AccountsRepo } from "./accounts/repo.ts";
 import { AccountsService } from "./accounts/service.ts";
@@ -31,6 +32,7 @@ export interface Core {
   portals: PortalsService;
   vouchers: VouchersService;
   aaa: AaaService;
+  jobs: JobQueue;
 }
 
 export interface CoreOptions {
@@ -54,5 +56,6 @@ export function createCore(database: Database, options: CoreOptions): Core {
     portals: new PortalsService(new PortalsRepo(db), options.publicUrl),
     vouchers: new VouchersService(new VouchersRepo(db, database.dialect)),
     aaa,
+    jobs: new JobQueue(db, database.dialect),
   };
 }

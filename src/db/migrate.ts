@@ -4,12 +4,14 @@ import type { Database, DialectName } from "./database.ts";
 import * as foundation from "./migrations/001_foundation.ts";
 import * as radiusData from "./migrations/002_radius_data.ts";
 import * as radiusRuntime from "./migrations/003_radius_runtime.ts";
+import * as jobs from "./migrations/004_jobs.ts";
 
 type Step = { up(db: Kysely<unknown>, dialect: DialectName): Promise<void> };
 const steps: Record<string, Step> = {
   "001_foundation": foundation,
   "002_radius_data": radiusData,
   "003_radius_runtime": radiusRuntime,
+  "004_jobs": jobs,
 };
 
 class StaticProvider implements MigrationProvider {

@@ -217,6 +217,24 @@ export interface EventsTable {
   created: string;
 }
 
+/** Background work with a lease: see src/jobs/queue.ts. */
+export interface JobsTable {
+  id: Generated<number>;
+  account_id: number | null;
+  kind: string;
+  payload: string;
+  status: string;
+  attempts: Generated<number>;
+  run_at: number;
+  locked_by: string | null;
+  locked_until: number | null;
+  progress: string | null;
+  result: string | null;
+  last_error: string | null;
+  created: string;
+  updated: string;
+}
+
 export interface Schema {
   accounts: AccountsTable;
   api_keys: ApiKeysTable;
@@ -236,4 +254,5 @@ export interface Schema {
   radpostauth: RadpostauthTable;
   voucher_devices: VoucherDevicesTable;
   events: EventsTable;
+  jobs: JobsTable;
 }

@@ -1,0 +1,34 @@
+import type { Command } from "commander";
+import pino from "pino";
+import { loadConfig } from "../config.ts";
+import { createCore } from "../core/index.ts";
+import { openDatabase } from "../db/database.ts";
+import { migrate } from "../db/migrate.ts";
+import { registerJobHandlers } from "../jobs/handlers.ts";
+import { Worker } from "../jobs/worker.ts";
+
+/** `wisp worker`: only the background worker, for deployments that run it apart from the API. */
+export function registerWorkerCommand(program: Command): void {
+  program
+    .command("worker")
+    .description("run the background worker alone (webhook deliveries, report files) until SIGTERM")
+    .action(async () => {
+      const config = loadConfig();
+      const log = pino({ level: config.logLevel });
+      const database = openDatabase({ dataDir: config.dataDir, databaseUrl: config.databaseUrl });
+      await migrate(database);
+      const core = createCore(database, config);
+      const worker = new Worker(core.jobs, { log });
+      registerJobHandlers(worker, core);
+      worker.start();
+      log.info({ worker: worker.id, database: database.location }, "wisp worker started");
+      await new Promise<void>((resolve) => {
+        process.once("SIGTERM", resolve);
+        process.once("SIGINT", resolve);
+      });
+      await worker.stop();
+      await core.aaa.writes.drain();
+      await database.close();
+      log.info("wisp worker stopped");
+    });
+}

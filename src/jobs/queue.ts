@@ -1,0 +1,123 @@
+// The durable job queue over the jobs table. Claiming takes a lease; a job whose lease ran out
+// (its worker died) is claimed again. On PostgreSQL several workers claim with
+// FOR UPDATE SKIP LOCKED, so no job is run twice at once; on SQLite one writer claims at a time.
+import { type Kysely, type Selectable, sql } from "kysely";
+import { isoNow } from "../core/shared/time.ts";
+import type { DialectName } from "../db/database.ts";
+import type { JobsTable, Schema } from "../db/schema.ts";
+
+export type Job = Selectable<JobsTable>;
+
+export interface NewJob {
+  kind: string;
+  accountId: number | null;
+  payload: unknown;
+  /** Epoch milliseconds; default now. */
+  runAt?: number;
+}
+
+export class JobQueue {
+  constructor(
+    private readonly db: Kysely<Schema>,
+    private readonly dialect: DialectName,
+  ) {}
+
+  /** Adds jobs with the given connection: pass the caller's transaction to enqueue atomically. */
+  async enqueue(db: Kysely<Schema>, jobs: readonly NewJob[]): Promise<number[]> {
+    if (jobs.length === 0) return [];
+    const now = isoNow();
+    const rows = await db
+      .insertInto("jobs")
+      .values(
+        jobs.map((job) => ({
+          kind: job.kind,
+          account_id: job.accountId,
+          payload: JSON.stringify(job.payload),
+          status: "queued",
+          run_at: job.runAt ?? Date.now(),
+          created: now,
+          updated: now,
+        })),
+      )
+      .returning("id")
+      .execute();
+    return rows.map((r) => r.id);
+  }
+
+  /** Claims up to `limit` due jobs of these kinds for `workerId`, leased for `leaseMs`. */
+  async claim(workerId: string, kinds: readonly string[], limit: number, leaseMs: number): Promise<Job[]> {
+    if (kinds.length === 0 || limit <= 0) return [];
+    const now = Date.now();
+    const due = this.db
+      .selectFrom("jobs")
+      .select("id")
+      .where("kind", "in", kinds)
+      .where((eb) =>
+        eb.or([
+          eb.and([eb("status", "=", "queued"), eb("run_at", "<=", now)]),
+          eb.and([eb("status", "=", "running"), eb("locked_until", "<", now)]),
+        ]),
+      )
+      .orderBy("run_at")
+      .orderBy("id")
+      .limit(limit);
+    const lockedDue = this.dialect === "postgres" ? due.forUpdate().skipLocked() : due;
+    return this.db
+      .updateTable("jobs")
+      .set({
+        status: "running",
+        locked_by: workerId,
+        locked_until: now + leaseMs,
+        attempts: sql`attempts + 1`,
+        updated: isoNow(),
+      })
+      .where("id", "in", lockedDue)
+      .returningAll()
+      .execute();
+  }
+
+  /** Extends the lease of a job this worker still holds; false when it lost it. */
+  async renew(id: number, workerId: string, leaseMs: number, progress?: unknown): Promise<boolean> {
+    const result = await this.db
+      .updateTable("jobs")
+      .set({
+        locked_until: Date.now() + leaseMs,
+        updated: isoNow(),
+        ...(progress === undefined ? {} : { progress: JSON.stringify(progress) }),
+      })
+      .where("id", "=", id)
+      .where("locked_by", "=", workerId)
+      .where("status", "=", "running")
+      .executeTakeFirst();
+    return Number(result.numUpdatedRows) > 0;
+  }
+
+  async complete(id: number, workerId: string, result?: unknown): Promise<void> {
+    await this.finish(id, workerId, {
+      status: "done",
+      result: result === undefined ? null : JSON.stringify(result),
+    });
+  }
+
+  async fail(id: number, workerId: string, error: string): Promise<void> {
+    await this.finish(id, workerId, { status: "failed", last_error: error });
+  }
+
+  /** Puts the job back in the queue for `runAt` (epoch ms). */
+  async retry(id: number, workerId: string, error: string, runAt: number): Promise<void> {
+    await this.finish(id, workerId, { status: "queued", last_error: error, run_at: runAt });
+  }
+
+  get(id: number): Promise<Job | undefined> {
+    return this.db.selectFrom("jobs").selectAll().where("id", "=", id).executeTakeFirst();
+  }
+
+  private async finish(id: number, workerId: string, changes: Partial<Omit<Job, "id">>): Promise<void> {
+    await this.db
+      .updateTable("jobs")
+      .set({ ...changes, locked_by: null, locked_until: null, updated: isoNow() })
+      .where("id", "=", id)
+      .where("locked_by", "=", workerId)
+      .execute();
+  }
+}

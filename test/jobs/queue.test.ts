@@ -1,0 +1,125 @@
+// The durable job queue: claim with a lease, complete, retry, reclaim after a dead worker, and
+// no double claims by concurrent workers; the worker loop around it.
+import assert from "node:assert/strict";
+import { after, before, describe, test } from "node:test";
+import type { Kysely } from "kysely";
+import { openDatabase } from "../../src/db/database.ts";
+import { migrate } from "../../src/db/migrate.ts";
+import type { Schema } from "../../src/db/schema.ts";
+import { JobQueue } from "../../src/jobs/queue.ts";
+import { RetryLater, Worker } from "../../src/jobs/worker.ts";
+import { createTestDatabase, dialects, type TestDatabase } from "../support/databases.ts";
+
+const quiet = { error() {}, warn() {} };
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+for (const { dialect, skip } of await dialects()) {
+  describe(`job queue on ${dialect}`, { skip }, () => {
+    let testDb: TestDatabase;
+    let database: ReturnType<typeof openDatabase>;
+    let db: Kysely<Schema>;
+    let queue: JobQueue;
+
+    before(async () => {
+      testDb = await createTestDatabase(dialect);
+      database = openDatabase({ dataDir: testDb.dataDir, databaseUrl: testDb.databaseUrl });
+      await migrate(database);
+      db = database.db;
+      queue = new JobQueue(db, dialect);
+    });
+    after(async () => {
+      await database?.close();
+      await testDb?.drop();
+    });
+
+    test("claim takes due jobs with a lease; complete and fail end them", async () => {
+      const [a, b, later] = await queue.enqueue(db, [
+        { kind: "t1", accountId: null, payload: { n: 1 } },
+        { kind: "t1", accountId: null, payload: { n: 2 } },
+        { kind: "t1", accountId: null, payload: { n: 3 }, runAt: Date.now() + 60_000 },
+      ]);
+      const claimed = await queue.claim("w1", ["t1"], 10, 5000);
+      assert.deepEqual(claimed.map((j) => j.id).sort(), [a, b].sort());
+      assert.ok(claimed.every((j) => j.status === "running" && j.attempts === 1 && j.locked_by === "w1"));
+      assert.deepEqual(await queue.claim("w2", ["t1"], 10, 5000), [], "leased jobs are not claimed twice");
+      await queue.complete(a!, "w1", { ok: true });
+      await queue.fail(b!, "w1", "broken");
+      assert.equal((await queue.get(a!))?.status, "done");
+      assert.equal((await queue.get(a!))?.result, '{"ok":true}');
+      assert.equal((await queue.get(b!))?.status, "failed");
+      assert.equal((await queue.get(later!))?.status, "queued");
+      await db.deleteFrom("jobs").execute();
+    });
+
+    test("a job whose worker died is claimed again when its lease runs out", async () => {
+      const [id] = await queue.enqueue(db, [{ kind: "t2", accountId: null, payload: {} }]);
+      await queue.claim("dead-worker", ["t2"], 1, 100);
+      await sleep(150);
+      const [again] = await queue.claim("w2", ["t2"], 1, 5000);
+      assert.equal(again?.id, id);
+      assert.equal(again?.attempts, 2);
+      await queue.complete(id!, "dead-worker");
+      assert.equal(
+        (await queue.get(id!))?.status,
+        "running",
+        "a worker that lost its lease cannot finish the job",
+      );
+      await queue.complete(id!, "w2");
+      assert.equal((await queue.get(id!))?.status, "done");
+    });
+
+    test("concurrent claimers never take the same job", async () => {
+      await queue.enqueue(
+        db,
+        Array.from({ length: 60 }, (_, i) => ({ kind: "t3", accountId: null, payload: { i } })),
+      );
+      const extra = openDatabase({ dataDir: testDb.dataDir, databaseUrl: testDb.databaseUrl });
+      const other = new JobQueue(extra.db, dialect);
+      const seen: number[] = [];
+      await Promise.all(
+        [queue, other, queue, other].map(async (q, w) => {
+          for (;;) {
+            const jobs = await q.claim(`w${w}`, ["t3"], 7, 10_000);
+            if (jobs.length === 0) return;
+            seen.push(...jobs.map((j) => j.id));
+          }
+        }),
+      );
+      await extra.close();
+      assert.equal(seen.length, 60);
+      assert.equal(new Set(seen).size, 60);
+    });
+
+    test("the worker runs handlers, retries on RetryLater, records failures", async () => {
+      const worker = new Worker(queue, { log: quiet, pollMs: 20, leaseMs: 2000 });
+      const runs: number[] = [];
+      worker.handle("ok", async (job) => {
+        runs.push(job.id);
+        return "done";
+      });
+      let tries = 0;
+      worker.handle("flaky", async () => {
+        tries++;
+        if (tries < 3) throw new RetryLater("not yet", Date.now());
+        return "third time";
+      });
+      worker.handle("broken", async () => {
+        throw new Error("always");
+      });
+      const [ok, flaky, broken] = await queue.enqueue(db, [
+        { kind: "ok", accountId: null, payload: {} },
+        { kind: "flaky", accountId: null, payload: {} },
+        { kind: "broken", accountId: null, payload: {} },
+      ]);
+      worker.start();
+      for (let i = 0; i < 200 && (await queue.get(flaky!))?.status !== "done"; i++) await sleep(20);
+      await worker.stop();
+      assert.deepEqual(runs, [ok]);
+      assert.equal((await queue.get(ok!))?.status, "done");
+      assert.equal((await queue.get(flaky!))?.status, "done");
+      assert.equal((await queue.get(flaky!))?.attempts, 3);
+      assert.equal((await queue.get(broken!))?.status, "failed");
+      assert.equal((await queue.get(broken!))?.last_error, "always");
+    });
+  });
+}
