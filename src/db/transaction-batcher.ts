@@ -60,7 +60,7 @@ export class TransactionBatcher {
         for (const item of batch) out.push(await item.work(trx));
         return out;
       });
-      batch.forEach((item, i) => item.resolve(results[i]));
+      for (const [i, item] of batch.entries()) item.resolve(results[i]);
     } catch {
       // One bad write must not sink the others: replay each in a transaction of its own.
       for (const item of batch) {

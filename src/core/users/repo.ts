@@ -62,13 +62,9 @@ export class UsersRepo {
   }
 
   /** Inside a transaction on PostgreSQL the row stays locked until commit (see lockedInTransaction). */
-  findById(accountId: number, id: number): Promise<UserRow | undefined> {
-    const query = this.db
-      .selectFrom("users")
-      .selectAll()
-      .where("account_id", "=", accountId)
-      .where("id", "=", id);
-    return lockedInTransaction(query, this.dialect, this.inTransaction).executeTakeFirst();
+  async findById(accountId: number, id: number): Promise<UserRow | undefined> {
+    if (!this.inTransaction) return (await this.byId(accountId, id))[0];
+    return lockedInTransaction(this.selectById(accountId, id), this.dialect, true).executeTakeFirst();
   }
 
   findByUsername(accountId: number, username: string): Promise<UserRow | undefined> {

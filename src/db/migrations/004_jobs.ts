@@ -25,5 +25,9 @@ export async function up(db: Kysely<unknown>, dialect: DialectName): Promise<voi
     .addColumn("updated", "varchar(20)", (c) => c.notNull())
     .execute();
   await db.schema.createIndex("wisp_jobs_due").on("jobs").columns(["status", "run_at"]).execute();
-  await db.schema.createIndex("wisp_jobs_account_kind").on("jobs").columns(["account_id", "kind", "id"]).execute();
+  await db.schema
+    .createIndex("wisp_jobs_account_kind")
+    .on("jobs")
+    .columns(["account_id", "kind", "id"])
+    .execute();
 }
