@@ -2,69 +2,89 @@
 // radacct, always within one account.
 import { type Kysely, sql } from "kysely";
 import type { DialectName } from "../../db/database.ts";
+import { prepared } from "../../db/prepared.ts";
 import type { Schema } from "../../db/schema.ts";
 import type { GroupItems, SqlUserItems } from "./authorize.ts";
 import type { SessionCounters } from "./decide.ts";
 import type { Pair } from "./pairs.ts";
 
 export class LoginRepo {
+  // Every Access-Request runs these: built and compiled once (see db/prepared.ts).
+  private readonly user;
+  private readonly check;
+  private readonly reply;
+  private readonly memberships;
+  private readonly groupCheck;
+  private readonly groupReply;
+
   constructor(
     private readonly db: Kysely<Schema>,
     private readonly dialect: DialectName,
-  ) {}
-
-  /** The Wisp user behind a username (exact match, as FreeRADIUS's queries): id and status. */
-  findUser(accountId: number, username: string): Promise<{ id: number; status: string } | undefined> {
-    return this.db
-      .selectFrom("users")
-      .select(["id", "status"])
-      .where("account_id", "=", accountId)
-      .where("username", "=", username)
-      .executeTakeFirst();
-  }
-
-  /** The rows rlm_sql's authorize queries would read for this username (exact match, by id). */
-  async userItems(accountId: number, username: string): Promise<SqlUserItems> {
-    const rows = (table: "radcheck" | "radreply") =>
-      this.db
+  ) {
+    const byUser = (table: "radcheck" | "radreply") => (accountId: number, username: string) =>
+      db
         .selectFrom(table)
         .select(["attribute", "op", "value"])
         .where("account_id", "=", accountId)
         .where("username", "=", username)
-        .orderBy("id")
-        .execute();
-    const [check, reply, memberships] = await Promise.all([
-      rows("radcheck"),
-      rows("radreply"),
-      this.db
-        .selectFrom("radusergroup")
-        .select("groupname")
+        .orderBy("id");
+    const byGroup = (table: "radgroupcheck" | "radgroupreply") => (accountId: number, groupname: string) =>
+      db
+        .selectFrom(table)
+        .select(["attribute", "op", "value"])
         .where("account_id", "=", accountId)
-        .where("username", "=", username)
-        .orderBy("priority")
-        .orderBy("id")
-        .execute(),
-    ]);
-    const groups: GroupItems[] = memberships.map((m) => ({ name: m.groupname, check: [], reply: [] }));
-    if (groups.length > 0) {
-      const names = [...new Set(groups.map((g) => g.name))];
-      const groupRows = (table: "radgroupcheck" | "radgroupreply") =>
-        this.db
-          .selectFrom(table)
-          .select(["groupname", "attribute", "op", "value"])
+        .where("groupname", "=", groupname)
+        .orderBy("id");
+    const sample: [number, string] = [0, ""];
+    this.user = prepared(
+      db,
+      (accountId: number, username: string) =>
+        db
+          .selectFrom("users")
+          .select(["id", "status"])
           .where("account_id", "=", accountId)
-          .where("groupname", "in", names)
-          .orderBy("id")
-          .execute();
-      const [groupCheck, groupReply] = await Promise.all([
-        groupRows("radgroupcheck"),
-        groupRows("radgroupreply"),
-      ]);
-      for (const group of groups) {
-        group.check = groupCheck.filter((r) => r.groupname === group.name).map(toPair);
-        group.reply = groupReply.filter((r) => r.groupname === group.name).map(toPair);
-      }
-    }
+          .where("username", "=", username),
+      sample,
+    );
+    this.check = prepared(db, byUser("radcheck"), sample);
+    this.reply = prepared(db, byUser("radreply"), sample);
+    this.memberships = prepared(
+      db,
+      (accountId: number, username: string) =>
+        db
+          .selectFrom("radusergroup")
+          .select("groupname")
+          .where("account_id", "=", accountId)
+          .where("username", "=", username)
+          .orderBy("priority")
+          .orderBy("id"),
+      sample,
+    );
+    this.groupCheck = prepared(db, byGroup("radgroupcheck"), sample);
+    this.groupReply = prepared(db, byGroup("radgroupreply"), sample);
+  }
+
+  /** The Wisp user behind a username (exact match, as FreeRADIUS's queries): id and status. */
+  async findUser(accountId: number, username: string): Promise<{ id: number; status: string } | undefined> {
+    return (await this.user(accountId, username))[0];
+  }
+
+  /** The rows rlm_sql's authorize queries would read for this username (exact match, by id). */
+  async userItems(accountId: number, username: string): Promise<SqlUserItems> {
+    const [check, reply, memberships] = await Promise.all([
+      this.check(accountId, username),
+      this.reply(accountId, username),
+      this.memberships(accountId, username),
+    ]);
+    const groups: GroupItems[] = await Promise.all(
+      memberships.map(async ({ groupname }) => {
+        const [groupCheck, groupReply] = await Promise.all([
+          this.groupCheck(accountId, groupname),
+          this.groupReply(accountId, groupname),
+        ]);
+        return { name: groupname, check: groupCheck.map(toPair), reply: groupReply.map(toPair) };
+      }),
+    );
     return { check: check.map(toPair), reply: reply.map(toPair), groups };
   }
 
