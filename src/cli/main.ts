@@ -9,6 +9,7 @@ import { registerAccountCommands } from "./accounts.ts";
 import { registerKeyCommands } from "./keys.ts";
 import { registerNetworkCommands } from "./networks.ts";
 import { registerPortalCommands } from "./portals.ts";
+import { registerRadiusCommands } from "./radius.ts";
 import { registerWorkerCommand } from "./worker.ts";
 
 export type WithCore = <T>(fn: (core: Core) => Promise<T>) => Promise<T>;
@@ -51,6 +52,7 @@ registerKeyCommands(program, withCore);
 registerWorkerCommand(program);
 registerNetworkCommands(program, withCore);
 registerPortalCommands(program, withCore);
+registerRadiusCommands(program, withCore);
 
 try {
   await program.parseAsync(process.argv);

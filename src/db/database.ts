@@ -84,6 +84,9 @@ class WispSqliteDialect extends SqliteDialect {
 export function openDatabase(options: DatabaseOptions): Database {
   if (options.databaseUrl) {
     const pool = new pg.Pool({ connectionString: options.databaseUrl, max: options.poolSize ?? 10 });
+    // An idle connection the server dropped (restart, idle timeout) is discarded by the pool and
+    // the next query reconnects; without a listener the error would end the process.
+    pool.on("error", () => {});
     const db = new Kysely<Schema>({ dialect: new PostgresDialect({ pool }) });
     const url = new URL(options.databaseUrl);
     return {

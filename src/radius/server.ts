@@ -140,12 +140,15 @@ export class RadiusServer {
       this.seen.delete(key);
       return this.drop(remote, "malformed packet", { detail: (error as Error).message });
     }
-    const response = await this.answer(kind, client, packet, message, remote);
-    if (!response) {
-      this.seen.delete(key);
-      return;
+    let response: Buffer | null = null;
+    try {
+      response = await this.answer(kind, client, packet, message, remote);
+      if (response) entry.response = response;
+    } finally {
+      // A request that got no answer may be retransmitted: it must be decided again then.
+      if (!entry.response) this.seen.delete(key);
     }
-    entry.response = response;
+    if (!response) return;
     socket.send(response, remote.port, remote.address);
   }
 
@@ -203,26 +206,30 @@ export class RadiusServer {
     const chap = packet.attributes.find((a) => a.name === "CHAP-Password");
     const challenge = packet.attributes.find((a) => a.name === "CHAP-Challenge")?.raw ?? packet.authenticator;
     const password = packet.attributes.find((a) => a.name === "User-Password");
-    const result = await this.options.aaa.authenticate(client, pairsOf(packet), {
+    const aaa = this.options.aaa;
+    let outcome = await aaa.decide(client, pairsOf(packet), {
       password: password ? password.raw.toString("utf8") : undefined,
       chap: chap ? (cleartext: string) => verifyChap(chap.raw, challenge, cleartext) : undefined,
     });
-    if (!result.accepted)
-      return respond(PacketCode.AccessReject, [["Reply-Message", result.reason ?? "rejected"]]);
+    // The answer is built before the attempt is recorded, so the record says what was sent.
+    let response: Buffer;
     try {
-      return respond(
-        PacketCode.AccessAccept,
-        result.reply.map((p) => [p.attribute, p.value] as const),
-      );
+      response = outcome.result.accepted
+        ? respond(
+            PacketCode.AccessAccept,
+            outcome.result.reply.map((p) => [p.attribute, p.value] as const),
+          )
+        : respond(PacketCode.AccessReject, [["Reply-Message", outcome.result.reason ?? "rejected"]]);
     } catch (error) {
-      this.options.log.error(
+      this.options.log.warn(
         { err: error, client: remote.address },
-        "reply attributes cannot be encoded; rejecting",
+        "the answer cannot be encoded; rejecting",
       );
-      return respond(PacketCode.AccessReject, [
-        ["Reply-Message", "the account's reply attributes are invalid"],
-      ]);
+      outcome = aaa.rejectInstead(outcome, "the answer does not fit in a RADIUS packet");
+      response = respond(PacketCode.AccessReject, []);
     }
+    await aaa.record(outcome);
+    return response;
   }
 
   private sweep(): void {

@@ -80,8 +80,14 @@ export class RecordingRepo {
     await insertEvents(trx, events);
   }
 
-  findSession(trx: Trx, acctuniqueid: string) {
-    return trx.selectFrom("radacct").selectAll().where("acctuniqueid", "=", acctuniqueid).executeTakeFirst();
+  /** A session of this account; another account's session with the same id is not this one's to touch. */
+  findSession(trx: Trx, accountId: number, acctuniqueid: string) {
+    return trx
+      .selectFrom("radacct")
+      .selectAll()
+      .where("acctuniqueid", "=", acctuniqueid)
+      .where("account_id", "=", accountId)
+      .executeTakeFirst();
   }
 
   async insertSession(
@@ -125,11 +131,12 @@ export class RecordingRepo {
     await trx.updateTable("radacct").set(changes).where("radacctid", "=", radacctid).execute();
   }
 
-  /** Open sessions of one NAS (for Accounting-On/Off), started at or before `at`. */
-  openSessionsOfNas(trx: Trx, nasIp: string, at: number) {
+  /** Open sessions of one NAS of this account (for Accounting-On/Off), started at or before `at`. */
+  openSessionsOfNas(trx: Trx, accountId: number, nasIp: string, at: number) {
     return trx
       .selectFrom("radacct")
       .selectAll()
+      .where("account_id", "=", accountId)
       .where("nasipaddress", "=", nasIp)
       .where("acctstoptime", "is", null)
       .where("acctstarttime", "<=", this.time(at))

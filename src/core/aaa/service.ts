@@ -29,6 +29,11 @@ export interface LoginResult {
   reason: string | null;
 }
 
+export interface LoginOutcome {
+  result: LoginResult;
+  attempt: AttemptRecord;
+}
+
 /** A voucher login, when the username is no user's: null when it is no voucher's code either. */
 export type VoucherLogin = (input: {
   accountId: number;
@@ -67,12 +72,20 @@ export class AaaService {
     this.writes = new TransactionBatcher(db);
   }
 
-  async authenticate(
+  /** Decides and records in one step (the door can also decide, build its answer, then record). */
+  async authenticate(client: Client, request: Pair[], credentials: Credentials, now?: number) {
+    const outcome = await this.decide(client, request, credentials, now);
+    await this.record(outcome);
+    return outcome.result;
+  }
+
+  /** Decides a login; nothing about the attempt is recorded until record(). */
+  async decide(
     client: Client,
     request: Pair[],
     credentials: Credentials,
     now = Math.floor(Date.now() / 1000),
-  ) {
+  ): Promise<LoginOutcome> {
     const accountId = client.account_id;
     const username = firstValue(request, "User-Name") ?? "";
     const place = where(request);
@@ -124,23 +137,35 @@ export class AaaService {
       nasIdentifier: firstValue(request, "NAS-Identifier") ?? null,
       at: now,
     };
+    return { result, attempt };
+  }
+
+  /** The same attempt answered with a reject instead (the door could not send the accept). */
+  rejectInstead(outcome: LoginOutcome, reason: string): LoginOutcome {
+    return {
+      result: { accepted: false, reply: [], reason },
+      attempt: { ...outcome.attempt, accepted: false, reason },
+    };
+  }
+
+  /** Records the attempt in radpostauth with its user.authenticated / user.rejected event. */
+  async record({ attempt }: LoginOutcome): Promise<void> {
     const data = {
       user_id: attempt.userId,
-      username,
-      ap_mac: place.apMac,
-      client_mac: place.clientMac,
-      ssid: place.ssid,
-      network_id: client.id,
-      ...(voucherId === null ? {} : { voucher_id: voucherId }),
-      ...(result.accepted ? {} : { reason: result.reason }),
+      username: attempt.username,
+      ap_mac: attempt.apMac,
+      client_mac: attempt.clientMac,
+      ssid: attempt.ssid,
+      network_id: attempt.networkId,
+      ...(attempt.voucherId === null ? {} : { voucher_id: attempt.voucherId }),
+      ...(attempt.accepted ? {} : { reason: attempt.reason }),
     };
     const event: NewEvent = {
-      accountId,
-      kind: result.accepted ? "user.authenticated" : "user.rejected",
+      accountId: attempt.accountId,
+      kind: attempt.accepted ? "user.authenticated" : "user.rejected",
       data,
     };
     await this.writes.run((trx) => this.recording.recordAttempt(trx, attempt, [event]));
-    return result;
   }
 
   /** Applies one Accounting-Request; resolves once it is stored. */
@@ -169,7 +194,7 @@ export class AaaService {
     };
     await this.writes.run(async (trx) => {
       const r = this.recording;
-      const existing = await r.findSession(trx, values.acctuniqueid);
+      const existing = await r.findSession(trx, accountId, values.acctuniqueid);
       const events: NewEvent[] = [];
       const stopped = status === "stop";
       if (!existing) {
@@ -211,7 +236,7 @@ export class AaaService {
 
   private async closeNasSessions(trx: Transaction<Schema>, accountId: number, values: SessionValues) {
     const r = this.recording;
-    const open = await r.openSessionsOfNas(trx, values.nasipaddress, values.eventTime);
+    const open = await r.openSessionsOfNas(trx, accountId, values.nasipaddress, values.eventTime);
     const events: NewEvent[] = [];
     for (const row of open) {
       const start = r.seconds(row.acctstarttime) ?? values.eventTime;
