@@ -1,5 +1,7 @@
 // Typed configuration read from the environment, in one place for every door (server, CLI, worker).
 import path from "node:path";
+import { decodeKey } from "./core/webhooks/crypto.ts";
+import { DEFAULT_RETRY_SCHEDULE_MS } from "./core/webhooks/rules.ts";
 
 export interface Config {
   host: string;
@@ -25,6 +27,12 @@ export interface Config {
   radiusHost: string;
   /** Wisp's address as guests and devices reach it (captive portal login URLs); no trailing slash. */
   publicUrl: string;
+  /** WEBHOOK_ALLOW_PRIVATE=1: webhooks may go to private addresses and plain http:// (labs, tests). */
+  webhookAllowPrivate: boolean;
+  /** WEBHOOK_RETRY_SCHEDULE ("5s,5m,30m,2h,5h,10h,10h"): milliseconds before each retry. */
+  webhookRetrySchedule: number[];
+  /** WEBHOOK_SECRET_KEY: base64 of 32 bytes encrypting webhook secrets; unset: DATA_DIR/secret.key. */
+  webhookSecretKey: string | undefined;
 }
 
 export class ConfigError extends Error {}
@@ -55,6 +63,32 @@ function publicUrl(env: NodeJS.ProcessEnv): string {
   return raw;
 }
 
+const DURATION_UNITS: Record<string, number> = { ms: 1, s: 1000, m: 60_000, h: 3_600_000 };
+
+/** WEBHOOK_RETRY_SCHEDULE: comma-separated durations like 500ms, 5s, 5m, 2h (each at most 7 days). */
+function retrySchedule(env: NodeJS.ProcessEnv): number[] {
+  const raw = env.WEBHOOK_RETRY_SCHEDULE;
+  if (raw === undefined || raw.trim() === "") return [...DEFAULT_RETRY_SCHEDULE_MS];
+  const steps = raw.split(",").map((part) => /^\s*(\d{1,9})(ms|s|m|h)\s*$/.exec(part));
+  const delays = steps.map((m) => (m ? Number(m[1]) * DURATION_UNITS[m[2]!]! : Number.NaN));
+  if (delays.length > 20 || delays.some((d) => !(d > 0 && d <= 7 * 24 * 3_600_000))) {
+    throw new ConfigError(
+      `WEBHOOK_RETRY_SCHEDULE must be 1-20 comma-separated durations like 5s,5m,30m,2h (units ms, s, m, h; ` +
+        `each above 0 and at most 7 days), got "${raw}"`,
+    );
+  }
+  return delays;
+}
+
+function webhookSecretKey(env: NodeJS.ProcessEnv): string | undefined {
+  const raw = env.WEBHOOK_SECRET_KEY;
+  if (raw === undefined || raw === "") return undefined;
+  if (!decodeKey(raw)) {
+    throw new ConfigError("WEBHOOK_SECRET_KEY must be base64 of 32 bytes (openssl rand -base64 32)");
+  }
+  return raw.trim();
+}
+
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const databaseUrl = env.DATABASE_URL || undefined;
   if (databaseUrl && !/^postgres(ql)?:\/\//.test(databaseUrl)) {
@@ -82,5 +116,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     radiusAuthPort: integer(env, "RADIUS_AUTH_PORT", 1812, 0, 65535),
     radiusAcctPort: integer(env, "RADIUS_ACCT_PORT", 1813, 0, 65535),
     radiusHost: env.RADIUS_HOST || env.HOST || "0.0.0.0",
+    webhookAllowPrivate: env.WEBHOOK_ALLOW_PRIVATE === "1",
+    webhookRetrySchedule: retrySchedule(env),
+    webhookSecretKey: webhookSecretKey(env),
   };
 }

@@ -6,10 +6,13 @@ import { AppError } from "../core/shared/errors.ts";
 import { openDatabase } from "../db/database.ts";
 import { migrate } from "../db/migrate.ts";
 import { registerAccountCommands } from "./accounts.ts";
+import { registerAdminCommands } from "./admins.ts";
+import { registerDemoCommands } from "./demo.ts";
 import { registerKeyCommands } from "./keys.ts";
 import { registerNetworkCommands } from "./networks.ts";
 import { registerPortalCommands } from "./portals.ts";
 import { registerRadiusCommands } from "./radius.ts";
+import { registerWebhookCommands } from "./webhooks.ts";
 import { registerWorkerCommand } from "./worker.ts";
 
 export type WithCore = <T>(fn: (core: Core) => Promise<T>) => Promise<T>;
@@ -49,6 +52,9 @@ program
 registerAccountCommands(program, withCore);
 registerKeyCommands(program, withCore);
 // (command groups of further areas are registered below, one line each)
+registerDemoCommands(program, withCore);
+registerAdminCommands(program, withCore);
+registerWebhookCommands(program, withCore);
 registerWorkerCommand(program);
 registerNetworkCommands(program, withCore);
 registerPortalCommands(program, withCore);

@@ -4,6 +4,8 @@ import { JobQueue } from "../jobs/queue.ts";
 import { AaaService } from "./aaa/service.ts";
 import { AccountsRepo } from "./accounts/repo.ts";
 import { AccountsService } from "./accounts/service.ts";
+import { type ActivityService, createActivity } from "./activity/service.ts";
+import { type AdminsService, createAdmins } from "./admins/service.ts";
 import { AttributesRepo } from "./attributes/repo.ts";
 import { AttributesService } from "./attributes/service.ts";
 import { GroupsRepo } from "./groups/repo.ts";
@@ -14,11 +16,13 @@ import { NetworksRepo } from "./networks/repo.ts";
 import { NetworksService } from "./networks/service.ts";
 import { PortalsRepo } from "./portals/repo.ts";
 import { PortalsService } from "./portals/service.ts";
+import { createReports, type ReportsService } from "./reports/service.ts";
 import { UsersRepo } from "./users/repo.ts";
 import { UsersService } from "./users/service.ts";
 import { createVoucherLogin } from "./vouchers/login.ts";
 import { VouchersRepo } from "./vouchers/repo.ts";
 import { VouchersService } from "./vouchers/service.ts";
+import { createWebhooksService, type WebhooksService } from "./webhooks/service.ts";
 
 export interface Core {
   database: Database;
@@ -26,6 +30,10 @@ export interface Core {
   keys: KeysService;
   users: UsersService;
   // (services of further areas are declared below, one line each)
+  admins: AdminsService;
+  activity: ActivityService;
+  webhooks: WebhooksService;
+  reports: ReportsService;
   attributes: AttributesService;
   groups: GroupsService;
   networks: NetworksService;
@@ -38,6 +46,9 @@ export interface Core {
 export interface CoreOptions {
   /** Wisp's address as guests reach it (PUBLIC_URL). */
   publicUrl: string;
+  /** The RADIUS ports served (0: off; default 1812/1813), for the settings shown to operators. */
+  radiusAuthPort?: number;
+  radiusAcctPort?: number;
 }
 
 export function createCore(database: Database, options: CoreOptions): Core {
@@ -50,6 +61,10 @@ export function createCore(database: Database, options: CoreOptions): Core {
     keys: new KeysService(new KeysRepo(db)),
     users: new UsersService(new UsersRepo(db, database.dialect)),
     // (services of further areas are constructed below, one line each)
+    admins: createAdmins(database),
+    activity: createActivity(database, options),
+    webhooks: createWebhooksService(database, options),
+    reports: createReports(database, options),
     attributes: new AttributesService(new AttributesRepo(db, database.dialect)),
     groups: new GroupsService(new GroupsRepo(db, database.dialect)),
     networks: new NetworksService(new NetworksRepo(db)),

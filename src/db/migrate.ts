@@ -5,6 +5,9 @@ import * as foundation from "./migrations/001_foundation.ts";
 import * as radiusData from "./migrations/002_radius_data.ts";
 import * as radiusRuntime from "./migrations/003_radius_runtime.ts";
 import * as jobs from "./migrations/004_jobs.ts";
+import * as reports from "./migrations/005_reports.ts";
+import * as webhooks from "./migrations/006_webhooks.ts";
+import * as consoleTables from "./migrations/007_console.ts";
 
 type Step = { up(db: Kysely<unknown>, dialect: DialectName): Promise<void> };
 const steps: Record<string, Step> = {
@@ -12,6 +15,9 @@ const steps: Record<string, Step> = {
   "002_radius_data": radiusData,
   "003_radius_runtime": radiusRuntime,
   "004_jobs": jobs,
+  "005_reports": reports,
+  "006_webhooks": webhooks,
+  "007_console": consoleTables,
 };
 
 class StaticProvider implements MigrationProvider {

@@ -3,6 +3,7 @@ import swagger from "@fastify/swagger";
 import swaggerUi from "@fastify/swagger-ui";
 import Fastify, { type FastifyInstance } from "fastify";
 import FindMyWay, { type HTTPMethod } from "find-my-way";
+import { consolePlugin } from "../console/plugin.ts";
 import type { Core } from "../core/index.ts";
 import { registerAuth } from "./auth.ts";
 import { handleError, sendError } from "./errors.ts";
@@ -10,6 +11,7 @@ import type { CounterStore } from "./rate-limit.ts";
 import { attributesRoutes } from "./routes/attributes.ts";
 import { groupsRoutes } from "./routes/groups.ts";
 import { networksRoutes } from "./routes/networks.ts";
+import { reportsRoutes } from "./routes/reports.ts";
 import { usersRoutes } from "./routes/users.ts";
 import { vouchersRoutes } from "./routes/vouchers.ts";
 import { ErrorBody } from "./schemas.ts";
@@ -109,6 +111,8 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   app.get("/api/openapi.json", { schema: { hide: true } }, async () => app.swagger());
   await app.register(usersRoutes, { users: options.core.users });
   // (route plugins of further areas are registered below, one line each)
+  await app.register(consolePlugin, { prefix: "/console", core: options.core, counters: options.counters });
+  await app.register(reportsRoutes, { reports: options.core.reports });
   await app.register(attributesRoutes, { attributes: options.core.attributes });
   await app.register(groupsRoutes, { groups: options.core.groups, attributes: options.core.attributes });
   await app.register(networksRoutes, { networks: options.core.networks, portals: options.core.portals });

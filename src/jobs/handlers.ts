@@ -1,10 +1,14 @@
 // Which handler runs each kind of job. Every process that runs a worker (the server by default,
 // `wisp worker`) registers the same set.
 import type { Core } from "../core/index.ts";
+import { registerReportJobs } from "./report-handler.ts";
+import { registerWebhookJobs } from "./webhook-jobs.ts";
 import type { Worker } from "./worker.ts";
 
 export function registerJobHandlers(worker: Worker, core: Core): void {
   void core;
   void worker;
   // (job handlers of further areas are registered below, one line each)
+  registerWebhookJobs(worker, core);
+  registerReportJobs(worker, core);
 }

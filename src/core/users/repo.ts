@@ -3,6 +3,7 @@ import type { DialectName } from "../../db/database.ts";
 import { lockedInTransaction } from "../../db/locking.ts";
 import { prepared } from "../../db/prepared.ts";
 import type { Schema, UsersTable } from "../../db/schema.ts";
+import { type EventKind, insertEvents } from "../events/repo.ts";
 import { offsetOf, type PageRequest } from "../shared/pages.ts";
 import { likePattern } from "../shared/text.ts";
 
@@ -15,6 +16,8 @@ export interface UserFilter {
 }
 
 const PASSWORD_ATTRIBUTE = "Cleartext-Password";
+/** The fields of a presented user, as stored. */
+const USER_FIELDS = ["id", "username", "email", "fullname", "status", "created", "updated"] as const;
 
 export class UsersRepo {
   /** GET /api/users/{id} outside transactions: compiled once. */
@@ -37,11 +40,7 @@ export class UsersRepo {
     return this.db.transaction().execute((trx) => fn(new UsersRepo(trx, this.dialect, true)));
   }
 
-  async list(
-    accountId: number,
-    filter: UserFilter,
-    page: PageRequest,
-  ): Promise<{ rows: UserRow[]; total: number }> {
+  private filtered(accountId: number, filter: UserFilter) {
     let query = this.db.selectFrom("users").where("account_id", "=", accountId);
     if (filter.status) query = query.where("status", "=", filter.status);
     if (filter.search) {
@@ -54,11 +53,62 @@ export class UsersRepo {
         ),
       );
     }
-    const [rows, count] = await Promise.all([
-      query.selectAll().orderBy("id").limit(page.limit).offset(offsetOf(page)).execute(),
-      query.select((eb) => eb.fn.countAll<number>().as("total")).executeTakeFirstOrThrow(),
+    return query;
+  }
+
+  private async total(accountId: number, filter: UserFilter): Promise<number> {
+    const count = await this.filtered(accountId, filter)
+      .select((eb) => eb.fn.countAll<number>().as("total"))
+      .executeTakeFirstOrThrow();
+    return Number(count.total);
+  }
+
+  async list(
+    accountId: number,
+    filter: UserFilter,
+    page: PageRequest,
+  ): Promise<{ rows: UserRow[]; total: number }> {
+    const [rows, total] = await Promise.all([
+      this.filtered(accountId, filter)
+        .selectAll()
+        .orderBy("id")
+        .limit(page.limit)
+        .offset(offsetOf(page))
+        .execute(),
+      this.total(accountId, filter),
     ]);
-    return { rows, total: Number(count.total) };
+    return { rows, total };
+  }
+
+  /**
+   * The same page as a JSON array built by the database: for the API, where turning rows into
+   * objects and back into JSON costs several times what the query does. Columns are the
+   * presented user's fields, in order.
+   */
+  async listJson(
+    accountId: number,
+    filter: UserFilter,
+    page: PageRequest,
+  ): Promise<{ json: string; total: number }> {
+    const rows = this.filtered(accountId, filter)
+      .selectAll()
+      .orderBy("id")
+      .limit(page.limit)
+      .offset(offsetOf(page));
+    const fields = sql.join(
+      USER_FIELDS.map((f) => sql`${sql.lit(f)}, ${sql.ref(`u.${f}`)}`),
+      sql`, `,
+    );
+    const array =
+      this.dialect === "postgres"
+        ? sql<{
+            data: string;
+          }>`select coalesce(json_agg(json_build_object(${fields}) order by u.id), '[]'::json)::text as data from (${rows}) as u`
+        : sql<{
+            data: string;
+          }>`select json_group_array(json_object(${fields}) order by u.id) as data from (${rows}) as u`;
+    const [result, total] = await Promise.all([array.execute(this.db), this.total(accountId, filter)]);
+    return { json: result.rows[0]?.data ?? "[]", total };
   }
 
   /** Inside a transaction on PostgreSQL the row stays locked until commit (see lockedInTransaction). */
@@ -118,6 +168,11 @@ export class UsersRepo {
         .where("username", "=", from)
         .execute();
     }
+  }
+
+  /** The change's event, written with this repository's connection (the change's transaction). */
+  async recordEvent(accountId: number, kind: EventKind, data: Record<string, unknown>): Promise<void> {
+    await insertEvents(this.db, [{ accountId, kind, data }]);
   }
 
   async deleteRadiusRows(accountId: number, username: string): Promise<void> {

@@ -93,6 +93,12 @@ export class UsersService {
     return { data: rows.map(present), page: page.page, total, limit: page.limit };
   }
 
+  /** list(), as the JSON text of the list shape, built by the database (the API's fast path). */
+  async listJson(accountId: number, filter: UserFilter, page: PageRequest): Promise<string> {
+    const { json, total } = await this.repo.listJson(accountId, filter, page);
+    return `{"data":${json},"page":${page.page},"total":${total},"limit":${page.limit}}`;
+  }
+
   async get(accountId: number, id: number): Promise<User> {
     const row = await this.repo.findById(accountId, id);
     if (!row) throw new NotFoundError(`user ${id} not found`);
@@ -117,7 +123,9 @@ export class UsersService {
           updated: now,
         });
         if (input.password !== undefined) await repo.setPassword(accountId, username, input.password);
-        return present(row);
+        const user = present(row);
+        await repo.recordEvent(accountId, "user.created", { ...user });
+        return user;
       });
     } catch (error) {
       if (isUniqueViolation(error)) throw duplicate(username);
@@ -145,7 +153,9 @@ export class UsersService {
         const row = await repo.update(accountId, id, changes);
         if (!row) throw new NotFoundError(`user ${id} not found`);
         if (input.password !== undefined) await repo.setPassword(accountId, row.username, input.password);
-        return present(row);
+        const user = present(row);
+        await repo.recordEvent(accountId, "user.updated", { ...user });
+        return user;
       });
     } catch (error) {
       if (isUniqueViolation(error) && input.username !== undefined) throw duplicate(input.username);
@@ -160,6 +170,7 @@ export class UsersService {
       if (!current) throw new NotFoundError(`user ${id} not found`);
       await repo.deleteRadiusRows(accountId, current.username);
       await repo.delete(accountId, id);
+      await repo.recordEvent(accountId, "user.deleted", { ...present(current) });
     });
   }
 }

@@ -99,9 +99,11 @@ export async function usersRoutes(app: FastifyInstance, { users }: { users: User
         response: { 200: ListOf(Type.Ref("User")), ...errorResponses },
       },
     },
-    async (request) => {
+    async (request, reply) => {
       const { page = 1, limit = 50, status, search } = request.query;
-      return users.list(request.principal.accountId, { status, search }, { page, limit });
+      const body = await users.listJson(request.principal.accountId, { status, search }, { page, limit });
+      // Already JSON in the documented shape (the tests check it against the schema): sent as is.
+      return reply.type("application/json; charset=utf-8").send(body);
     },
   );
 

@@ -1,0 +1,117 @@
+// The console door: server-rendered pages under /console for the operators of an account. Forms
+// are translated to service calls and the answers (or the services' field errors) back into pages.
+// Session cookies, CSRF tokens and security headers are handled here, for every console route.
+import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
+import { sameSecret } from "../core/admins/service.ts";
+import { AppError } from "../core/shared/errors.ts";
+import type { ConsoleContext } from "./context.ts";
+import { formOf, registerFormParser } from "./forms.ts";
+import { authRoutes } from "./routes/auth.ts";
+import { groupRoutes } from "./routes/groups.ts";
+import { homeRoutes } from "./routes/home.ts";
+import { keyRoutes } from "./routes/keys.ts";
+import { networkRoutes } from "./routes/networks.ts";
+import { portalRoutes } from "./routes/portals.ts";
+import { staticRoutes } from "./routes/static.ts";
+import { userRoutes } from "./routes/users.ts";
+import { voucherRoutes } from "./routes/vouchers.ts";
+import { CSRF_COOKIE, readCookie, SESSION_COOKIE, setSecurityHeaders } from "./security.ts";
+import { show } from "./views.ts";
+
+export type ConsoleOptions = ConsoleContext;
+
+/** Where to go back to after login: a console path of this server, nothing else. */
+function nextPath(request: FastifyRequest): string {
+  const url = request.url;
+  return /^\/console(\/[^\\]*)?$/.test(url) && !url.includes("//") ? url : "/console";
+}
+
+function renderError(request: FastifyRequest, reply: FastifyReply, status: number, message: string) {
+  const titles: Record<number, string> = {
+    400: "That did not work",
+    403: "Not allowed",
+    404: "Not found",
+    409: "Conflict",
+    413: "Too large",
+    415: "Unsupported form",
+    429: "Too many attempts",
+  };
+  return show(
+    request,
+    reply,
+    "error",
+    { title: titles[status] ?? "Something went wrong", status },
+    { message },
+  );
+}
+
+export async function consolePlugin(app: FastifyInstance, options: ConsoleOptions): Promise<void> {
+  const { core } = options;
+  app.decorateRequest("consoleSession", null);
+  registerFormParser(app);
+  // Console pages are not part of the API document.
+  app.addHook("onRoute", (route) => {
+    route.schema = { ...route.schema, hide: true };
+  });
+
+  app.addHook("onRequest", async (request) => {
+    if (request.routeOptions.config.consolePublic && request.url.startsWith("/console/static/")) return;
+    const token = readCookie(request, SESSION_COOKIE);
+    if (token) request.consoleSession = await core.admins.authenticate(token);
+  });
+
+  app.addHook("preHandler", async (request, reply) => {
+    const open = request.routeOptions.config.consolePublic === true;
+    if (request.method === "POST") {
+      // Public forms (setup, login) carry the double-submit token; everything else the session's.
+      const expected = open ? readCookie(request, CSRF_COOKIE) : request.consoleSession?.csrfToken;
+      const given = formOf(request).raw("_csrf");
+      if (!expected || !given || !sameSecret(given, expected)) {
+        return renderError(
+          request,
+          reply,
+          403,
+          "This form was out of date or did not come from this console (its security token did not " +
+            "match). Go back, reload the page and try again.",
+        );
+      }
+    }
+    if (open || request.consoleSession) return;
+    if (!(await core.admins.exist())) return reply.redirect("/console/setup", 303);
+    const next = request.method === "GET" ? nextPath(request) : "/console";
+    return reply.redirect(`/console/login?next=${encodeURIComponent(next)}`, 303);
+  });
+
+  app.addHook("onSend", async (_request, reply, payload) => {
+    setSecurityHeaders(reply);
+    return payload;
+  });
+
+  app.setErrorHandler((error: FastifyError, request, reply) => {
+    if (error instanceof AppError) return renderError(request, reply, error.status, error.message);
+    const status = error.statusCode ?? 500;
+    if (status >= 400 && status < 500) return renderError(request, reply, status, error.message);
+    request.log.error({ err: error }, "console error");
+    return renderError(request, reply, 500, "Something went wrong on the server. It has been logged.");
+  });
+  app.setNotFoundHandler((request, reply) =>
+    renderError(request, reply, 404, "There is no console page at this address."),
+  );
+
+  const setupCode = await core.admins.issueSetupCode();
+  if (setupCode) {
+    const hint = "open /console and enter this code to create the first console user (single use)";
+    app.log.warn({ hint }, `console setup code: ${setupCode}`);
+  }
+
+  const context: ConsoleContext = { core, counters: options.counters };
+  await app.register(staticRoutes);
+  await app.register(authRoutes, context);
+  await app.register(homeRoutes, context);
+  await app.register(keyRoutes, context);
+  await app.register(networkRoutes, context);
+  await app.register(portalRoutes, context);
+  await app.register(userRoutes, context);
+  await app.register(groupRoutes, context);
+  await app.register(voucherRoutes, context);
+}

@@ -1,0 +1,45 @@
+// Progressive enhancement only: every page works without this file.
+// - "Copy" buttons next to secrets shown once (the value stays selectable text without JS).
+// - "Print" buttons on the voucher sheet.
+
+function selectText(element) {
+  const range = document.createRange();
+  range.selectNodeContents(element);
+  const selection = window.getSelection();
+  selection.removeAllRanges();
+  selection.addRange(range);
+}
+
+async function copyText(text, element) {
+  if (navigator.clipboard && window.isSecureContext) {
+    await navigator.clipboard.writeText(text);
+    return true;
+  }
+  selectText(element);
+  return document.execCommand("copy");
+}
+
+document.addEventListener("DOMContentLoaded", () => {
+  for (const button of document.querySelectorAll("button[data-copy]")) {
+    const target = document.getElementById(button.dataset.copy);
+    if (!target) continue;
+    button.hidden = false;
+    button.addEventListener("click", async () => {
+      let copied = false;
+      try {
+        copied = await copyText(target.textContent.trim(), target);
+      } catch {
+        copied = false;
+      }
+      if (!copied) selectText(target);
+      button.textContent = copied ? "Copied" : "Press Ctrl+C to copy";
+      setTimeout(() => {
+        button.textContent = "Copy";
+      }, 2500);
+    });
+  }
+  for (const button of document.querySelectorAll("button[data-print]")) {
+    button.hidden = false;
+    button.addEventListener("click", () => window.print());
+  }
+});

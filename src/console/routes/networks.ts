@@ -1,0 +1,187 @@
+// Networks (the RADIUS clients of a site): list, create (secret shown once), a page with the
+// RADIUS settings to type into an access point and the latest authentications, edit, rotate the
+// secret (shown once), delete after a confirmation page.
+import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
+import type { Network, NetworkInput } from "../../core/networks/service.ts";
+import { type ConsoleContext, sessionOf } from "../context.ts";
+import { type Form, formOf } from "../forms.ts";
+import { type FieldErrors, show } from "../views.ts";
+import { attempt, idParam, PAGE_SIZE, pageNumber, pagerOf, queryText } from "./common.ts";
+
+export interface NetworkFormValues {
+  name: string;
+  nas_ip: string;
+  secret: string;
+  nas_identifier: string;
+  description: string;
+  require_message_authenticator: boolean;
+}
+
+const RECENT_AUTHENTICATIONS = 25;
+
+function readForm(form: Form): NetworkFormValues {
+  return {
+    name: form.text("name"),
+    nas_ip: form.text("nas_ip"),
+    secret: form.raw("secret"),
+    nas_identifier: form.text("nas_identifier"),
+    description: form.text("description"),
+    require_message_authenticator: form.checked("require_message_authenticator"),
+  };
+}
+
+function valuesOf(network: Network): NetworkFormValues {
+  return { ...network, secret: "" };
+}
+
+function inputOf(values: NetworkFormValues, withSecret: boolean): NetworkInput {
+  return {
+    name: values.name,
+    nas_ip: values.nas_ip,
+    secret: withSecret && values.secret !== "" ? values.secret : undefined,
+    nas_identifier: values.nas_identifier,
+    description: values.description,
+    require_message_authenticator: values.require_message_authenticator,
+  };
+}
+
+export async function networkRoutes(app: FastifyInstance, { core }: ConsoleContext): Promise<void> {
+  const section = { section: "networks" };
+
+  function formPage(
+    request: FastifyRequest,
+    reply: FastifyReply,
+    network: Network | null,
+    values: NetworkFormValues,
+    errors: FieldErrors = {},
+    status = 200,
+  ) {
+    const title = network ? `Edit ${network.name}` : "New network";
+    return show(request, reply, "network-form", { title, ...section, status }, { network, values, errors });
+  }
+
+  function secretPage(
+    request: FastifyRequest,
+    reply: FastifyReply,
+    network: Network,
+    secret: string,
+    fresh: boolean,
+  ) {
+    const title = fresh ? "Network created" : "New shared secret";
+    return show(
+      request,
+      reply,
+      "network-secret",
+      { title, ...section, status: fresh ? 201 : 200 },
+      { network, secret, fresh, radius: core.activity.radiusSettings() },
+    );
+  }
+
+  app.get("/networks", async (request, reply) => {
+    const { accountId } = sessionOf(request);
+    const search = queryText(request, "search");
+    const page = await core.networks.list(
+      accountId,
+      { search: search || undefined },
+      { page: pageNumber(queryText(request, "page")), limit: PAGE_SIZE },
+    );
+    const pager = pagerOf(page, "/console/networks", { search });
+    return show(
+      request,
+      reply,
+      "networks",
+      { title: "Networks", ...section },
+      { networks: page.data, pager, search },
+    );
+  });
+
+  app.get("/networks/new", (request, reply) =>
+    formPage(request, reply, null, {
+      name: "",
+      nas_ip: "",
+      secret: "",
+      nas_identifier: "",
+      description: "",
+      require_message_authenticator: false,
+    }),
+  );
+
+  app.post("/networks", async (request, reply) => {
+    const { accountId } = sessionOf(request);
+    const values = readForm(formOf(request));
+    const result = await attempt(() => core.networks.create(accountId, inputOf(values, true)), "nas_ip");
+    if ("errors" in result) return formPage(request, reply, null, values, result.errors, 400);
+    return secretPage(request, reply, result.ok.network, result.ok.secret, true);
+  });
+
+  app.get("/networks/:id", async (request, reply) => {
+    const { accountId } = sessionOf(request);
+    const id = idParam(request);
+    const network = await core.networks.get(accountId, id);
+    const [portals, authentications] = await Promise.all([
+      core.portals.list(accountId, { networkId: id }, { page: 1, limit: 100 }),
+      core.activity.recentAuthentications(accountId, id, RECENT_AUTHENTICATIONS),
+    ]);
+    return show(
+      request,
+      reply,
+      "network",
+      { title: network.name, ...section },
+      { network, portals: portals.data, authentications, radius: core.activity.radiusSettings() },
+    );
+  });
+
+  app.get("/networks/:id/edit", async (request, reply) => {
+    const network = await core.networks.get(sessionOf(request).accountId, idParam(request));
+    return formPage(request, reply, network, valuesOf(network));
+  });
+
+  app.post("/networks/:id", async (request, reply) => {
+    const { accountId } = sessionOf(request);
+    const network = await core.networks.get(accountId, idParam(request));
+    const values = readForm(formOf(request));
+    const result = await attempt(
+      () => core.networks.update(accountId, network.id, inputOf(values, false)),
+      "nas_ip",
+    );
+    if ("errors" in result) return formPage(request, reply, network, values, result.errors, 400);
+    return reply.redirect(`/console/networks/${network.id}?notice=network-updated`, 303);
+  });
+
+  app.get("/networks/:id/rotate", async (request, reply) => {
+    const network = await core.networks.get(sessionOf(request).accountId, idParam(request));
+    return show(
+      request,
+      reply,
+      "network-rotate",
+      { title: "Rotate the shared secret", ...section },
+      { network },
+    );
+  });
+
+  app.post("/networks/:id/rotate", async (request, reply) => {
+    const { network, secret } = await core.networks.rotateSecret(
+      sessionOf(request).accountId,
+      idParam(request),
+    );
+    return secretPage(request, reply, network, secret, false);
+  });
+
+  app.get("/networks/:id/delete", async (request, reply) => {
+    const { accountId } = sessionOf(request);
+    const network = await core.networks.get(accountId, idParam(request));
+    const portals = await core.networks.countPortals(accountId, network.id);
+    return show(
+      request,
+      reply,
+      "network-delete",
+      { title: `Delete ${network.name}`, ...section },
+      { network, portals },
+    );
+  });
+
+  app.post("/networks/:id/delete", async (request, reply) => {
+    await core.networks.delete(sessionOf(request).accountId, idParam(request));
+    return reply.redirect("/console/networks?notice=network-deleted", 303);
+  });
+}

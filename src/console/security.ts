@@ -1,0 +1,54 @@
+// What every console answer carries: security headers, and the cookies of the session and of the
+// CSRF token used before login. Cookies are Secure when the request came over HTTPS (directly, or
+// as X-Forwarded-Proto from a proxy in TRUSTED_PROXIES: fastify's request.protocol says which).
+import { randomBytes } from "node:crypto";
+import type { FastifyReply, FastifyRequest } from "fastify";
+import { type CookieOptions, parseCookies, serializeCookie } from "./cookies.ts";
+
+export const SESSION_COOKIE = "wisp_session";
+/** Before login (setup and login forms): a double-submit token, cookie and hidden field alike. */
+export const CSRF_COOKIE = "wisp_csrf";
+const COOKIE_PATH = "/console";
+const TOKEN = /^[A-Za-z0-9_-]{43}$/;
+
+export const SECURITY_HEADERS: Record<string, string> = {
+  "Content-Security-Policy":
+    "default-src 'self'; frame-ancestors 'none'; base-uri 'none'; form-action 'self'; object-src 'none'",
+  "X-Content-Type-Options": "nosniff",
+  "Referrer-Policy": "same-origin",
+  "X-Frame-Options": "DENY",
+  "Cross-Origin-Opener-Policy": "same-origin",
+  "Permissions-Policy": "camera=(), microphone=(), geolocation=()",
+};
+
+export function setSecurityHeaders(reply: FastifyReply): void {
+  for (const [name, value] of Object.entries(SECURITY_HEADERS)) reply.header(name, value);
+}
+
+function cookieOptions(request: FastifyRequest, sameSite: CookieOptions["sameSite"]): CookieOptions {
+  return { path: COOKIE_PATH, sameSite, secure: request.protocol === "https" };
+}
+
+export function readCookie(request: FastifyRequest, name: string): string | undefined {
+  return parseCookies(request.headers.cookie).get(name);
+}
+
+export function setSessionCookie(request: FastifyRequest, reply: FastifyReply, token: string): void {
+  reply.header("Set-Cookie", serializeCookie(SESSION_COOKIE, token, cookieOptions(request, "Lax")));
+}
+
+export function clearSessionCookie(request: FastifyRequest, reply: FastifyReply): void {
+  reply.header(
+    "Set-Cookie",
+    serializeCookie(SESSION_COOKIE, "", { ...cookieOptions(request, "Lax"), maxAge: 0 }),
+  );
+}
+
+/** The pre-login CSRF token: the browser's existing one, or a new one set as a cookie now. */
+export function preSessionToken(request: FastifyRequest, reply: FastifyReply): string {
+  const existing = readCookie(request, CSRF_COOKIE);
+  if (existing && TOKEN.test(existing)) return existing;
+  const token = randomBytes(32).toString("base64url");
+  reply.header("Set-Cookie", serializeCookie(CSRF_COOKIE, token, cookieOptions(request, "Strict")));
+  return token;
+}

@@ -1,0 +1,104 @@
+// Server-rendered pages: Eta templates from ./views, every interpolation HTML-escaped, wrapped in
+// the layout with what every page shows (who is logged in, navigation, the CSRF token, notices).
+import { createHash } from "node:crypto";
+import fs from "node:fs";
+import { fileURLToPath } from "node:url";
+import { Eta } from "eta";
+import type { FastifyReply, FastifyRequest } from "fastify";
+import type { FieldProblem } from "../core/shared/errors.ts";
+import { helpers } from "./format.ts";
+
+const VIEWS = fileURLToPath(new URL("./views", import.meta.url));
+const PUBLIC = fileURLToPath(new URL("./public", import.meta.url));
+
+/** Texts a redirect may ask a page to show (?notice=...): fixed words, never text from the URL. */
+const NOTICES: Record<string, string> = {
+  "logged-out": "You have logged out.",
+  "setup-done": "The console is set up. Log in with the email and password you just chose.",
+  "key-revoked": "The API key was revoked. Requests with it are refused from now on.",
+  "network-updated": "The network was saved.",
+  "network-deleted": "The network was deleted, with its captive portals.",
+  "portal-created": "The captive portal was created.",
+  "portal-updated": "The captive portal was saved.",
+  "portal-deleted": "The captive portal was deleted.",
+  "user-created": "The user was created.",
+  "user-updated": "The user was saved.",
+  "user-enabled": "The user is enabled.",
+  "user-disabled": "The user is disabled: their next login is rejected.",
+  "user-deleted": "The user was deleted.",
+  "attribute-added": "The attribute was added.",
+  "attribute-removed": "The attribute was removed.",
+  "group-joined": "The user was added to the group.",
+  "group-left": "The user was removed from the group.",
+  "group-created": "The group was created.",
+  "group-deleted": "The group was deleted.",
+  "batch-created": "The voucher batch was created.",
+};
+
+export interface Asset {
+  type: string;
+  body: Buffer;
+  /** Short content hash, appended to the URL so a changed file is fetched anew. */
+  version: string;
+}
+
+function loadAsset(name: string, type: string): Asset {
+  const body = fs.readFileSync(`${PUBLIC}/${name}`);
+  return { type, body, version: createHash("sha256").update(body).digest("hex").slice(0, 10) };
+}
+
+export const assets: Record<string, Asset> = {
+  "console.css": loadAsset("console.css", "text/css; charset=utf-8"),
+  "console.js": loadAsset("console.js", "text/javascript; charset=utf-8"),
+};
+
+const eta = new Eta({ views: VIEWS, cache: true, autoEscape: true, autoTrim: [false, "nl"] });
+
+/** Field name -> message, for showing each problem next to its field. */
+export type FieldErrors = Record<string, string>;
+
+export function fieldErrors(details: FieldProblem[]): FieldErrors {
+  const errors: FieldErrors = {};
+  for (const { field, message } of details) errors[field] ??= message;
+  return errors;
+}
+
+export interface PageOptions {
+  title: string;
+  /** Which navigation entry is current. */
+  section?: string;
+  status?: number;
+  /** The CSRF token forms carry when nobody is logged in (setup, login). */
+  csrf?: string;
+}
+
+/** Renders a page into the reply: HTML, never cached (pages may carry a secret shown once). */
+export function show(
+  request: FastifyRequest,
+  reply: FastifyReply,
+  view: string,
+  options: PageOptions,
+  data: Record<string, unknown> = {},
+): FastifyReply {
+  const session = request.consoleSession;
+  const query = request.query as Record<string, unknown> | undefined;
+  const noticeKey = typeof query?.notice === "string" ? query.notice : "";
+  const html = eta.render(`./${view}`, {
+    ...data,
+    page: {
+      title: options.title,
+      section: options.section ?? "",
+      session,
+      csrf: session?.csrfToken ?? options.csrf ?? "",
+      notice: NOTICES[noticeKey] ?? "",
+      css: `/console/static/console.css?v=${assets["console.css"]!.version}`,
+      js: `/console/static/console.js?v=${assets["console.js"]!.version}`,
+    },
+    h: helpers,
+  });
+  return reply
+    .code(options.status ?? 200)
+    .type("text/html; charset=utf-8")
+    .header("Cache-Control", "no-store")
+    .send(html);
+}

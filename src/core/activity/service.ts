@@ -1,0 +1,89 @@
+// What the console shows about an account's activity and set-up beyond the areas' own services:
+// the latest authentications of a network, voucher batches, and the RADIUS settings an access
+// point needs to reach this Wisp (server address from PUBLIC_URL, ports from the configuration).
+import type { Database } from "../../db/database.ts";
+import { NotFoundError } from "../shared/errors.ts";
+import type { Page, PageRequest } from "../shared/pages.ts";
+import { ActivityRepo, type AuthenticationRow, type BatchRow, type UserGroupRow } from "./repo.ts";
+
+export type { AuthenticationRow, UserGroupRow };
+
+export interface VoucherBatch {
+  id: number;
+  prefix: string;
+  quantity: number;
+  validity: number;
+  usage_limit: number;
+  session_timeout: number | null;
+  created: string;
+}
+
+export interface RadiusSettings {
+  /** The host of PUBLIC_URL: where access points send RADIUS packets. */
+  server: string;
+  /** UDP ports; null when that RADIUS port is turned off (0). */
+  authPort: number | null;
+  acctPort: number | null;
+}
+
+export interface ActivityOptions {
+  publicUrl: string;
+  radiusAuthPort?: number | undefined;
+  radiusAcctPort?: number | undefined;
+}
+
+export const MAX_RECENT = 200;
+
+function batch(row: BatchRow): VoucherBatch {
+  return {
+    id: row.id,
+    prefix: row.prefix,
+    quantity: row.quantity,
+    validity: row.validity,
+    usage_limit: row.usage_limit,
+    session_timeout: row.session_timeout,
+    created: row.created,
+  };
+}
+
+export class ActivityService {
+  constructor(
+    private readonly repo: ActivityRepo,
+    private readonly options: ActivityOptions,
+  ) {}
+
+  /** Newest first; `limit` is capped at MAX_RECENT. */
+  recentAuthentications(accountId: number, networkId: number, limit = 50): Promise<AuthenticationRow[]> {
+    return this.repo.recentAuthentications(accountId, networkId, Math.max(1, Math.min(limit, MAX_RECENT)));
+  }
+
+  /** Newest first. */
+  async listBatches(accountId: number, page: PageRequest): Promise<Page<VoucherBatch>> {
+    const { rows, total } = await this.repo.listBatches(accountId, page);
+    return { data: rows.map(batch), page: page.page, total, limit: page.limit };
+  }
+
+  async getBatch(accountId: number, id: number): Promise<VoucherBatch> {
+    const row = await this.repo.findBatch(accountId, id);
+    if (!row) throw new NotFoundError(`voucher batch ${id} not found`);
+    return batch(row);
+  }
+
+  /** The groups of a user (looked up by the username the caller has just read), by priority. */
+  groupsOfUser(accountId: number, username: string): Promise<UserGroupRow[]> {
+    return this.repo.groupsOfUser(accountId, username);
+  }
+
+  radiusSettings(): RadiusSettings {
+    const port = (value: number | undefined, fallback: number) => (value === 0 ? null : (value ?? fallback));
+    return {
+      server: new URL(this.options.publicUrl).hostname.replace(/^\[(.*)\]$/, "$1"),
+      authPort: port(this.options.radiusAuthPort, 1812),
+      acctPort: port(this.options.radiusAcctPort, 1813),
+    };
+  }
+}
+
+export function createActivity(database: Database, options: ActivityOptions): ActivityService {
+  return new ActivityService(new ActivityRepo(database.db, database.dialect), options);
+}

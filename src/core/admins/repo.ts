@@ -1,0 +1,152 @@
+// SQL of console users and their sessions. Sessions are found by the hash of their token; every
+// other query is scoped by account_id or by the admin's id.
+import type { Kysely, Selectable } from "kysely";
+import type { Schema } from "../../db/schema.ts";
+import {
+  type AdminDb,
+  type ConsoleAdminsTable,
+  type ConsoleSessionsTable,
+  withAdminTables,
+} from "./tables.ts";
+
+export type AdminRow = Selectable<ConsoleAdminsTable>;
+export type SessionRow = Selectable<ConsoleSessionsTable>;
+export type AdminListRow = AdminRow & { account_name: string };
+
+/** A live session with whom it belongs to, as one lookup finds it. */
+export interface SessionLookup {
+  id: number;
+  account_id: number;
+  admin_id: number;
+  csrf_token: string;
+  created: string;
+  last_seen: string;
+  expires: string;
+  email: string;
+  account_name: string;
+}
+
+export class AdminsRepo {
+  private readonly a: AdminDb;
+
+  constructor(private readonly db: Kysely<Schema>) {
+    this.a = withAdminTables(db);
+  }
+
+  transaction<T>(fn: (repo: AdminsRepo) => Promise<T>): Promise<T> {
+    return this.db.transaction().execute((trx) => fn(new AdminsRepo(trx)));
+  }
+
+  async count(): Promise<number> {
+    const row = await this.a
+      .selectFrom("console_admins")
+      .select((eb) => eb.fn.countAll<number>().as("total"))
+      .executeTakeFirstOrThrow();
+    return Number(row.total);
+  }
+
+  findByEmail(email: string): Promise<AdminListRow | undefined> {
+    return this.a
+      .selectFrom("console_admins")
+      .innerJoin("accounts", "accounts.id", "console_admins.account_id")
+      .selectAll("console_admins")
+      .select("accounts.name as account_name")
+      .where("console_admins.email", "=", email)
+      .executeTakeFirst();
+  }
+
+  list(accountId?: number): Promise<AdminListRow[]> {
+    let query = this.a
+      .selectFrom("console_admins")
+      .innerJoin("accounts", "accounts.id", "console_admins.account_id")
+      .selectAll("console_admins")
+      .select("accounts.name as account_name");
+    if (accountId !== undefined) query = query.where("console_admins.account_id", "=", accountId);
+    return query.orderBy("console_admins.id").execute();
+  }
+
+  insert(row: Omit<AdminRow, "id">): Promise<AdminRow> {
+    return this.a.insertInto("console_admins").values(row).returningAll().executeTakeFirstOrThrow();
+  }
+
+  async setLastLogin(accountId: number, id: number, at: string): Promise<void> {
+    await this.a
+      .updateTable("console_admins")
+      .set({ last_login: at })
+      .where("account_id", "=", accountId)
+      .where("id", "=", id)
+      .execute();
+  }
+
+  async setPassword(accountId: number, id: number, passwordHash: string, at: string): Promise<boolean> {
+    const result = await this.a
+      .updateTable("console_admins")
+      .set({ password_hash: passwordHash, updated: at })
+      .where("account_id", "=", accountId)
+      .where("id", "=", id)
+      .executeTakeFirst();
+    return Number(result.numUpdatedRows) > 0;
+  }
+
+  async insertSession(row: Omit<SessionRow, "id">): Promise<number> {
+    const inserted = await this.a
+      .insertInto("console_sessions")
+      .values(row)
+      .returning("id")
+      .executeTakeFirstOrThrow();
+    return inserted.id;
+  }
+
+  findSession(tokenHash: string): Promise<SessionLookup | undefined> {
+    return this.a
+      .selectFrom("console_sessions as s")
+      .innerJoin("console_admins as a", (join) =>
+        join.onRef("a.id", "=", "s.admin_id").onRef("a.account_id", "=", "s.account_id"),
+      )
+      .innerJoin("accounts", "accounts.id", "s.account_id")
+      .select([
+        "s.id",
+        "s.account_id",
+        "s.admin_id",
+        "s.csrf_token",
+        "s.created",
+        "s.last_seen",
+        "s.expires",
+        "a.email",
+        "accounts.name as account_name",
+      ])
+      .where("s.token_hash", "=", tokenHash)
+      .executeTakeFirst();
+  }
+
+  async extendSession(id: number, lastSeen: string, expires: string): Promise<void> {
+    await this.a
+      .updateTable("console_sessions")
+      .set({ last_seen: lastSeen, expires })
+      .where("id", "=", id)
+      .execute();
+  }
+
+  async deleteSession(tokenHash: string): Promise<void> {
+    await this.a.deleteFrom("console_sessions").where("token_hash", "=", tokenHash).execute();
+  }
+
+  /** Drops one admin's expired sessions (on each login, so the table never grows without bound). */
+  async deleteExpiredSessions(accountId: number, adminId: number, now: string): Promise<void> {
+    await this.a
+      .deleteFrom("console_sessions")
+      .where("account_id", "=", accountId)
+      .where("admin_id", "=", adminId)
+      .where("expires", "<=", now)
+      .execute();
+  }
+
+  /** Ends every session of one admin (after a password change). */
+  async deleteSessionsOf(accountId: number, adminId: number): Promise<void> {
+    await this.a
+      .deleteFrom("console_sessions")
+      .where("account_id", "=", accountId)
+      .where("admin_id", "=", adminId)
+      .execute();
+  }
+}

@@ -1,0 +1,271 @@
+// Console users (operators who log in to /console, each acting for one account), their sessions,
+// and the first-run setup code. Passwords are scrypt hashes; session tokens are random and stored
+// only as SHA-256 hashes; the setup code lives in this process's memory and works once.
+import { createHash, randomBytes, timingSafeEqual } from "node:crypto";
+import { type Database, isUniqueViolation } from "../../db/database.ts";
+import { type AccountRow, AccountsRepo } from "../accounts/repo.ts";
+import { AccountsService } from "../accounts/service.ts";
+import { ConflictError, type FieldProblem, NotFoundError, ValidationError } from "../shared/errors.ts";
+import { isoNow } from "../shared/time.ts";
+import { generatePassword, hashPassword, unusableHash, verifyPassword } from "./passwords.ts";
+import { type AdminRow, AdminsRepo } from "./repo.ts";
+import {
+  emailProblem,
+  generateSetupCode,
+  normalizeEmail,
+  normalizeSetupCode,
+  passwordProblem,
+} from "./rules.ts";
+
+/** A session ends after this long unused... */
+export const SESSION_IDLE_MS = 12 * 3_600_000;
+/** ...and this long after login, however much it is used. */
+export const SESSION_MAX_MS = 7 * 24 * 3_600_000;
+/** The idle expiry is pushed forward at most this often (one write, not one per page). */
+const EXTEND_INTERVAL_MS = 5 * 60_000;
+const TOKEN = /^[A-Za-z0-9_-]{43}$/;
+
+export interface Admin {
+  id: number;
+  email: string;
+  account_id: number;
+  account: string;
+  created: string;
+  last_login: string | null;
+}
+
+/** Who a request's session cookie belongs to. */
+export interface ConsoleSession {
+  id: number;
+  adminId: number;
+  email: string;
+  accountId: number;
+  accountName: string;
+  /** The synchronizer token every form of this session must send back. */
+  csrfToken: string;
+}
+
+export interface AdminInput {
+  email: string;
+  password?: string | undefined;
+}
+
+export interface SetupInput {
+  code: string;
+  email: string;
+  password: string;
+}
+
+function sha256(text: string): string {
+  return createHash("sha256").update(text).digest("hex");
+}
+
+function randomToken(): string {
+  return randomBytes(32).toString("base64url");
+}
+
+/** Equal strings, compared without leaking where they differ. */
+export function sameSecret(a: string, b: string): boolean {
+  const left = Buffer.from(sha256(a));
+  const right = Buffer.from(sha256(b));
+  return timingSafeEqual(left, right);
+}
+
+function present(row: AdminRow, accountName: string): Admin {
+  return {
+    id: row.id,
+    email: row.email,
+    account_id: row.account_id,
+    account: accountName,
+    created: row.created,
+    last_login: row.last_login,
+  };
+}
+
+function check(email: string, password: string | undefined): void {
+  const problems: FieldProblem[] = [];
+  const badEmail = emailProblem(email);
+  if (badEmail) problems.push({ field: "email", message: badEmail });
+  const badPassword = password === undefined ? null : passwordProblem(password);
+  if (badPassword) problems.push({ field: "password", message: badPassword });
+  const first = problems[0];
+  if (first) throw new ValidationError(`${first.field} ${first.message}`, problems);
+}
+
+const taken = (email: string) => new ConflictError(`a console user with the email ${email} already exists`);
+
+function later(iso: string, ms: number): string {
+  return isoNow(new Date(Date.parse(iso) + ms));
+}
+
+export class AdminsService {
+  private setupCode: string | null = null;
+  /** Once a console user exists it stays so (users are not deleted), so one positive answer is kept. */
+  private someExist = false;
+
+  constructor(
+    private readonly repo: AdminsRepo,
+    private readonly accounts: AccountsService,
+  ) {}
+
+  async exist(): Promise<boolean> {
+    if (!this.someExist) this.someExist = (await this.repo.count()) > 0;
+    return this.someExist;
+  }
+
+  /**
+   * The one-time setup code, while no console user exists (null once one does). The same code
+   * for the life of this process until it is used; a door prints it where only the operator sees it.
+   */
+  async issueSetupCode(): Promise<string | null> {
+    if (await this.exist()) return null;
+    this.setupCode ??= generateSetupCode();
+    return this.setupCode;
+  }
+
+  /** First run: the setup code from the server's log makes the first console user, in account `default`. */
+  async setup(input: SetupInput): Promise<Admin> {
+    if (await this.exist()) throw new ConflictError("the console is already set up; log in instead");
+    const email = normalizeEmail(input.email);
+    check(email, input.password);
+    const expected = this.setupCode;
+    if (expected === null || !sameSecret(normalizeSetupCode(input.code), expected)) {
+      throw ValidationError.field("code", "does not match the code this server printed in its log");
+    }
+    // Used up before anything is awaited, so two requests carrying the code cannot both succeed.
+    this.setupCode = null;
+    try {
+      const account = await this.accounts.resolve(undefined);
+      const admin = await this.insert(account, email, input.password);
+      this.someExist = true;
+      return admin;
+    } catch (error) {
+      this.setupCode = expected;
+      throw error;
+    }
+  }
+
+  /** Creates a console user; without a password a strong one is generated (returned once). */
+  async create(account: AccountRow, input: AdminInput): Promise<{ admin: Admin; password: string }> {
+    const email = normalizeEmail(input.email);
+    check(email, input.password);
+    const password = input.password ?? generatePassword();
+    const admin = await this.insert(account, email, password);
+    this.someExist = true;
+    this.setupCode = null;
+    return { admin, password };
+  }
+
+  /** Checks a new user's fields without writing, so a door can refuse before it writes anything else. */
+  validate(input: AdminInput): void {
+    check(normalizeEmail(input.email), input.password);
+  }
+
+  /** Sets a new password (generated when none is given) and ends the user's sessions. */
+  async resetPassword(emailText: string, given?: string): Promise<{ admin: Admin; password: string }> {
+    const email = normalizeEmail(emailText);
+    check(email, given);
+    const row = await this.repo.findByEmail(email);
+    if (!row) throw new NotFoundError(`no console user with the email ${email}`);
+    const password = given ?? generatePassword();
+    const hash = await hashPassword(password);
+    await this.repo.transaction(async (repo) => {
+      await repo.setPassword(row.account_id, row.id, hash, isoNow());
+      await repo.deleteSessionsOf(row.account_id, row.id);
+    });
+    return { admin: present(row, row.account_name), password };
+  }
+
+  async list(accountId?: number): Promise<Admin[]> {
+    return (await this.repo.list(accountId)).map((row) => present(row, row.account_name));
+  }
+
+  /**
+   * A new session for the right email and password; null otherwise, after the same work either way
+   * (an unknown email is checked against a hash of nothing), so timing does not tell which was wrong.
+   */
+  async login(
+    emailText: string,
+    password: string,
+  ): Promise<{ token: string; session: ConsoleSession } | null> {
+    const row = await this.repo.findByEmail(normalizeEmail(emailText));
+    const valid = await verifyPassword(password, row?.password_hash ?? (await unusableHash()));
+    if (!row || !valid) return null;
+    const token = randomToken();
+    const now = isoNow();
+    const csrfToken = randomToken();
+    await this.repo.deleteExpiredSessions(row.account_id, row.id, now);
+    const id = await this.repo.insertSession({
+      account_id: row.account_id,
+      admin_id: row.id,
+      token_hash: sha256(token),
+      csrf_token: csrfToken,
+      created: now,
+      last_seen: now,
+      expires: later(now, SESSION_IDLE_MS),
+    });
+    await this.repo.setLastLogin(row.account_id, row.id, now);
+    return {
+      token,
+      session: {
+        id,
+        adminId: row.id,
+        email: row.email,
+        accountId: row.account_id,
+        accountName: row.account_name,
+        csrfToken,
+      },
+    };
+  }
+
+  /** The session a cookie's token names, unless it is unknown, malformed or expired. */
+  async authenticate(token: string): Promise<ConsoleSession | null> {
+    if (!TOKEN.test(token)) return null;
+    const row = await this.repo.findSession(sha256(token));
+    if (!row) return null;
+    const now = Date.now();
+    if (Date.parse(row.expires) <= now) {
+      await this.repo.deleteSession(sha256(token));
+      return null;
+    }
+    if (now - Date.parse(row.last_seen) >= EXTEND_INTERVAL_MS) {
+      const expires = Math.min(now + SESSION_IDLE_MS, Date.parse(row.created) + SESSION_MAX_MS);
+      await this.repo.extendSession(row.id, isoNow(new Date(now)), isoNow(new Date(expires)));
+    }
+    return {
+      id: row.id,
+      adminId: row.admin_id,
+      email: row.email,
+      accountId: row.account_id,
+      accountName: row.account_name,
+      csrfToken: row.csrf_token,
+    };
+  }
+
+  async logout(token: string): Promise<void> {
+    if (TOKEN.test(token)) await this.repo.deleteSession(sha256(token));
+  }
+
+  private async insert(account: AccountRow, email: string, password: string): Promise<Admin> {
+    if (await this.repo.findByEmail(email)) throw taken(email);
+    const now = isoNow();
+    try {
+      const row = await this.repo.insert({
+        account_id: account.id,
+        email,
+        password_hash: await hashPassword(password),
+        created: now,
+        updated: now,
+        last_login: null,
+      });
+      return present(row, account.name);
+    } catch (error) {
+      if (isUniqueViolation(error)) throw taken(email);
+      throw error;
+    }
+  }
+}
+
+export function createAdmins(database: Database): AdminsService {
+  return new AdminsService(new AdminsRepo(database.db), new AccountsService(new AccountsRepo(database.db)));
+}

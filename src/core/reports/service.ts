@@ -1,0 +1,366 @@
+// Reports: a page of recent data (windows up to 4 hours), or a CSV file of any window built by a
+// background job. A file task is a row in report_tasks plus a job in the jobs table, written
+// together; the job streams the rows newest first in keyset chunks into a temporary file, renames
+// it into place, and marks the task done with its report.ready event in one transaction. A worker
+// that dies leaves its lease to run out; the job is claimed again and starts from scratch.
+import { randomBytes } from "node:crypto";
+import fs from "node:fs";
+import path from "node:path";
+import type { Database } from "../../db/database.ts";
+import { JobQueue } from "../../jobs/queue.ts";
+import { AppError, NotFoundError, ValidationError } from "../shared/errors.ts";
+import type { Page } from "../shared/pages.ts";
+import { isoNow } from "../shared/time.ts";
+import { type Cell, CsvWriter, csvTable } from "./csv.ts";
+import {
+  type AnyReportRow,
+  isReportId,
+  REPORT_COLUMNS,
+  REPORT_IDS,
+  REPORT_TITLES,
+  RESULT_TTL_SECONDS,
+  type ReportId,
+  SYNC_WINDOW_SECONDS,
+} from "./definitions.ts";
+import { type Chunk, type Cursor, ReportsRepo, type TaskRow, type Window } from "./repo.ts";
+import { isoSeconds, parseTime, TimeExpressionError } from "./time.ts";
+
+export const REPORT_JOB = "report";
+export const REPORT_EXPIRE_JOB = "report.expire";
+/** A task whose worker died this many times fails instead of being tried again. */
+export const MAX_TASK_ATTEMPTS = 3;
+/** Pending tasks are dropped after this long even if no worker ever took them. */
+const PENDING_TTL_SECONDS = 7 * 86_400;
+const TASK_NAME = /^[A-Za-z0-9_-]{1,64}$/;
+
+export interface WindowQuery {
+  earliest?: string | undefined;
+  latest?: string | undefined;
+}
+
+export interface PageQuery extends WindowQuery {
+  page: number;
+  limit: number;
+}
+
+export interface QueuedTask {
+  task_name: string;
+  status: "queued";
+}
+
+export type TaskState =
+  | { status: "queued" | "running"; task_name: string; progress: number }
+  | { status: "done"; task_name: string; file: string; filename: string; rows: number }
+  | { status: "failed"; task_name: string; message: string };
+
+/** What the report job handler passes in: the claimed job, and a way to report progress. */
+export interface ReportJob {
+  id: number;
+  payload: string;
+  attempts: number;
+  locked_by: string | null;
+}
+export type ProgressFn = (value: { rows: number; total: number }) => Promise<void>;
+
+/** The job lost its lease to another worker: it must neither finish nor fail the task. */
+export class LostLease extends Error {}
+
+const nowSeconds = (now: Date) => Math.floor(now.getTime() / 1000);
+
+function duration(seconds: number): string {
+  if (seconds % 86_400 === 0) return `${seconds / 86_400} day${seconds === 86_400 ? "" : "s"}`;
+  const hours = Math.round((seconds / 3600) * 10) / 10;
+  return `${hours} hour${hours === 1 ? "" : "s"}`;
+}
+
+/** 2026-11-25T21:16:18Z -> 20261125T211618Z, for file names. */
+const compact = (seconds: number) => isoSeconds(seconds).replace(/[-:]/g, "");
+
+export class ReportsService {
+  /** How files are built; tests shrink the chunks to stop a worker half-way. */
+  readonly tuning = {
+    /** Rows per keyset query; 115 reads its users' session totals per chunk. */
+    chunkRows: { 110: 2000, 115: 1000, 120: 2000 } as Record<ReportId, number>,
+    progressIntervalMs: 1000,
+  };
+
+  constructor(
+    private readonly repo: ReportsRepo,
+    /** Where report files live: DATA_DIR/reports. */
+    readonly directory: string,
+    private readonly clock: () => Date = () => new Date(),
+  ) {}
+
+  /** The report for a numeric id, or 404 naming the ones that exist. */
+  report(id: number): ReportId {
+    if (isReportId(id)) return id;
+    const known = REPORT_IDS.map((r) => `${r} (${REPORT_TITLES[r].toLowerCase()})`).join(", ");
+    throw new NotFoundError(`no report ${id}; the reports are ${known}`);
+  }
+
+  /** Parses earliest/latest (defaults -4h and now) against one `now`; 400s name the field. */
+  window(query: WindowQuery, sync: boolean, now = this.clock()): Window {
+    const parse = (field: "earliest" | "latest", text: string) => {
+      try {
+        return parseTime(text, now);
+      } catch (error) {
+        if (!(error instanceof TimeExpressionError)) throw error;
+        throw ValidationError.field(field, error.message);
+      }
+    };
+    const earliest = parse("earliest", query.earliest ?? "-4h");
+    const latest = parse("latest", query.latest ?? "now");
+    if (earliest >= latest) {
+      const both = `earliest ${isoSeconds(earliest)}, latest ${isoSeconds(latest)}`;
+      throw ValidationError.field("latest", `must be later than earliest (${both})`);
+    }
+    if (sync && latest - earliest > SYNC_WINDOW_SECONDS) {
+      const message =
+        `is ${duration(latest - earliest)} before latest; the synchronous form covers at most ` +
+        `${duration(SYNC_WINDOW_SECONDS)}: add format=csvfile to get the whole window as a CSV file`;
+      throw ValidationError.field("earliest", message);
+    }
+    return { earliest, latest };
+  }
+
+  /** One page of a report (newest first) over a window of at most 4 hours. */
+  async page(accountId: number, reportId: number, query: PageQuery): Promise<Page<AnyReportRow>> {
+    const report = this.report(reportId);
+    const w = this.window(query, true);
+    const offset = (query.page - 1) * query.limit;
+    const cells = await this.repo.page(report, accountId, w, query.limit, offset);
+    const total = await this.repo.count(report, accountId, w);
+    const columns = REPORT_COLUMNS[report];
+    const data = cells.map((row) => {
+      const object: Record<string, Cell> = {};
+      for (let i = 0; i < columns.length; i++) object[columns[i]!] = row[i] ?? null;
+      return object as unknown as AnyReportRow;
+    });
+    return { data, page: query.page, total, limit: query.limit };
+  }
+
+  /** The same page as CSV text, with a header row. */
+  csv(reportId: ReportId, rows: readonly AnyReportRow[]): string {
+    const columns = REPORT_COLUMNS[reportId];
+    return csvTable(
+      columns,
+      rows.map((row) => columns.map((c) => (row as unknown as Record<string, Cell>)[c] ?? null)),
+    );
+  }
+
+  /** Queues a CSV file of the report over any window; the answer names the task. */
+  async requestFile(accountId: number, reportId: number, query: WindowQuery): Promise<QueuedTask> {
+    const report = this.report(reportId);
+    const now = this.clock();
+    const w = this.window(query, false, now);
+    const name = randomBytes(16).toString("hex");
+    const created = nowSeconds(now);
+    await this.repo.createTask(
+      {
+        account_id: accountId,
+        name,
+        report_id: report,
+        earliest: w.earliest,
+        latest: w.latest,
+        status: "queued",
+        rows: null,
+        error: null,
+        created: isoNow(now),
+        finished: null,
+        expires: created + PENDING_TTL_SECONDS,
+      },
+      [
+        { kind: REPORT_JOB, accountId, payload: { task: name } },
+        // Its own clean-up, due when a result finished now would expire; it waits longer if needed.
+        {
+          kind: REPORT_EXPIRE_JOB,
+          accountId,
+          payload: { task: name },
+          runAt: (created + RESULT_TTL_SECONDS) * 1000,
+        },
+      ],
+    );
+    return { task_name: name, status: "queued" };
+  }
+
+  /** Where a task stands; unknown names and other accounts' tasks are 404. */
+  async task(accountId: number, name: string): Promise<TaskState> {
+    const task = TASK_NAME.test(name) ? await this.repo.findTask(accountId, name) : undefined;
+    if (!task) throw new NotFoundError(`no report task "${name}" (results are kept for 24 hours)`);
+    if (task.status === "done") {
+      const file = this.fileOf(task.name);
+      if (!fs.existsSync(file)) {
+        throw new AppError(500, `the file of report task "${name}" is missing; request the report again`);
+      }
+      const filename = `report-${task.report_id}-${compact(task.earliest)}-${compact(task.latest)}.csv`;
+      return { status: "done", task_name: name, file, filename, rows: Number(task.rows ?? 0) };
+    }
+    // A job that ended without finishing its task (it failed, or gave up) failed the task too.
+    if (task.status === "failed" || task.job_status === "failed" || task.job_status === "done") {
+      const reason = task.error ?? "the report could not be built; request it again";
+      return { status: "failed", task_name: name, message: `report task "${name}" failed: ${reason}` };
+    }
+    if (task.job_status !== "running") return { status: "queued", task_name: name, progress: 0 };
+    let progress = 0;
+    try {
+      const p = JSON.parse(task.job_progress ?? "null") as { rows?: number; total?: number } | null;
+      if (p?.total && p.rows) progress = Math.min(99, Math.floor((100 * p.rows) / p.total));
+    } catch {
+      // no progress reported yet
+    }
+    return { status: "running", task_name: name, progress };
+  }
+
+  fileOf(name: string): string {
+    return path.join(this.directory, `${name}.csv`);
+  }
+
+  /** Builds a task's file: the report job's body. */
+  async runTask(job: ReportJob, progress: ProgressFn): Promise<{ rows: number } | { skipped: string }> {
+    const { task: name } = JSON.parse(job.payload) as { task: string };
+    const task = await this.repo.findTaskByName(name);
+    if (task?.status !== "queued") return { skipped: `task ${name} is gone or finished` };
+    const workerId = job.locked_by ?? "";
+    const finishedAt = () => {
+      const now = this.clock();
+      return { finished: isoNow(now), expires: nowSeconds(now) + RESULT_TTL_SECONDS };
+    };
+    if (job.attempts > MAX_TASK_ATTEMPTS) {
+      const { finished, expires } = finishedAt();
+      const reason = `its worker stopped ${job.attempts - 1} times while building it; request it again`;
+      await this.repo.failTask(task.id, reason, finished, expires);
+      return { skipped: reason };
+    }
+    try {
+      const rows = await this.writeFile(task, workerId, progress);
+      const { finished, expires } = finishedAt();
+      const event = {
+        accountId: task.account_id,
+        kind: "report.ready" as const,
+        data: {
+          task_name: task.name,
+          report_id: task.report_id,
+          rows,
+          earliest: isoSeconds(task.earliest),
+          latest: isoSeconds(task.latest),
+        },
+      };
+      if (!(await this.repo.completeTask(task, workerId, { rows, finished, expires }, event))) {
+        throw new LostLease(`report task ${name}: another worker took the job over`);
+      }
+      return { rows };
+    } catch (error) {
+      if (!(error instanceof LostLease)) {
+        const { finished, expires } = finishedAt();
+        await this.repo.failTask(
+          task.id,
+          "the report could not be built; request it again",
+          finished,
+          expires,
+        );
+      }
+      throw error;
+    }
+  }
+
+  /** Streams the report into a temporary file, then renames it into place; returns the row count. */
+  private async writeFile(task: TaskRow, workerId: string, progress: ProgressFn): Promise<number> {
+    const report = this.report(task.report_id);
+    const w = { earliest: task.earliest, latest: task.latest };
+    fs.mkdirSync(this.directory, { recursive: true });
+    const temporary = path.join(this.directory, `${task.name}.${randomBytes(4).toString("hex")}.tmp`);
+    // A deep buffer lets the disk write one chunk while the next is formatted; still bounded.
+    const out = fs.createWriteStream(temporary, { highWaterMark: 1024 * 1024 });
+    const writer = new CsvWriter(out);
+    const source = this.repo.openStream();
+    let rows = 0;
+    try {
+      const total = await this.repo.count(report, task.account_id, w);
+      await progress({ rows: 0, total });
+      const size = this.tuning.chunkRows[report];
+      writer.add(REPORT_COLUMNS[report]);
+      let after: Cursor | null = null;
+      let reported = Date.now();
+      for (;;) {
+        const chunk: Chunk = await this.repo.chunk(source, report, task.account_id, w, after, size);
+        for (const row of chunk.rows) {
+          if (writer.add(row)) await writer.flush();
+        }
+        rows += chunk.rows.length;
+        if (chunk.rows.length < size || !chunk.next) break;
+        after = chunk.next;
+        if (Date.now() - reported >= this.tuning.progressIntervalMs) {
+          reported = Date.now();
+          await progress({ rows, total: Math.max(total, rows) });
+        }
+      }
+      await writer.end();
+      if (!(await this.repo.holdsJob(task.job_id, workerId))) {
+        throw new LostLease(`report task ${task.name}: another worker took the job over`);
+      }
+      fs.renameSync(temporary, this.fileOf(task.name));
+      return rows;
+    } catch (error) {
+      out.destroy();
+      fs.rmSync(temporary, { force: true });
+      throw error;
+    } finally {
+      source.close();
+    }
+  }
+
+  /**
+   * The clean-up job of one task: once the task's result has expired, deletes every expired task
+   * and its file. Returns when to look again if this task is not due yet (epoch ms).
+   */
+  async expire(name: string): Promise<{ retryAt: number } | { deleted: number }> {
+    const task = await this.repo.findTaskByName(name);
+    const now = nowSeconds(this.clock());
+    if (task && task.expires > now) return { retryAt: task.expires * 1000 };
+    return { deleted: await this.cleanup(now) };
+  }
+
+  /** Deletes tasks expired at `now` (Unix seconds) with their files, and stray temporary files. */
+  async cleanup(now = nowSeconds(this.clock())): Promise<number> {
+    let deleted = 0;
+    for (;;) {
+      const expired = await this.repo.expiredTasks(now, 500);
+      for (const task of expired) {
+        fs.rmSync(this.fileOf(task.name), { force: true });
+        await this.repo.deleteTask(task.id);
+      }
+      deleted += expired.length;
+      if (expired.length < 500) break;
+    }
+    // Temporary files of workers that died; a live one is younger than a day.
+    if (fs.existsSync(this.directory)) {
+      for (const entry of fs.readdirSync(this.directory)) {
+        if (!entry.endsWith(".tmp")) continue;
+        const file = path.join(this.directory, entry);
+        const stat = fs.statSync(file, { throwIfNoEntry: false });
+        if (stat && stat.mtimeMs / 1000 < now - RESULT_TTL_SECONDS) fs.rmSync(file, { force: true });
+      }
+    }
+    return deleted;
+  }
+}
+
+/**
+ * The reports service over one database; files go to DATA_DIR/reports. createCore is given the
+ * whole configuration (with dataDir) by the server, the worker and the CLI; without it (scripts)
+ * SQLite's folder, or ./data, is used.
+ */
+export function createReports(
+  database: Database,
+  options: { publicUrl?: string; dataDir?: string },
+): ReportsService {
+  const queue = new JobQueue(database.db, database.dialect);
+  const dataDir =
+    options.dataDir ??
+    (database.dialect === "sqlite" ? path.dirname(database.location) : path.resolve("data"));
+  const sqliteFile = database.dialect === "sqlite" ? database.location : undefined;
+  return new ReportsService(
+    new ReportsRepo(database.db, database.dialect, queue, sqliteFile),
+    path.join(dataDir, "reports"),
+  );
+}

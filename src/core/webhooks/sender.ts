@@ -1,0 +1,153 @@
+// Sends one webhook request: POST, 10 s for the whole exchange, redirects not followed, the first
+// ~1 KB of the answer kept. Names are resolved here and the connection goes to the address that
+// was checked, so a DNS answer that changes between check and connect (rebinding) cannot reach a
+// refused address.
+import { lookup } from "node:dns/promises";
+import { isIP } from "node:net";
+import { performance } from "node:perf_hooks";
+import { Agent, buildConnector, request } from "undici";
+import { refusedAddress } from "./addresses.ts";
+import { DELIVERY_TIMEOUT_MS, RESPONSE_EXCERPT_BYTES } from "./rules.ts";
+
+/** Resolves a host name to its addresses (tests replace DNS with this). */
+export type Resolver = (hostname: string) => Promise<string[]>;
+
+export interface SenderOptions {
+  /** WEBHOOK_ALLOW_PRIVATE: allow private addresses and plain http://. */
+  allowPrivate: boolean;
+  timeoutMs?: number;
+  resolve?: Resolver;
+}
+
+export interface SendResult {
+  /** The HTTP status, or null when there was none (refused, network error, timeout). */
+  statusCode: number | null;
+  error: string | null;
+  durationMs: number;
+  excerpt: string | null;
+  /** The receiver's Retry-After, in milliseconds from now. */
+  retryAfterMs: number | undefined;
+}
+
+const ALLOW_HINT = "(WEBHOOK_ALLOW_PRIVATE=1 allows it)";
+/** Read at most this much of a body before hanging up. */
+const MAX_BODY_READ = 64 * 1024;
+
+class RefusedError extends Error {
+  readonly code = "WISP_REFUSED";
+}
+
+const systemResolver: Resolver = async (hostname) =>
+  (await lookup(hostname, { all: true, verbatim: true })).map((a) => a.address);
+
+/** Retry-After as seconds or an HTTP date; undefined when absent or unreadable. */
+export function parseRetryAfter(value: string | string[] | undefined, now = Date.now()): number | undefined {
+  const text = (Array.isArray(value) ? value[0] : value)?.trim();
+  if (!text) return undefined;
+  if (/^\d+$/.test(text)) return Number(text) * 1000;
+  const at = Date.parse(text);
+  return Number.isNaN(at) ? undefined : Math.max(0, at - now);
+}
+
+function describe(error: unknown, timeoutMs: number): string {
+  const e = error as { name?: string; code?: string; message?: string; cause?: unknown } | null;
+  if (e?.code === "WISP_REFUSED") return e.message ?? "refused";
+  if (
+    e?.name === "TimeoutError" ||
+    e?.code === "UND_ERR_HEADERS_TIMEOUT" ||
+    e?.code === "UND_ERR_BODY_TIMEOUT"
+  )
+    return `timeout: no complete answer in ${timeoutMs} ms`;
+  if (e?.code === "UND_ERR_CONNECT_TIMEOUT") return `timeout: could not connect in ${timeoutMs} ms`;
+  const message = e?.message ?? String(error);
+  return (e?.code ? `${e.code}: ${message}` : message).slice(0, 500);
+}
+
+export class WebhookSender {
+  private readonly agent: Agent;
+  private readonly timeoutMs: number;
+  private readonly resolve: Resolver;
+
+  constructor(private readonly options: SenderOptions) {
+    this.timeoutMs = options.timeoutMs ?? DELIVERY_TIMEOUT_MS;
+    this.resolve = options.resolve ?? systemResolver;
+    const base = buildConnector({ timeout: this.timeoutMs });
+    const connect: buildConnector.connector = (connectOptions, callback) => {
+      this.address(connectOptions.hostname).then(
+        (address) => base({ ...connectOptions, hostname: address }, callback),
+        (error: Error) => callback(error, null),
+      );
+    };
+    this.agent = new Agent({
+      connect,
+      headersTimeout: this.timeoutMs,
+      bodyTimeout: this.timeoutMs,
+      keepAliveTimeout: 10_000,
+    });
+  }
+
+  /** The address to connect to for a host: a checked one, or a RefusedError. */
+  private async address(host: string): Promise<string> {
+    const hostname = host.replace(/^\[|\]$/g, "");
+    const addresses = isIP(hostname) ? [hostname] : await this.resolve(hostname);
+    if (addresses.length === 0) throw new Error(`${hostname} has no addresses`);
+    if (this.options.allowPrivate) return addresses[0]!;
+    const allowed = addresses.find((a) => refusedAddress(a) === null);
+    if (allowed) return allowed;
+    const why = addresses.map((a) => refusedAddress(a)).join("; ");
+    throw new RefusedError(
+      isIP(hostname)
+        ? `refused: ${why} ${ALLOW_HINT}`
+        : `refused: ${hostname} resolves to ${why} ${ALLOW_HINT}`,
+    );
+  }
+
+  async send(url: string, headers: Record<string, string>, body: string): Promise<SendResult> {
+    const started = performance.now();
+    const elapsed = () => Math.round(performance.now() - started);
+    const failed = (error: string): SendResult => ({
+      statusCode: null,
+      error,
+      durationMs: elapsed(),
+      excerpt: null,
+      retryAfterMs: undefined,
+    });
+    if (!this.options.allowPrivate && new URL(url).protocol !== "https:") {
+      return failed(`refused: plain http:// ${ALLOW_HINT}`);
+    }
+    try {
+      const response = await request(url, {
+        method: "POST",
+        headers: { ...headers, "content-type": "application/json", "user-agent": "Wisp-Webhooks/1" },
+        body,
+        dispatcher: this.agent,
+        signal: AbortSignal.timeout(this.timeoutMs),
+      });
+      const kept: Buffer[] = [];
+      let keptBytes = 0;
+      let read = 0;
+      for await (const chunk of response.body as AsyncIterable<Buffer>) {
+        if (keptBytes < RESPONSE_EXCERPT_BYTES) {
+          const part = chunk.subarray(0, RESPONSE_EXCERPT_BYTES - keptBytes);
+          kept.push(part);
+          keptBytes += part.length;
+        }
+        read += chunk.length;
+        if (read >= MAX_BODY_READ) break;
+      }
+      return {
+        statusCode: response.statusCode,
+        error: null,
+        durationMs: elapsed(),
+        excerpt: new TextDecoder().decode(Buffer.concat(kept)),
+        retryAfterMs: parseRetryAfter(response.headers["retry-after"]),
+      };
+    } catch (error) {
+      return failed(describe(error, this.timeoutMs));
+    }
+  }
+
+  async close(): Promise<void> {
+    await this.agent.close();
+  }
+}
