@@ -76,7 +76,7 @@ export async function startServer(config: Config, overrides: ServerOverrides = {
         await radius.close();
         await app.close();
         await worker?.stop();
-        await core.aaa.writes.drain();
+        await core.aaa.drain();
         await storeInUse.close();
         await database.close();
       },

@@ -27,7 +27,7 @@ export function registerWorkerCommand(program: Command): void {
         process.once("SIGINT", resolve);
       });
       await worker.stop();
-      await core.aaa.writes.drain();
+      await core.aaa.drain();
       await database.close();
       log.info("wisp worker stopped");
     });

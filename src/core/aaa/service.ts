@@ -64,12 +64,22 @@ export class AaaService {
   private readonly logins: LoginRepo;
   private readonly recording: RecordingRepo;
   readonly writes: TransactionBatcher;
+  private readonly attempts: AttemptQueue;
   voucherLogin: VoucherLogin | undefined;
 
   constructor(db: Kysely<Schema>, dialect: DialectName) {
     this.logins = new LoginRepo(db, dialect);
     this.recording = new RecordingRepo(dialect);
     this.writes = new TransactionBatcher(db);
+    this.attempts = new AttemptQueue((attempts, events) =>
+      this.writes.run((trx) => this.recording.recordAttempts(trx, attempts, events)),
+    );
+  }
+
+  /** Waits until every attempt and write queued so far is stored. */
+  async drain(): Promise<void> {
+    await this.attempts.flush();
+    await this.writes.drain();
   }
 
   /** Decides and records in one step (the door can also decide, build its answer, then record). */
@@ -165,7 +175,7 @@ export class AaaService {
       kind: attempt.accepted ? "user.authenticated" : "user.rejected",
       data,
     };
-    await this.writes.run((trx) => this.recording.recordAttempt(trx, attempt, [event]));
+    await this.attempts.add(attempt, event);
   }
 
   /** Applies one Accounting-Request; resolves once it is stored. */
@@ -298,4 +308,45 @@ function sessionEvent(
           terminate_cause: values.terminateCause,
         };
   return { accountId: context.accountId, kind, data };
+}
+
+/**
+ * Attempts waiting to be written: the first one of a burst schedules a flush on the next tick,
+ * and every attempt queued until then goes into the same two INSERTs.
+ */
+class AttemptQueue {
+  private attempts: AttemptRecord[] = [];
+  private events: NewEvent[] = [];
+  private waiting: { resolve(): void; reject(error: unknown): void }[] = [];
+  private scheduled = false;
+
+  constructor(private readonly write: (attempts: AttemptRecord[], events: NewEvent[]) => Promise<void>) {}
+
+  add(attempt: AttemptRecord, event: NewEvent): Promise<void> {
+    this.attempts.push(attempt);
+    this.events.push(event);
+    const done = new Promise<void>((resolve, reject) => this.waiting.push({ resolve, reject }));
+    if (!this.scheduled) {
+      this.scheduled = true;
+      setImmediate(() => void this.flush());
+    }
+    return done;
+  }
+
+  async flush(): Promise<void> {
+    this.scheduled = false;
+    const attempts = this.attempts;
+    const events = this.events;
+    const waiting = this.waiting;
+    if (attempts.length === 0) return;
+    this.attempts = [];
+    this.events = [];
+    this.waiting = [];
+    try {
+      await this.write(attempts, events);
+      for (const w of waiting) w.resolve();
+    } catch (error) {
+      for (const w of waiting) w.reject(error);
+    }
+  }
 }
