@@ -1,18 +1,52 @@
 // Hot-path queries built and compiled once: Kysely rebuilds and recompiles a query on every call,
-// which costs as much as running a small indexed query. The SQL text is kept and only the
-// parameters change (they are bound in the order the builder placed them).
+// which costs as much as running a small indexed query. The query is built once with a marker in
+// place of each argument; each call binds its arguments where the markers landed in the SQL.
 import type { Compilable, CompiledQuery, Kysely } from "kysely";
 import type { Schema } from "./schema.ts";
 
+interface Template<R> {
+  compiled: CompiledQuery<R>;
+  /** For each bound parameter: which argument goes there, or -1 for a constant of the query. */
+  slots: number[];
+}
+
+function template<R>(arity: number, build: (...markers: unknown[]) => Compilable<R>): Template<R> {
+  const markers = Array.from({ length: arity }, (_, i) => ({ argument: i }));
+  const compiled = build(...markers).compile();
+  return { compiled, slots: compiled.parameters.map((p) => markers.indexOf(p as { argument: number })) };
+}
+
+function bind<R>({ compiled, slots }: Template<R>, args: readonly unknown[]): CompiledQuery<R> {
+  return {
+    ...compiled,
+    parameters: slots.map((slot, i) => (slot < 0 ? compiled.parameters[i] : args[slot])),
+  };
+}
+
+/** `arity`: how many arguments the query takes. */
 export function prepared<P extends unknown[], R>(
   db: Kysely<Schema>,
   build: (...parameters: P) => Compilable<R>,
-  sample: P,
+  arity: P["length"],
 ): (...parameters: P) => Promise<R[]> {
-  let compiled: CompiledQuery<R> | undefined;
+  let compiled: Template<R> | undefined;
   return async (...parameters: P) => {
-    compiled ??= build(...sample).compile();
-    const result = await db.executeQuery<R>({ ...compiled, parameters });
-    return result.rows;
+    compiled ??= template(arity, build as (...markers: unknown[]) => Compilable<R>);
+    return (await db.executeQuery<R>(bind(compiled, parameters))).rows;
+  };
+}
+
+/**
+ * The same, run on the connection given at each call (a transaction, say). The compiled text
+ * depends on the dialect: keep one per database (a repository field), never a module constant.
+ */
+export function preparedOn<P extends unknown[], R>(
+  build: (db: Kysely<Schema>, ...parameters: P) => Compilable<R>,
+  arity: P["length"],
+): (db: Kysely<Schema>, ...parameters: P) => Promise<R[]> {
+  let compiled: Template<R> | undefined;
+  return async (db: Kysely<Schema>, ...parameters: P) => {
+    compiled ??= template(arity, (...markers) => build(db, ...(markers as P)));
+    return (await db.executeQuery<R>(bind(compiled, parameters))).rows;
   };
 }

@@ -2,6 +2,7 @@
 // password tried) with its event, and the session rows of accounting, each with its events.
 import type { Transaction } from "kysely";
 import type { DialectName } from "../../db/database.ts";
+import { preparedOn } from "../../db/prepared.ts";
 import type { RadacctTable, Schema } from "../../db/schema.ts";
 import { insertEvents, type NewEvent } from "../events/repo.ts";
 import type { SessionValues } from "./accounting.ts";
@@ -39,6 +40,17 @@ export interface SessionContext {
 type Trx = Transaction<Schema>;
 
 export class RecordingRepo {
+  /** Every accounting packet looks its session up: compiled once (per database: placeholders differ). */
+  private readonly sessionByUniqueId = preparedOn(
+    (db, accountId: number, acctuniqueid: string) =>
+      db
+        .selectFrom("radacct")
+        .selectAll()
+        .where("acctuniqueid", "=", acctuniqueid)
+        .where("account_id", "=", accountId),
+    2,
+  );
+
   constructor(private readonly dialect: DialectName) {}
 
   /** Unix seconds as the column type of each database: integers on SQLite, timestamptz on PostgreSQL. */
@@ -92,13 +104,8 @@ export class RecordingRepo {
   }
 
   /** A session of this account; another account's session with the same id is not this one's to touch. */
-  findSession(trx: Trx, accountId: number, acctuniqueid: string) {
-    return trx
-      .selectFrom("radacct")
-      .selectAll()
-      .where("acctuniqueid", "=", acctuniqueid)
-      .where("account_id", "=", accountId)
-      .executeTakeFirst();
+  async findSession(trx: Trx, accountId: number, acctuniqueid: string) {
+    return (await this.sessionByUniqueId(trx, accountId, acctuniqueid))[0];
   }
 
   async insertSession(

@@ -35,7 +35,7 @@ export class LoginRepo {
         .where("account_id", "=", accountId)
         .where("groupname", "=", groupname)
         .orderBy("id");
-    const sample: [number, string] = [0, ""];
+    const sample = 2;
     this.user = prepared(
       db,
       (accountId: number, username: string) =>

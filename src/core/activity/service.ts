@@ -4,9 +4,33 @@
 import type { Database } from "../../db/database.ts";
 import { NotFoundError } from "../shared/errors.ts";
 import type { Page, PageRequest } from "../shared/pages.ts";
-import { ActivityRepo, type AuthenticationRow, type BatchRow, type UserGroupRow } from "./repo.ts";
+import {
+  type AccessPointRow,
+  ActivityRepo,
+  type AuthenticationRow,
+  type BatchRow,
+  type UserGroupRow,
+} from "./repo.ts";
 
-export type { AuthenticationRow, UserGroupRow };
+export type { AccessPointRow, AuthenticationRow, UserGroupRow };
+
+const HOUR = 3600;
+export const DASHBOARD_HOURS = 24;
+export const TOP_ACCESS_POINTS = 10;
+
+export interface DashboardHour {
+  /** The hour's start, ISO 8601 UTC. */
+  hour: string;
+  accepted: number;
+  rejected: number;
+  /** Sessions open at some time during the hour. */
+  sessions: number;
+}
+
+export interface Dashboard {
+  hours: DashboardHour[];
+  accessPoints: AccessPointRow[];
+}
 
 export interface VoucherBatch {
   id: number;
@@ -72,6 +96,52 @@ export class ActivityService {
   /** The groups of a user (looked up by the username the caller has just read), by priority. */
   groupsOfUser(accountId: number, username: string): Promise<UserGroupRow[]> {
     return this.repo.groupsOfUser(accountId, username);
+  }
+
+  /**
+   * The last 24 hours, hour by hour (the current hour last): authentications accepted and
+   * rejected, sessions open during each hour; and the access points with most authentications.
+   */
+  async dashboard(accountId: number, now = Date.now()): Promise<Dashboard> {
+    const nowSeconds = Math.floor(now / 1000);
+    const first = (Math.floor(nowSeconds / HOUR) - DASHBOARD_HOURS + 1) * HOUR;
+    const [auths, spans, accessPoints] = await Promise.all([
+      this.repo.authenticationsPerHour(accountId, first),
+      this.repo.sessionSpans(accountId, first, nowSeconds + 1),
+      this.repo.topAccessPoints(accountId, first, TOP_ACCESS_POINTS),
+    ]);
+    const hours: DashboardHour[] = Array.from({ length: DASHBOARD_HOURS }, (_, i) => ({
+      hour: `${new Date((first + i * HOUR) * 1000).toISOString().slice(0, 19)}Z`,
+      accepted: 0,
+      rejected: 0,
+      sessions: 0,
+    }));
+    const byKey = new Map(hours.map((h) => [h.hour.slice(0, 13), h]));
+    for (const row of auths) {
+      const hour = byKey.get(row.hour);
+      if (hour) {
+        hour.accepted += row.accepted;
+        hour.rejected += row.rejected;
+      }
+    }
+    // Each session counts in every hour it overlaps: a difference array over the 24 buckets.
+    const delta = new Array<number>(DASHBOARD_HOURS + 1).fill(0);
+    for (const { start, stop } of spans) {
+      const from = Math.max(0, Math.floor((start - first) / HOUR));
+      const to =
+        stop === null
+          ? DASHBOARD_HOURS - 1
+          : Math.min(DASHBOARD_HOURS - 1, Math.floor((stop - first) / HOUR));
+      if (to < from) continue;
+      delta[from]! += 1;
+      delta[to + 1]! -= 1;
+    }
+    let open = 0;
+    for (let i = 0; i < DASHBOARD_HOURS; i++) {
+      open += delta[i]!;
+      hours[i]!.sessions = open;
+    }
+    return { hours, accessPoints };
   }
 
   radiusSettings(): RadiusSettings {

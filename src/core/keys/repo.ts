@@ -13,7 +13,7 @@ export class KeysRepo {
     this.byHash = prepared(
       db,
       (hash: string) => db.selectFrom("api_keys").selectAll().where("key_hash", "=", hash),
-      [""],
+      1,
     );
   }
 

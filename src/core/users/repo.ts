@@ -28,7 +28,7 @@ export class UsersRepo {
     private readonly dialect: DialectName,
     private readonly inTransaction = false,
   ) {
-    this.byId = prepared(db, (accountId: number, id: number) => this.selectById(accountId, id), [0, 0]);
+    this.byId = prepared(db, (accountId: number, id: number) => this.selectById(accountId, id), 2);
   }
 
   private selectById(accountId: number, id: number) {
