@@ -15,6 +15,7 @@ import { portalRoutes } from "./routes/portals.ts";
 import { staticRoutes } from "./routes/static.ts";
 import { userRoutes } from "./routes/users.ts";
 import { voucherRoutes } from "./routes/vouchers.ts";
+import { webhookRoutes } from "./routes/webhooks.ts";
 import { CSRF_COOKIE, readCookie, SESSION_COOKIE, setSecurityHeaders } from "./security.ts";
 import { show } from "./views.ts";
 
@@ -114,4 +115,5 @@ export async function consolePlugin(app: FastifyInstance, options: ConsoleOption
   await app.register(userRoutes, context);
   await app.register(groupRoutes, context);
   await app.register(voucherRoutes, context);
+  await app.register(webhookRoutes, context);
 }

@@ -33,6 +33,12 @@ const NOTICES: Record<string, string> = {
   "group-created": "The group was created.",
   "group-deleted": "The group was deleted.",
   "batch-created": "The voucher batch was created.",
+  "webhook-enabled": "The webhook endpoint is enabled.",
+  "webhook-disabled": "The webhook endpoint is disabled: no events are sent to it.",
+  "webhook-deleted": "The webhook endpoint was deleted, with its delivery log.",
+  "webhook-test-queued":
+    "A test event (webhook.test) was queued; it is sent at once. Reload to see the result.",
+  "webhook-resent": "The delivery was queued again; it is sent at once. Reload to see the result.",
 };
 
 export interface Asset {

@@ -4,7 +4,10 @@
 // once), users, a voucher batch printed as cards, and CSRF rejection. Screenshots of the main
 // pages go to SCREENSHOT_DIR, printed at the end.
 import assert from "node:assert/strict";
+import http from "node:http";
+import type { AddressInfo } from "node:net";
 import { after, before, describe, test } from "node:test";
+import { Webhook } from "standardwebhooks";
 import { browserUnavailable, launchBrowser, SCREENSHOT_DIR, type TestBrowser } from "../support/browser.ts";
 import { createTestDatabase, type TestDatabase } from "../support/databases.ts";
 import { databaseEnv, type ServerProcess, startServerProcess } from "../support/processes.ts";
@@ -32,7 +35,8 @@ describe("console in a browser", { skip: browserUnavailable() ?? false }, () => 
 
   before(async () => {
     database = await createTestDatabase("sqlite");
-    server = await startServerProcess({ ...databaseEnv(database), PUBLIC_URL });
+    // Loopback webhook receivers are refused unless WEBHOOK_ALLOW_PRIVATE=1.
+    server = await startServerProcess({ ...databaseEnv(database), PUBLIC_URL, WEBHOOK_ALLOW_PRIVATE: "1" });
     const line = await server.waitForLog((l) => /^console setup code: /.test(String(l.msg)));
     assert.equal(line.level, 40, "the setup code is logged at warn level");
     setupCode = String(line.msg).replace("console setup code: ", "");
@@ -245,6 +249,70 @@ describe("console in a browser", { skip: browserUnavailable() ?? false }, () => 
     assert.equal(await p.isVisible("header.top"), false, "the console's chrome is not printed");
     await shot("16-vouchers-print-media");
     await p.emulateMedia({ media: "screen" });
+  });
+
+  test("a webhook endpoint: secret shown once, a test event arrives signed, the delivery log", async () => {
+    const hits: { headers: http.IncomingHttpHeaders; body: string }[] = [];
+    const receiver = http.createServer((request, response) => {
+      const chunks: Buffer[] = [];
+      request.on("data", (chunk: Buffer) => chunks.push(chunk));
+      request.on("end", () => {
+        hits.push({ headers: request.headers, body: Buffer.concat(chunks).toString("utf8") });
+        response.writeHead(200, { "content-type": "application/json" }).end('{"received":true}');
+      });
+    });
+    await new Promise<void>((resolve) => receiver.listen(0, "127.0.0.1", resolve));
+    try {
+      const hookUrl = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/wisp`;
+      const p = page();
+      await p.goto(url("/console"));
+      await p.click("nav >> text=Webhooks");
+      await p.fill("#f-url", "not a url");
+      await p.click("button:has-text('Add endpoint')");
+      assert.match((await p.textContent("#e-url")) ?? "", /URL must be an absolute http/);
+      await p.fill("#f-url", hookUrl);
+      await p.uncheck("input[name=events][value=all]");
+      await p.check("input[name=events][value='user.created']");
+      await p.check("input[name=events][value='session.started']");
+      await p.click("button:has-text('Add endpoint')");
+      const secret = (await p.textContent("#secret-value"))?.trim() ?? "";
+      assert.match(secret, /^whsec_/);
+      assert.match((await p.textContent(".warning")) ?? "", /cannot be shown again/);
+      await shot("19-webhook-created");
+      await p.click("text=Done");
+      assert.ok(!(await p.content()).includes(secret), "the endpoint page never shows the secret");
+      await p.click("button:has-text('Send test event')");
+      assert.match((await p.textContent(".notice")) ?? "", /test event/);
+      const deadline = Date.now() + 10_000;
+      while (hits.length === 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
+      const hit = hits[0];
+      assert.ok(hit, "the test event reached the receiver");
+      const body = new Webhook(secret).verify(hit.body, {
+        "webhook-id": String(hit.headers["webhook-id"]),
+        "webhook-timestamp": String(hit.headers["webhook-timestamp"]),
+        "webhook-signature": String(hit.headers["webhook-signature"]),
+      }) as { event: string };
+      assert.equal(body.event, "webhook.test");
+      for (let i = 0; i < 40; i++) {
+        await p.reload();
+        if (/succeeded/.test((await p.textContent("#deliveries")) ?? "")) break;
+        await p.waitForTimeout(100);
+      }
+      assert.match(
+        (await p.textContent("#deliveries")) ?? "",
+        /webhook\.test[\s\S]*succeeded[\s\S]*HTTP 200/,
+      );
+      assert.match((await p.textContent("#deliveries pre")) ?? "", /"received":true/);
+      await shot("20-webhook-deliveries");
+      await p.goto(url("/console/webhooks"));
+      assert.match((await p.textContent("table")) ?? "", /succeeded/);
+      await shot("21-webhooks");
+      await p.goto(url("/console"));
+      assert.equal(await p.locator("svg.chart").count(), 2, "two charts on the dashboard");
+      await shot("22-dashboard");
+    } finally {
+      await new Promise((resolve) => receiver.close(resolve));
+    }
   });
 
   test("a POST without the CSRF token is rejected with 403", async () => {

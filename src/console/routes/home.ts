@@ -1,5 +1,8 @@
-// The console's home page: what the account has, with a way into each part.
+// The console's home page: the last 24 hours as charts (authentications accepted and rejected,
+// sessions open, hour by hour, drawn as inline SVG with a table beside them), the busiest access
+// points, and what the account has, with a way into each part.
 import type { FastifyInstance } from "fastify";
+import { stackedBars } from "../charts.ts";
 import { type ConsoleContext, sessionOf } from "../context.ts";
 import { show } from "../views.ts";
 
@@ -7,7 +10,7 @@ export async function homeRoutes(app: FastifyInstance, { core }: ConsoleContext)
   app.get("/", async (request, reply) => {
     const { accountId } = sessionOf(request);
     const one = { page: 1, limit: 1 };
-    const [users, disabled, networks, portals, groups, unused, keys] = await Promise.all([
+    const [users, disabled, networks, portals, groups, unused, keys, dashboard] = await Promise.all([
       core.users.list(accountId, {}, one),
       core.users.list(accountId, { status: "disabled" }, one),
       core.networks.list(accountId, {}, one),
@@ -15,6 +18,15 @@ export async function homeRoutes(app: FastifyInstance, { core }: ConsoleContext)
       core.groups.list(accountId, undefined, one),
       core.vouchers.list(accountId, { status: "unused" }, one),
       core.keys.list(accountId),
+      core.activity.dashboard(accountId),
+    ]);
+    const labels = dashboard.hours.map((h) => `${h.hour.slice(11, 16)}`);
+    const authChart = stackedBars("Authentications per hour, last 24 hours (UTC)", labels, [
+      { name: "accepted", className: "bar-accepted", values: dashboard.hours.map((h) => h.accepted) },
+      { name: "rejected", className: "bar-rejected", values: dashboard.hours.map((h) => h.rejected) },
+    ]);
+    const sessionChart = stackedBars("Sessions open per hour, last 24 hours (UTC)", labels, [
+      { name: "sessions", className: "bar-sessions", values: dashboard.hours.map((h) => h.sessions) },
     ]);
     return show(
       request,
@@ -22,6 +34,10 @@ export async function homeRoutes(app: FastifyInstance, { core }: ConsoleContext)
       "home",
       { title: "Overview", section: "home" },
       {
+        hours: dashboard.hours,
+        accessPoints: dashboard.accessPoints,
+        authChart,
+        sessionChart,
         counts: {
           users: users.total,
           disabled: disabled.total,
