@@ -12,6 +12,7 @@ import { homeRoutes } from "./routes/home.ts";
 import { keyRoutes } from "./routes/keys.ts";
 import { networkRoutes } from "./routes/networks.ts";
 import { portalRoutes } from "./routes/portals.ts";
+import { reportRoutes } from "./routes/reports.ts";
 import { staticRoutes } from "./routes/static.ts";
 import { userRoutes } from "./routes/users.ts";
 import { voucherRoutes } from "./routes/vouchers.ts";
@@ -115,5 +116,6 @@ export async function consolePlugin(app: FastifyInstance, options: ConsoleOption
   await app.register(userRoutes, context);
   await app.register(groupRoutes, context);
   await app.register(voucherRoutes, context);
+  await app.register(reportRoutes, context);
   await app.register(webhookRoutes, context);
 }
