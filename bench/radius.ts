@@ -7,12 +7,24 @@
 //
 //   node --import tsx bench/radius.ts [--rounds 3] [--requests 20000] [--file-packets 1000]
 //     [--parallel 100] [--sessions 5000] [--warmup 2000] [--servers wisp,freeradius-log,freeradius-nolog]
-//     [--only auth|acct] [--dir <parent of the temp folder>] [--cpu-prof <dir>]
+//     [--only auth|acct] [--dir <parent of the temp folder>] [--cpu-prof <dir>] [--timeout 10]
+//     [--quiet-wait 120] [--max-noise 0.2] [--retries 4]
+//
+// Load: radclient -p 100 -r 1 (no retransmissions: an unanswered packet is lost) with a file of
+// 1,000 Access-Requests (every user once; 10% wrong passwords or unknown users) repeated with -c;
+// accounting is one file of Starts then Stops with distinct session ids, no -c. FreeRADIUS runs
+// with reject_delay = 0 (Wisp does not delay rejects either; see radius-servers.ts).
 //
 // Verdicts: every request has an expected answer in a radclient filter file (Access-Accept with the
 // user's own reply items, or Access-Reject for wrong passwords and unknown users); radclient prints a
 // line per reply that differs. After every run the database is read back: radpostauth rows written
 // (Wisp must record every attempt), radacct rows and stop times (accounting must lose nothing).
+//
+// Noise: this machine is shared. Each run waits (--quiet-wait s) for an idle CPU first, and the CPU
+// time of the server, of radclient and of everything else is taken from /proc during the run; a
+// run during which other processes used more than --max-noise cores is done again (--retries). Its
+// answers still count for verdicts and losses, its rate does not. --cpu-prof writes a V8 profile of
+// the Wisp child (read it with bench/radius-profile.ts); bench/radius-sql.ts times Wisp's statements.
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
@@ -334,7 +346,8 @@ async function probe(target: RadiusTarget): Promise<boolean> {
     value(GROUP_REPLY.attribute) !== GROUP_REPLY.value
   ) {
     throw new BenchError(
-      `${target.name}: ${user.username} with the right password got ${good.code} ${JSON.stringify(good.attributes)}`,
+      `${target.name}: ${user.username} with the right password got ${good.code} ` +
+        JSON.stringify(good.attributes),
     );
   }
   const bad = await send("not-the-password");
@@ -428,7 +441,8 @@ function describeAuth(r: AuthRound, target: RadiusTarget): string {
   const events = target.id === "wisp" ? `, ${r.events} events` : "";
   const wrong = r.wrongVerdicts + r.wrongReplies + r.lost;
   const detail = wrong
-    ? ` [${r.wrongVerdicts} wrong verdicts, ${r.wrongReplies} wrong replies, ${r.lost} lost; ${r.samples[0] ?? ""}]`
+    ? ` [${r.wrongVerdicts} wrong verdicts, ${r.wrongReplies} wrong replies, ${r.lost} lost; ` +
+      `${r.samples[0] ?? ""}]`
     : "";
   return (
     `${r.rate.toFixed(0)} auth/s (${r.requests} in ${r.seconds.toFixed(2)} s${recorded}${events}; ` +
@@ -458,17 +472,29 @@ function machine() {
 }
 
 function printTable(results: ServerResult[]): string[] {
-  const header = ["server", "auth/s", "wrong verdicts", "auth lost", "recorded", "acct/s", "acct lost"];
+  const header = [
+    "server",
+    "auth/s",
+    "CPU µs/req",
+    "wrong verdicts",
+    "auth lost",
+    "recorded",
+    "acct/s",
+    "CPU µs/pkt",
+    "acct lost",
+  ];
   const rows = results.map((r) => {
     const requests = r.auth.rounds.reduce((sum, x) => sum + x.requests, 0);
     const recorded = r.auth.rounds.reduce((sum, x) => sum + x.recorded, 0);
     return [
       r.name,
       r.auth.rounds.length ? r.auth.median.toFixed(0) : "-",
+      r.auth.rounds.length ? r.auth.cpuUsPerRequest.toFixed(0) : "-",
       r.auth.rounds.length ? String(r.auth.wrongVerdicts) : "-",
       r.auth.rounds.length ? String(r.auth.lost) : "-",
       r.auth.rounds.length ? `${recorded}/${requests}` : "-",
       r.acct?.rounds.length ? r.acct.median.toFixed(0) : "-",
+      r.acct?.rounds.length ? r.acct.cpuUsPerPacket.toFixed(0) : "-",
       r.acct?.rounds.length ? String(r.acct.lost + r.acct.missing) : "-",
     ];
   });
@@ -610,7 +636,11 @@ function report(
   const ratioNoLog = ratio(nolog);
   const ratioLog = ratio(logged);
   const lines = printTable(results);
-  lines.push("");
+  lines.push(
+    "(medians of undisturbed runs; CPU: the server process's CPU time per request/packet, all threads;",
+    " wrong verdicts, lost and recorded: every run, disturbed ones included)",
+    "",
+  );
   if (ratioNoLog !== null)
     lines.push(
       `Wisp / FreeRADIUS-without-logging: ${ratioNoLog.toFixed(2)}x (target >= ${TARGET_AUTH_RATIO}x)`,
@@ -642,7 +672,8 @@ function report(
   const info = machine();
   lines.push(
     "",
-    `node ${info.node} | CPU ${info.cpu} | ${info.cores} cores | ${info.freeradius} | radclient -p ${settings.parallel}` +
+    `node ${info.node} | CPU ${info.cpu} | ${info.cores} cores | ${info.freeradius} | ` +
+      `radclient -p ${settings.parallel}` +
       ` -r 1 -t ${settings.timeoutSeconds}: auth ${files.packets}-request file x -c ${repeat}` +
       ` (${files.rejects} of ${files.packets} wrong password/unknown user), accounting ${settings.sessions}` +
       ` Starts then Stops; ${settings.rounds} alternating rounds, medians; ${USERS} users`,

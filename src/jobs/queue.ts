@@ -61,6 +61,9 @@ export class JobQueue {
       .orderBy("run_at")
       .orderBy("id")
       .limit(limit);
+    // On SQLite an UPDATE takes the database's write lock even when it changes nothing, and waits
+    // in a synchronous busy handler while another process (FreeRADIUS) writes: look first.
+    if (this.dialect === "sqlite" && (await due.execute()).length === 0) return [];
     const lockedDue = this.dialect === "postgres" ? due.forUpdate().skipLocked() : due;
     return this.db
       .updateTable("jobs")
