@@ -1,4 +1,5 @@
-import type { Kysely, Selectable } from "kysely";
+import { CompiledQuery, type Kysely, type Selectable } from "kysely";
+import type { DialectName } from "../../db/database.ts";
 import { prepared } from "../../db/prepared.ts";
 import type { ApiKeysTable, Schema } from "../../db/schema.ts";
 
@@ -9,12 +10,33 @@ export class KeysRepo {
   /** Runs on every API request. */
   private readonly byHash;
 
-  constructor(private readonly db: Kysely<Schema>) {
+  private lastDataVersion: number | undefined;
+
+  constructor(
+    private readonly db: Kysely<Schema>,
+    private readonly dialect: DialectName,
+  ) {
     this.byHash = prepared(
       db,
       (hash: string) => db.selectFrom("api_keys").selectAll().where("key_hash", "=", hash),
       1,
     );
+  }
+
+  /**
+   * Whether another connection may have changed the keys since the last call. SQLite's
+   * data_version changes exactly when another connection (the CLI, another Wisp process) commits;
+   * on PostgreSQL there is no such cheap signal, so the answer is always yes.
+   */
+  async changedElsewhere(): Promise<boolean> {
+    if (this.dialect !== "sqlite") return true;
+    const result = await this.db.executeQuery<{ data_version: number }>(
+      CompiledQuery.raw("pragma data_version"),
+    );
+    const version = result.rows[0]?.data_version;
+    const changed = version !== this.lastDataVersion;
+    this.lastDataVersion = version;
+    return changed;
   }
 
   async findByHash(keyHash: string): Promise<ApiKeyRow | undefined> {

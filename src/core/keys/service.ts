@@ -68,6 +68,8 @@ export class KeysService {
   /** Parsed grants and allow-lists per key id; both are fixed at creation, so they never go stale. */
   private readonly parsed = new Map<number, { grants: string[]; allowList: IpAllowList }>();
   private readonly touchedAt = new Map<number, number>();
+  /** Verified, unrevoked key rows by hash (see verify). */
+  private readonly known = new Map<string, ApiKeyRow>();
 
   constructor(private readonly repo: KeysRepo) {}
 
@@ -126,7 +128,10 @@ export class KeysService {
   }
 
   async revoke(id: number): Promise<void> {
-    if (await this.repo.revoke(id, isoNow())) return;
+    const revoked = await this.repo.revoke(id, isoNow());
+    // After the write: a verify racing the revocation must not keep the key it read before.
+    this.known.clear();
+    if (revoked) return;
     const row = await this.repo.findById(id);
     if (!row) throw new NotFoundError(`no API key with id ${id}`);
     throw new ValidationError(`API key ${id} was already revoked on ${row.revoked}`);
@@ -139,7 +144,14 @@ export class KeysService {
   async verify(key: string): Promise<KeyPrincipal | null> {
     if (!KEY_SHAPE.test(key)) return null;
     const keyHash = hashKey(key);
-    const row = await this.repo.findByHash(keyHash);
+    // Valid keys are remembered until anything changes the keys elsewhere (another process's
+    // commit on SQLite; always on PostgreSQL) or here (revoke): revocation stays immediate.
+    if (await this.repo.changedElsewhere()) this.known.clear();
+    let row = this.known.get(keyHash);
+    if (!row) {
+      row = await this.repo.findByHash(keyHash);
+      if (row && row.revoked === null) this.known.set(keyHash, row);
+    }
     if (!row || row.revoked !== null) return null;
     if (!timingSafeEqual(Buffer.from(row.key_hash), Buffer.from(keyHash))) return null;
     await this.touch(row);
