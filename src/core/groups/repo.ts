@@ -3,6 +3,7 @@
 import { type Kysely, type Selectable, sql, type Updateable } from "kysely";
 import type { DialectName } from "../../db/database.ts";
 import { lockedInTransaction } from "../../db/locking.ts";
+import { deleteRadiusRows, renameRadiusRows } from "../../db/radius-rows.ts";
 import type { GroupsTable, Schema } from "../../db/schema.ts";
 import { offsetOf, type PageRequest } from "../shared/pages.ts";
 import { likePattern } from "../shared/text.ts";
@@ -15,8 +16,6 @@ export interface MemberRow {
   username: string;
   priority: number;
 }
-
-const RADIUS_GROUP_TABLES = ["radusergroup", "radgroupcheck", "radgroupreply"] as const;
 
 export class GroupsRepo {
   constructor(
@@ -90,24 +89,11 @@ export class GroupsRepo {
 
   /** The FreeRADIUS tables key groups by name: a rename carries memberships and attributes along. */
   async renameRadiusRows(accountId: number, from: string, to: string): Promise<void> {
-    for (const table of RADIUS_GROUP_TABLES) {
-      await this.db
-        .updateTable(table)
-        .set({ groupname: to })
-        .where("account_id", "=", accountId)
-        .where("groupname", "=", from)
-        .execute();
-    }
+    await renameRadiusRows(this.db, "groupname", accountId, from, to);
   }
 
   async deleteRadiusRows(accountId: number, name: string): Promise<void> {
-    for (const table of RADIUS_GROUP_TABLES) {
-      await this.db
-        .deleteFrom(table)
-        .where("account_id", "=", accountId)
-        .where("groupname", "=", name)
-        .execute();
-    }
+    await deleteRadiusRows(this.db, "groupname", accountId, name);
   }
 
   findUser(accountId: number, id: number): Promise<{ id: number; username: string } | undefined> {

@@ -2,6 +2,7 @@ import { type Kysely, type Selectable, sql, type Updateable } from "kysely";
 import type { DialectName } from "../../db/database.ts";
 import { lockedInTransaction } from "../../db/locking.ts";
 import { prepared } from "../../db/prepared.ts";
+import { deleteRadiusRows, renameRadiusRows } from "../../db/radius-rows.ts";
 import type { Schema, UsersTable } from "../../db/schema.ts";
 import { type EventKind, insertEvents } from "../events/repo.ts";
 import { offsetOf, type PageRequest } from "../shared/pages.ts";
@@ -160,14 +161,7 @@ export class UsersRepo {
 
   /** The FreeRADIUS tables key users by name: a rename carries their rows along. */
   async renameRadiusRows(accountId: number, from: string, to: string): Promise<void> {
-    for (const table of ["radcheck", "radreply", "radusergroup"] as const) {
-      await this.db
-        .updateTable(table)
-        .set({ username: to })
-        .where("account_id", "=", accountId)
-        .where("username", "=", from)
-        .execute();
-    }
+    await renameRadiusRows(this.db, "username", accountId, from, to);
   }
 
   /** The change's event, written with this repository's connection (the change's transaction). */
@@ -176,12 +170,6 @@ export class UsersRepo {
   }
 
   async deleteRadiusRows(accountId: number, username: string): Promise<void> {
-    for (const table of ["radcheck", "radreply", "radusergroup"] as const) {
-      await this.db
-        .deleteFrom(table)
-        .where("account_id", "=", accountId)
-        .where("username", "=", username)
-        .execute();
-    }
+    await deleteRadiusRows(this.db, "username", accountId, username);
   }
 }
