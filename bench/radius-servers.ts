@@ -2,18 +2,23 @@
 // embedded RADIUS server) and FreeRADIUS 3.2 configured by deploy/freeradius/configure.sh --lab on
 // the same SQLite database, with or without post-auth logging. Every child and temporary folder
 // is registered here, so that an error, Ctrl-C or a plain exit stops and removes them.
-import { type ChildProcess, execFileSync, spawn } from "node:child_process";
+import { execFileSync, spawn } from "node:child_process";
 import fs from "node:fs";
-import net from "node:net";
 import path from "node:path";
-import { fileURLToPath } from "node:url";
 import { freeUdpPort } from "../test/support/freeradius-lab.ts";
+import {
+  BenchError,
+  cleanEnv,
+  freeTcpPort,
+  makeTempDir as makeBenchTempDir,
+  ROOT,
+  removeTempDir,
+  stopChild,
+  track,
+} from "./processes.ts";
 
-export const ROOT = fileURLToPath(new URL("..", import.meta.url));
 const STOCK_RADDB = "/etc/freeradius/3.0";
 const CONFIGURE = path.join(ROOT, "deploy", "freeradius", "configure.sh");
-
-export class BenchError extends Error {}
 
 export interface RadiusTarget {
   /** Short id used in results: "wisp", "freeradius-log", "freeradius-nolog". */
@@ -28,86 +33,21 @@ export interface RadiusTarget {
   stop(): Promise<void>;
 }
 
-// --- bookkeeping -------------------------------------------------------------------------------
-
-const children = new Set<ChildProcess>();
-const tempDirs = new Set<string>();
-
-/** Registers a child so that cleanup and the exit handler stop it. */
-export function track<T extends ChildProcess>(child: T): T {
-  children.add(child);
-  child.on("exit", () => children.delete(child));
-  return child;
-}
+export {
+  BenchError,
+  cleanup,
+  installExitHandlers,
+  ROOT,
+  removeTempDir,
+  stopChild,
+  track,
+} from "./processes.ts";
 
 export function makeTempDir(parent: string, label: string): string {
-  fs.mkdirSync(parent, { recursive: true });
-  const dir = fs.mkdtempSync(path.join(parent, `wisp-bench-radius-${label}-`));
-  tempDirs.add(dir);
-  return dir;
-}
-
-export function removeTempDir(dir: string): void {
-  fs.rmSync(dir, { recursive: true, force: true });
-  tempDirs.delete(dir);
-}
-
-/** SIGTERM, then SIGKILL if it is still there after 10 s; resolves when it has exited. */
-export async function stopChild(child: ChildProcess): Promise<void> {
-  if (child.exitCode !== null || child.signalCode !== null) return;
-  const exited = new Promise<void>((resolve) => child.once("exit", () => resolve()));
-  child.kill("SIGTERM");
-  const timer = setTimeout(() => child.kill("SIGKILL"), 10_000);
-  await exited;
-  clearTimeout(timer);
-}
-
-export async function cleanup(): Promise<void> {
-  await Promise.all([...children].map(stopChild));
-  for (const dir of [...tempDirs]) removeTempDir(dir);
-}
-
-let handlersInstalled = false;
-
-/** Ctrl-C / SIGTERM stop the servers and remove the folders; "exit" is the synchronous last resort. */
-export function installExitHandlers(): void {
-  if (handlersInstalled) return;
-  handlersInstalled = true;
-  process.on("exit", () => {
-    for (const child of children) child.kill("SIGKILL");
-    for (const dir of tempDirs) fs.rmSync(dir, { recursive: true, force: true });
-  });
-  for (const signal of ["SIGINT", "SIGTERM"] as const) {
-    process.on(signal, () => {
-      console.error(`\n${signal}: stopping the servers`);
-      cleanup().finally(() => process.exit(130));
-    });
-  }
+  return makeBenchTempDir(`radius-${label}`, parent);
 }
 
 // --- Wisp --------------------------------------------------------------------------------------
-
-function freeTcpPort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = net.createServer();
-    server.unref();
-    server.on("error", reject);
-    server.listen(0, "127.0.0.1", () => {
-      const address = server.address();
-      const port = typeof address === "object" && address ? address.port : 0;
-      server.close(() => resolve(port));
-    });
-  });
-}
-
-/** Inherited settings that would change what is measured (another database, Redis, flags). */
-function cleanEnv(): NodeJS.ProcessEnv {
-  const env = { ...process.env };
-  for (const name of ["DATABASE_URL", "REDIS_URL", "TRUSTED_PROXIES", "NODE_OPTIONS", "PUBLIC_URL"]) {
-    delete env[name];
-  }
-  return env;
-}
 
 export async function startWisp(dataDir: string, cpuProfDir: string | undefined): Promise<RadiusTarget> {
   const port = await freeTcpPort();

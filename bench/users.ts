@@ -1,20 +1,6 @@
-// Throughput and p99 latency of GET /api/users/{id} and GET /api/users?limit=50 through Wisp's full
-// pipeline (Bearer key lookup, rate limit, validation, database, serialization), against a bare
-// fastify route of the same version in the same run. Both servers run in child processes; autocannon
-// runs here. Bare and Wisp rounds alternate so drift (thermal, neighbours) hits both alike.
-//
-//   npm run -s bench -- [--duration 5] [--rounds 3] [--connections 50] [--warmup 2]
-//                       [--postgres postgres://...] [--cpu-prof <dir>] [--only id|list]
-//
-// Also PostgreSQL with --postgres <url> or BENCH_DATABASE_URL (a dedicated account is created there
-// and deleted afterwards). --cpu-prof writes a V8 CPU profile of the Wisp child into <dir>; --only
-// measures one endpoint (useful with --cpu-prof, so the profile holds one kind of request).
-import { type ChildProcess, spawn } from "node:child_process";
 import fs from "node:fs";
-import net from "node:net";
 import os from "node:os";
 import path from "node:path";
-import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
 import autocannon, { type Result } from "autocannon";
 import { createCore } from "../src/core/index.ts";
@@ -22,8 +8,18 @@ import { MAX_KEY_RATE_LIMIT } from "../src/core/keys/service.ts";
 import { openDatabase } from "../src/db/database.ts";
 import { migrate } from "../src/db/migrate.ts";
 import { benchUser, LIST_LIMIT, SEEDED_USERS } from "./fixtures.ts";
+import {
+  BenchError,
+  cleanup,
+  type HttpChild,
+  installExitHandlers,
+  makeTempDir,
+  ROOT,
+  removeTempDir,
+  startHttpChild,
+  stopChild,
+} from "./processes.ts";
 
-const ROOT = fileURLToPath(new URL("..", import.meta.url));
 const RESULTS_FILE = path.join(ROOT, "bench", "results", "users.json");
 const TARGET_RATIO = 0.5;
 /** Distinct ids each connection cycles through on the single-user endpoint. */
@@ -78,8 +74,6 @@ interface Row {
   pass: boolean;
 }
 
-class BenchError extends Error {}
-
 function positiveInteger(name: string, raw: string | undefined, fallback: number): number {
   if (raw === undefined) return fallback;
   if (!/^\d+$/.test(raw) || Number(raw) < 1) throw new BenchError(`--${name} must be a whole number >= 1`);
@@ -117,103 +111,7 @@ function readSettings(): Settings {
   };
 }
 
-// --- child processes ---------------------------------------------------------------------------
-
-const children = new Set<ChildProcess>();
-const tempDirs = new Set<string>();
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = net.createServer();
-    server.unref();
-    server.on("error", reject);
-    server.listen(0, "127.0.0.1", () => {
-      const address = server.address();
-      const port = typeof address === "object" && address ? address.port : 0;
-      server.close(() => resolve(port));
-    });
-  });
-}
-
-/** Inherited settings that would change what is measured (Redis counters, another database). */
-function cleanEnv(): NodeJS.ProcessEnv {
-  const env = { ...process.env };
-  for (const name of [
-    "DATABASE_URL",
-    "REDIS_URL",
-    "TRUSTED_PROXIES",
-    "RATE_LIMIT_PER_MINUTE",
-    "NODE_OPTIONS",
-  ]) {
-    delete env[name];
-  }
-  return env;
-}
-
-interface Running {
-  name: string;
-  url: string;
-  child: ChildProcess;
-}
-
-async function startChild(
-  name: string,
-  script: string,
-  env: NodeJS.ProcessEnv,
-  nodeFlags: string[] = [],
-): Promise<Running> {
-  const port = await freePort();
-  const child = spawn(process.execPath, [...nodeFlags, "--import", "tsx", script], {
-    cwd: ROOT,
-    env: { ...cleanEnv(), ...env, HOST: "127.0.0.1", PORT: String(port) },
-    stdio: ["ignore", "inherit", "inherit"],
-  });
-  children.add(child);
-  child.on("exit", () => children.delete(child));
-  const url = `http://127.0.0.1:${port}`;
-  const deadline = Date.now() + 30_000;
-  for (;;) {
-    if (child.exitCode !== null || child.signalCode !== null) {
-      throw new BenchError(`${name} exited during start-up (code ${child.exitCode ?? child.signalCode})`);
-    }
-    try {
-      const response = await fetch(`${url}/healthz`);
-      if (response.ok) return { name, url, child };
-    } catch {
-      // not listening yet
-    }
-    if (Date.now() > deadline) throw new BenchError(`${name} did not answer ${url}/healthz within 30 s`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
-}
-
-/** SIGTERM, then SIGKILL if it is still there after 5 s. */
-async function stopChild(child: ChildProcess): Promise<void> {
-  if (child.exitCode !== null || child.signalCode !== null) return;
-  const exited = new Promise<void>((resolve) => child.once("exit", () => resolve()));
-  child.kill("SIGTERM");
-  const timer = setTimeout(() => child.kill("SIGKILL"), 5_000);
-  await exited;
-  clearTimeout(timer);
-}
-
-async function cleanup(): Promise<void> {
-  await Promise.all([...children].map(stopChild));
-  for (const dir of tempDirs) fs.rmSync(dir, { recursive: true, force: true });
-  tempDirs.clear();
-}
-
-// Last resort for paths that skip cleanup(): synchronous, so it also works inside "exit".
-process.on("exit", () => {
-  for (const child of children) child.kill("SIGKILL");
-  for (const dir of tempDirs) fs.rmSync(dir, { recursive: true, force: true });
-});
-for (const signal of ["SIGINT", "SIGTERM"] as const) {
-  process.on(signal, () => {
-    console.error(`\n${signal}: stopping the servers`);
-    cleanup().finally(() => process.exit(130));
-  });
-}
+installExitHandlers();
 
 // --- seeding -----------------------------------------------------------------------------------
 
@@ -305,7 +203,7 @@ function statusSummary(result: Result): string {
 }
 
 async function load(
-  server: Running,
+  server: HttpChild,
   requests: { path: string }[],
   headers: Record<string, string>,
   settings: Settings,
@@ -339,7 +237,11 @@ function summarize(rounds: Measure[]): Summary {
   return { rps: median(rounds.map((r) => r.rps)), p99Ms: median(rounds.map((r) => r.p99Ms)), rounds };
 }
 
-async function firstAnswer(server: Running, path: string, headers: Record<string, string>): Promise<unknown> {
+async function firstAnswer(
+  server: HttpChild,
+  path: string,
+  headers: Record<string, string>,
+): Promise<unknown> {
   const response = await fetch(server.url + path, { headers });
   const text = await response.text();
   if (response.status !== 200) {
@@ -348,9 +250,8 @@ async function firstAnswer(server: Running, path: string, headers: Record<string
   return JSON.parse(text);
 }
 
-async function benchTarget(target: Target, bare: Running, settings: Settings): Promise<Row[]> {
-  const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), "wisp-bench-"));
-  tempDirs.add(dataDir);
+async function benchTarget(target: Target, bare: HttpChild, settings: Settings): Promise<Row[]> {
+  const dataDir = makeTempDir("users");
   console.log(
     `[${target.database}] seeding ${SEEDED_USERS} users and a key (rate limit ${MAX_KEY_RATE_LIMIT}/min)`,
   );
@@ -363,7 +264,7 @@ async function benchTarget(target: Target, bare: Running, settings: Settings): P
   };
   if (target.url) env.DATABASE_URL = target.url;
   const flags = settings.cpuProfDir ? ["--cpu-prof", `--cpu-prof-dir=${settings.cpuProfDir}`] : [];
-  const wisp = await startChild(`wisp (${target.database})`, "src/main.ts", env, flags);
+  const wisp = await startHttpChild(`wisp (${target.database})`, "src/main.ts", env, flags);
   const auth = { authorization: `Bearer ${seeded.key}` };
   const rows: Row[] = [];
   try {
@@ -409,8 +310,7 @@ async function benchTarget(target: Target, bare: Running, settings: Settings): P
     await new Promise((r) => setTimeout(r, 1_000));
     await stopChild(wisp.child);
     await seeded.cleanup();
-    fs.rmSync(dataDir, { recursive: true, force: true });
-    tempDirs.delete(dataDir);
+    removeTempDir(dataDir);
   }
   return rows;
 }
@@ -448,7 +348,7 @@ async function main(): Promise<void> {
   if (settings.postgresUrl) targets.push({ database: "postgres", url: settings.postgresUrl });
   if (settings.cpuProfDir) fs.mkdirSync(settings.cpuProfDir, { recursive: true });
 
-  const bare = await startChild("bare fastify", "bench/bare-server.ts", { LOG_LEVEL: "warn" });
+  const bare = await startHttpChild("bare fastify", "bench/bare-server.ts", { LOG_LEVEL: "warn" });
   const rows: Row[] = [];
   try {
     for (const target of targets) rows.push(...(await benchTarget(target, bare, settings)));

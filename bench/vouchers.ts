@@ -9,13 +9,11 @@
 // Wisp runs as a child process (src/main.ts, LOG_LEVEL=warn) on SQLite in a temp dir, with a key whose
 // rate limit is raised. --postgres (or BENCH_DATABASE_URL) adds a PostgreSQL run: Wisp, the service
 // and a bare pg multi-row INSERT each use an account of their own there, deleted afterwards.
-import { type ChildProcess, spawn } from "node:child_process";
+import type { ChildProcess } from "node:child_process";
 import fs from "node:fs";
 import http from "node:http";
-import net from "node:net";
 import os from "node:os";
 import path from "node:path";
-import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
 import SqliteDatabase from "better-sqlite3";
 import pg from "pg";
@@ -24,8 +22,17 @@ import { MAX_KEY_RATE_LIMIT } from "../src/core/keys/service.ts";
 import type { Voucher } from "../src/core/vouchers/service.ts";
 import { type Database, openDatabase } from "../src/db/database.ts";
 import { migrate } from "../src/db/migrate.ts";
+import {
+  BenchError,
+  cleanup,
+  installExitHandlers,
+  makeTempDir,
+  onCleanup,
+  ROOT,
+  startHttpChild,
+  stopChild,
+} from "./processes.ts";
 
-const ROOT = fileURLToPath(new URL("..", import.meta.url));
 const RESULTS_FILE = path.join(ROOT, "bench", "results", "vouchers.json");
 const TARGET_RATIO = 3;
 const COLUMNS = "account_id, code, status, validity, usage_limit, session_timeout, batch_id, created";
@@ -73,8 +80,6 @@ interface Row {
   pass: boolean;
 }
 
-class BenchError extends Error {}
-
 function positiveInteger(name: string, raw: string | undefined, fallback: number, max: number): number {
   if (raw === undefined) return fallback;
   if (!/^\d+$/.test(raw) || Number(raw) < 1 || Number(raw) > max) {
@@ -105,89 +110,14 @@ function readSettings(): Settings {
   };
 }
 
-// --- the Wisp child process and temp dirs ------------------------------------------------------
+onCleanup(() => agent.destroy());
+installExitHandlers();
 
-const children = new Set<ChildProcess>();
-const tempDirs = new Set<string>();
+const tempDir = (label: string) => makeTempDir(`vouchers-${label}`);
 
-function tempDir(label: string): string {
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), `wisp-bench-${label}-`));
-  tempDirs.add(dir);
-  return dir;
-}
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = net.createServer();
-    server.unref();
-    server.on("error", reject);
-    server.listen(0, "127.0.0.1", () => {
-      const address = server.address();
-      const port = typeof address === "object" && address ? address.port : 0;
-      server.close(() => resolve(port));
-    });
-  });
-}
-
+/** Wisp in a child process with LOG_LEVEL=warn. */
 async function startWisp(env: NodeJS.ProcessEnv): Promise<{ url: string; child: ChildProcess }> {
-  const port = await freePort();
-  const clean = { ...process.env };
-  for (const name of [
-    "DATABASE_URL",
-    "REDIS_URL",
-    "TRUSTED_PROXIES",
-    "RATE_LIMIT_PER_MINUTE",
-    "NODE_OPTIONS",
-  ]) {
-    delete clean[name];
-  }
-  const child = spawn(process.execPath, ["--import", "tsx", "src/main.ts"], {
-    cwd: ROOT,
-    env: { ...clean, ...env, LOG_LEVEL: "warn", HOST: "127.0.0.1", PORT: String(port) },
-    stdio: ["ignore", "inherit", "inherit"],
-  });
-  children.add(child);
-  child.on("exit", () => children.delete(child));
-  const url = `http://127.0.0.1:${port}`;
-  const deadline = Date.now() + 30_000;
-  for (;;) {
-    if (child.exitCode !== null || child.signalCode !== null)
-      throw new BenchError("wisp exited during start-up");
-    try {
-      if ((await fetch(`${url}/healthz`)).ok) return { url, child };
-    } catch {
-      // not listening yet
-    }
-    if (Date.now() > deadline) throw new BenchError(`wisp did not answer ${url}/healthz within 30 s`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
-}
-
-async function stopChild(child: ChildProcess): Promise<void> {
-  if (child.exitCode !== null || child.signalCode !== null) return;
-  const exited = new Promise<void>((resolve) => child.once("exit", () => resolve()));
-  child.kill("SIGTERM");
-  const timer = setTimeout(() => child.kill("SIGKILL"), 5_000);
-  await exited;
-  clearTimeout(timer);
-}
-
-async function cleanup(): Promise<void> {
-  agent.destroy();
-  await Promise.all([...children].map(stopChild));
-  for (const dir of tempDirs) fs.rmSync(dir, { recursive: true, force: true });
-  tempDirs.clear();
-}
-
-process.on("exit", () => {
-  for (const child of children) child.kill("SIGKILL");
-  for (const dir of tempDirs) fs.rmSync(dir, { recursive: true, force: true });
-});
-for (const signal of ["SIGINT", "SIGTERM"] as const) {
-  process.on(signal, () => {
-    console.error(`\n${signal}: stopping`);
-    cleanup().finally(() => process.exit(130));
-  });
+  return startHttpChild("wisp", "src/main.ts", { ...env, LOG_LEVEL: "warn" });
 }
 
 // --- contenders --------------------------------------------------------------------------------

@@ -1,0 +1,141 @@
+// What every benchmark needs around the servers it measures: child processes and temp folders
+// that are always cleaned up (also on Ctrl-C), free ports, and a Wisp (or bare) server started
+// in a child process and awaited through /healthz.
+import { type ChildProcess, spawn } from "node:child_process";
+import fs from "node:fs";
+import net from "node:net";
+import os from "node:os";
+import path from "node:path";
+import { fileURLToPath } from "node:url";
+
+export const ROOT = fileURLToPath(new URL("..", import.meta.url));
+
+export class BenchError extends Error {}
+
+const children = new Set<ChildProcess>();
+const tempDirs = new Set<string>();
+const beforeCleanup: (() => void)[] = [];
+
+/** Registers a child so that cleanup and the exit handler stop it. */
+export function track<T extends ChildProcess>(child: T): T {
+  children.add(child);
+  child.on("exit", () => children.delete(child));
+  return child;
+}
+
+export function makeTempDir(label: string, parent = os.tmpdir()): string {
+  fs.mkdirSync(parent, { recursive: true });
+  const dir = fs.mkdtempSync(path.join(parent, `wisp-bench-${label}-`));
+  tempDirs.add(dir);
+  return dir;
+}
+
+export function removeTempDir(dir: string): void {
+  fs.rmSync(dir, { recursive: true, force: true });
+  tempDirs.delete(dir);
+}
+
+/** SIGTERM, then SIGKILL if it is still there after 10 s; resolves when it has exited. */
+export async function stopChild(child: ChildProcess): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null) return;
+  const exited = new Promise<void>((resolve) => child.once("exit", () => resolve()));
+  child.kill("SIGTERM");
+  const timer = setTimeout(() => child.kill("SIGKILL"), 10_000);
+  await exited;
+  clearTimeout(timer);
+}
+
+/** Runs `fn` first whenever cleanup runs (closing a keep-alive agent, say). */
+export function onCleanup(fn: () => void): void {
+  beforeCleanup.push(fn);
+}
+
+export async function cleanup(): Promise<void> {
+  for (const fn of beforeCleanup) fn();
+  await Promise.all([...children].map(stopChild));
+  for (const dir of [...tempDirs]) removeTempDir(dir);
+}
+
+let handlersInstalled = false;
+
+/** Ctrl-C / SIGTERM stop the servers and remove the folders; "exit" is the synchronous last resort. */
+export function installExitHandlers(): void {
+  if (handlersInstalled) return;
+  handlersInstalled = true;
+  process.on("exit", () => {
+    for (const child of children) child.kill("SIGKILL");
+    for (const dir of tempDirs) fs.rmSync(dir, { recursive: true, force: true });
+  });
+  for (const signal of ["SIGINT", "SIGTERM"] as const) {
+    process.on(signal, () => {
+      console.error(`\n${signal}: stopping the servers`);
+      cleanup().finally(() => process.exit(130));
+    });
+  }
+}
+
+export function freeTcpPort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = net.createServer();
+    server.unref();
+    server.on("error", reject);
+    server.listen(0, "127.0.0.1", () => {
+      const address = server.address();
+      const port = typeof address === "object" && address ? address.port : 0;
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+/** The environment without inherited settings that would change what is measured. */
+export function cleanEnv(): NodeJS.ProcessEnv {
+  const env = { ...process.env };
+  for (const name of [
+    "DATABASE_URL",
+    "REDIS_URL",
+    "TRUSTED_PROXIES",
+    "RATE_LIMIT_PER_MINUTE",
+    "NODE_OPTIONS",
+    "PUBLIC_URL",
+  ]) {
+    delete env[name];
+  }
+  return env;
+}
+
+export interface HttpChild {
+  name: string;
+  url: string;
+  child: ChildProcess;
+}
+
+/** Starts `node --import tsx <script>` on a free loopback port and waits for its /healthz. */
+export async function startHttpChild(
+  name: string,
+  script: string,
+  env: NodeJS.ProcessEnv,
+  nodeFlags: string[] = [],
+): Promise<HttpChild> {
+  const port = await freeTcpPort();
+  const child = track(
+    spawn(process.execPath, [...nodeFlags, "--import", "tsx", script], {
+      cwd: ROOT,
+      env: { ...cleanEnv(), ...env, HOST: "127.0.0.1", PORT: String(port) },
+      stdio: ["ignore", "inherit", "inherit"],
+    }),
+  );
+  const url = `http://127.0.0.1:${port}`;
+  const deadline = Date.now() + 30_000;
+  for (;;) {
+    if (child.exitCode !== null || child.signalCode !== null) {
+      throw new BenchError(`${name} exited during start-up (code ${child.exitCode ?? child.signalCode})`);
+    }
+    try {
+      if ((await fetch(`${url}/healthz`)).ok) return { name, url, child };
+    } catch {
+      // not listening yet
+    }
+    if (Date.now() > deadline) throw new BenchError(`${name} did not answer ${url}/healthz within 30 s`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
