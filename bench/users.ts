@@ -24,6 +24,8 @@ const RESULTS_FILE = path.join(ROOT, "bench", "results", "users.json");
 const TARGET_RATIO = 0.5;
 /** Distinct ids each connection cycles through on the single-user endpoint. */
 const ID_SPREAD = 100;
+/** USER_HZ: the unit of /proc/<pid>/stat times; 100 on every Linux build Node supports. */
+const CLOCK_TICKS_PER_SECOND = 100;
 
 interface Settings {
   duration: number;
@@ -58,6 +60,8 @@ interface Endpoint {
 interface Measure {
   rps: number;
   p99Ms: number;
+  /** CPU time (user + system, all threads) the server spent per answered request. */
+  cpuUsPerRequest: number;
 }
 
 interface Summary extends Measure {
@@ -209,6 +213,7 @@ async function load(
   settings: Settings,
   duration: number,
 ): Promise<Measure> {
+  const cpuBefore = cpuMicroseconds(server);
   const result = await autocannon({
     url: server.url,
     connections: settings.connections,
@@ -224,7 +229,17 @@ async function load(
         "a benchmark of failures measures nothing",
     );
   }
-  return { rps: result.requests.average, p99Ms: result.latency.p99 };
+  const cpuUsPerRequest = (cpuMicroseconds(server) - cpuBefore) / result["2xx"];
+  return { rps: result.requests.average, p99Ms: result.latency.p99, cpuUsPerRequest };
+}
+
+/** The server process's CPU time so far, from /proc (Linux), in microseconds. */
+function cpuMicroseconds(server: HttpChild): number {
+  const stat = fs.readFileSync(`/proc/${server.child.pid}/stat`, "utf8");
+  // Fields after the command name (which may hold spaces): utime and stime are the 12th and 13th.
+  const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+  const ticks = Number(fields[11]) + Number(fields[12]);
+  return (ticks / CLOCK_TICKS_PER_SECOND) * 1e6;
 }
 
 function median(values: number[]): number {
@@ -234,7 +249,12 @@ function median(values: number[]): number {
 }
 
 function summarize(rounds: Measure[]): Summary {
-  return { rps: median(rounds.map((r) => r.rps)), p99Ms: median(rounds.map((r) => r.p99Ms)), rounds };
+  return {
+    rps: median(rounds.map((r) => r.rps)),
+    p99Ms: median(rounds.map((r) => r.p99Ms)),
+    cpuUsPerRequest: median(rounds.map((r) => r.cpuUsPerRequest)),
+    rounds,
+  };
 }
 
 async function firstAnswer(
@@ -289,7 +309,8 @@ async function benchTarget(target: Target, bare: HttpChild, settings: Settings):
         wispRounds.push(w);
         console.log(
           `[${target.database}] ${endpoint.name}: round ${round}/${settings.rounds} ` +
-            `bare ${b.rps.toFixed(0)} rps p99 ${b.p99Ms} ms, wisp ${w.rps.toFixed(0)} rps p99 ${w.p99Ms} ms`,
+            `bare ${b.rps.toFixed(0)} rps p99 ${b.p99Ms} ms ${b.cpuUsPerRequest.toFixed(1)} µs CPU/req, ` +
+            `wisp ${w.rps.toFixed(0)} rps p99 ${w.p99Ms} ms ${w.cpuUsPerRequest.toFixed(1)} µs CPU/req`,
         );
       }
       const wispSummary = summarize(wispRounds);
@@ -323,13 +344,25 @@ function machine() {
 }
 
 function printTable(rows: Row[], withDatabase: boolean): void {
-  const header = ["endpoint", "Wisp rps", "Wisp p99 ms", "bare rps", "bare p99 ms", "ratio", "target"];
+  const header = [
+    "endpoint",
+    "Wisp rps",
+    "Wisp p99 ms",
+    "Wisp µs CPU/req",
+    "bare rps",
+    "bare p99 ms",
+    "bare µs CPU/req",
+    "ratio",
+    "target",
+  ];
   const lines = rows.map((r) => [
     withDatabase ? `${r.endpoint} [${r.database}]` : r.endpoint,
     r.wisp.rps.toFixed(0),
     String(r.wisp.p99Ms),
+    r.wisp.cpuUsPerRequest.toFixed(1),
     r.bare.rps.toFixed(0),
     String(r.bare.p99Ms),
+    r.bare.cpuUsPerRequest.toFixed(1),
     `${r.ratio.toFixed(2)}x`,
     `>= ${r.target}x ${r.pass ? "PASS" : "BELOW"}`,
   ]);

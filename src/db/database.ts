@@ -52,13 +52,10 @@ class ImmediateSqliteDriver extends SqliteDriver {
  * which costs more than running a small indexed query. Query texts are few (they come from
  * code, values are bound), so the cache stays small; it is bounded anyway.
  */
-function withStatementCache(
-  database: SqliteDatabase.Database,
-  limit = 1000,
-): SqliteDialectConfig["database"] {
+function withStatementCache(database: SqliteDatabase.Database, limit = 1000) {
   const statements = new Map<string, SqliteDatabase.Statement>();
   return {
-    prepare(sql: string) {
+    prepare(sql: string): SqliteDatabase.Statement {
       let statement = statements.get(sql);
       if (!statement) {
         statement = database.prepare(sql);
@@ -68,7 +65,7 @@ function withStatementCache(
       return statement;
     },
     close: () => database.close(),
-  } as SqliteDialectConfig["database"];
+  };
 }
 
 class WispSqliteDialect extends SqliteDialect {
@@ -103,8 +100,56 @@ export function openDatabase(options: DatabaseOptions): Database {
   sqlite.pragma("synchronous = NORMAL");
   sqlite.pragma("busy_timeout = 5000");
   sqlite.pragma("foreign_keys = ON");
-  const db = new Kysely<Schema>({ dialect: new WispSqliteDialect({ database: withStatementCache(sqlite) }) });
-  return { db, dialect: "sqlite", location: file, close: () => db.destroy() };
+  const db = new Kysely<Schema>({
+    dialect: new WispSqliteDialect({
+      database: withStatementCache(sqlite) as unknown as SqliteDialectConfig["database"],
+    }),
+  });
+  const read = openReader(file);
+  readers.set(db, read.reader);
+  return {
+    db,
+    dialect: "sqlite",
+    location: file,
+    async close() {
+      read.close();
+      await db.destroy();
+    },
+  };
+}
+
+/**
+ * SQLite only: a second connection for the hot reads outside transactions (db/prepared.ts).
+ * In WAL mode it reads the last committed state without waiting for the writer connection,
+ * whose open transactions it never sees half-done; commits are visible to it at once.
+ */
+export interface SqliteReader {
+  /** A prepared statement for this SQL text, prepared once. */
+  statement(sql: string): SqliteDatabase.Statement;
+  /** Changes exactly when another connection (this process's writer included) commits. */
+  dataVersion(): number;
+}
+
+const readers = new WeakMap<Kysely<Schema>, SqliteReader>();
+
+/** The read connection behind a database's root Kysely; none for transactions or PostgreSQL. */
+export function readerFor(db: Kysely<Schema>): SqliteReader | undefined {
+  return readers.get(db);
+}
+
+function openReader(file: string): { reader: SqliteReader; close(): void } {
+  const connection = new SqliteDatabase(file);
+  connection.pragma("busy_timeout = 5000");
+  connection.pragma("query_only = ON");
+  const cached = withStatementCache(connection);
+  const dataVersion = connection.prepare("pragma data_version").pluck();
+  return {
+    reader: {
+      statement: (sql) => cached.prepare(sql),
+      dataVersion: () => dataVersion.get() as number,
+    },
+    close: () => connection.close(),
+  };
 }
 
 /** True when the error is a UNIQUE constraint violation in either database. */

@@ -2,6 +2,7 @@
 // which costs as much as running a small indexed query. The query is built once with a marker in
 // place of each argument; each call binds its arguments where the markers landed in the SQL.
 import type { Compilable, CompiledQuery, Kysely } from "kysely";
+import { readerFor } from "./database.ts";
 import type { Schema } from "./schema.ts";
 
 interface Template<R> {
@@ -16,22 +17,28 @@ function template<R>(arity: number, build: (...markers: unknown[]) => Compilable
   return { compiled, slots: compiled.parameters.map((p) => markers.indexOf(p as { argument: number })) };
 }
 
-function bind<R>({ compiled, slots }: Template<R>, args: readonly unknown[]): CompiledQuery<R> {
-  return {
-    ...compiled,
-    parameters: slots.map((slot, i) => (slot < 0 ? compiled.parameters[i] : args[slot])),
-  };
+function values<R>({ compiled, slots }: Template<R>, args: readonly unknown[]): unknown[] {
+  return slots.map((slot, i) => (slot < 0 ? compiled.parameters[i] : args[slot]));
 }
 
-/** `arity`: how many arguments the query takes. */
+function bind<R>(template: Template<R>, args: readonly unknown[]): CompiledQuery<R> {
+  return { ...template.compiled, parameters: values(template, args) };
+}
+
+/**
+ * `arity`: how many arguments the query takes. Reads only: on SQLite the query runs on the read
+ * connection (see SqliteReader), straight through better-sqlite3, without Kysely's executor.
+ */
 export function prepared<P extends unknown[], R>(
   db: Kysely<Schema>,
   build: (...parameters: P) => Compilable<R>,
   arity: P["length"],
 ): (...parameters: P) => Promise<R[]> {
   let compiled: Template<R> | undefined;
+  const reader = readerFor(db);
   return async (...parameters: P) => {
     compiled ??= template(arity, build as (...markers: unknown[]) => Compilable<R>);
+    if (reader) return reader.statement(compiled.compiled.sql).all(values(compiled, parameters)) as R[];
     return (await db.executeQuery<R>(bind(compiled, parameters))).rows;
   };
 }

@@ -48,8 +48,10 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   app.addHook("preClose", async () => {
     closing = true;
   });
-  app.addHook("onSend", async (_request, reply) => {
+  // Every response passes here: a callback hook, which costs no promise.
+  app.addHook("onSend", (_request, reply, payload, done) => {
     if (closing) reply.header("Connection", "close");
+    done(null, payload);
   });
   app.addSchema(ErrorBody);
 
@@ -62,15 +64,34 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   app.addHook("onClose", async () => {
     if (running > 0) await new Promise<void>((resolve) => idle.push(resolve));
   });
+  const finished = () => {
+    if (--running === 0) for (const resolve of idle.splice(0)) resolve();
+  };
   app.addHook("onRoute", (route) => {
     const handler = route.handler;
-    route.handler = async function (this: FastifyInstance, request, reply) {
+    route.handler = function (this: FastifyInstance, request, reply) {
       running++;
+      let result: unknown;
       try {
-        return await handler.call(this, request, reply);
-      } finally {
-        if (--running === 0) for (const resolve of idle.splice(0)) resolve();
+        result = handler.call(this, request, reply);
+      } catch (error) {
+        finished();
+        throw error;
       }
+      if (!(result instanceof Promise)) {
+        finished();
+        return result;
+      }
+      return result.then(
+        (value) => {
+          finished();
+          return value;
+        },
+        (error) => {
+          finished();
+          throw error;
+        },
+      );
     };
     const methods = Array.isArray(route.method) ? route.method : [route.method];
     for (const method of methods) paths.on(method.toUpperCase() as HTTPMethod, route.url, () => {});

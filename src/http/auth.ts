@@ -1,6 +1,8 @@
 // The key pipeline every /api request passes: header -> key lookup (revocation) -> IP allow-list
 // -> rate limit -> content type -> permission. Failures answer in the common error shape.
-import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
+// It runs on every API request, so the usual path (a known key, counters in memory) takes no
+// promise at all; stores and lookups that need I/O are awaited.
+import type { FastifyInstance, FastifyReply, FastifyRequest, onRequestHookHandler } from "fastify";
 import type { Action, Resource } from "../core/keys/permissions.ts";
 import type { KeyPrincipal, KeysService } from "../core/keys/service.ts";
 import { sendError } from "./errors.ts";
@@ -28,82 +30,147 @@ const BEARER = /^bearer +([^\s]+) *$/i;
 const JSON_TYPE = /^application\/json\s*(;\s*charset\s*=\s*"?utf-8"?\s*)?$/i;
 const BODY_METHODS = new Set(["POST", "PUT", "PATCH"]);
 
-function setLimitHeaders(reply: FastifyReply, limit: number, window: WindowCount): number {
-  const secondsLeft = Math.max(1, Math.ceil((window.resetAt - Date.now()) / 1000));
-  const remaining = Math.max(0, limit - window.count);
-  reply.header("X-RateLimit-Limit", limit);
-  reply.header("X-RateLimit-Remaining", remaining);
-  reply.header("X-RateLimit-Reset", Math.ceil(window.resetAt / 1000));
-  reply.header("RateLimit-Policy", `"default";q=${limit};w=${WINDOW_MS / 1000}`);
-  reply.header("RateLimit", `"default";r=${remaining};t=${secondsLeft}`);
-  return secondsLeft;
-}
+/** What the pipeline decided: carry on, or an answer already sent. */
+type Outcome = undefined | FastifyReply;
 
-/** A counter store that fails (Redis down) must not take the API down with it: count nothing. */
-async function count(request: FastifyRequest, counters: CounterStore, op: "hit" | "peek", name: string) {
-  try {
-    return await counters[op](name, WINDOW_MS);
-  } catch (error) {
-    request.log.warn({ err: error }, "rate-limit store unavailable; request not counted");
-    return null;
-  }
+function isPromise<T>(value: T | Promise<T>): value is Promise<T> {
+  return value instanceof Promise;
 }
 
 export function registerAuth(app: FastifyInstance, options: AuthOptions): void {
   const { keys, counters, defaultRateLimit, authFailureLimit } = options;
+  const policies = new Map<number, string>();
+
+  function setLimitHeaders(reply: FastifyReply, limit: number, window: WindowCount): number {
+    const secondsLeft = Math.max(1, Math.ceil((window.resetAt - Date.now()) / 1000));
+    const remaining = Math.max(0, limit - window.count);
+    let policy = policies.get(limit);
+    if (policy === undefined) {
+      policy = `"default";q=${limit};w=${WINDOW_MS / 1000}`;
+      policies.set(limit, policy);
+    }
+    reply.header("X-RateLimit-Limit", limit);
+    reply.header("X-RateLimit-Remaining", remaining);
+    reply.header("X-RateLimit-Reset", Math.ceil(window.resetAt / 1000));
+    reply.header("RateLimit-Policy", policy);
+    reply.header("RateLimit", `"default";r=${remaining};t=${secondsLeft}`);
+    return secondsLeft;
+  }
+
+  /** A counter store that fails (Redis down) must not take the API down with it: count nothing. */
+  function count(request: FastifyRequest, op: "hit" | "peek", name: string) {
+    const sync = op === "hit" ? counters.hitSync : counters.peekSync;
+    if (sync) return sync.call(counters, name, WINDOW_MS);
+    return counters[op](name, WINDOW_MS).catch((error) => {
+      request.log.warn({ err: error }, "rate-limit store unavailable; request not counted");
+      return null;
+    });
+  }
 
   async function refuse(request: FastifyRequest, reply: FastifyReply, message: string) {
     // Failed authentications count against the address, so keys cannot be guessed at speed.
-    await count(request, counters, "hit", `authfail:${request.ip}`);
+    await count(request, "hit", `authfail:${request.ip}`);
     reply.header("WWW-Authenticate", 'Bearer realm="wisp"');
     return sendError(reply, 401, message);
   }
 
-  app.addHook("onRequest", async (request, reply) => {
-    const permission = request.routeOptions.config.permission;
-    if (!permission) return;
+  function checkFailures(reply: FastifyReply, failures: WindowCount | null): Outcome {
+    if (!failures || failures.count < authFailureLimit) return;
+    const wait = Math.max(1, Math.ceil((failures.resetAt - Date.now()) / 1000));
+    reply.header("Retry-After", wait);
+    return sendError(reply, 429, `too many failed authentications from this address; retry in ${wait} s`);
+  }
 
-    const failures = await count(request, counters, "peek", `authfail:${request.ip}`);
-    if (failures && failures.count >= authFailureLimit) {
-      const wait = Math.max(1, Math.ceil((failures.resetAt - Date.now()) / 1000));
-      reply.header("Retry-After", wait);
-      return sendError(reply, 429, `too many failed authentications from this address; retry in ${wait} s`);
+  function checkPrincipal(request: FastifyRequest, reply: FastifyReply, principal: KeyPrincipal): Outcome {
+    request.principal = principal;
+    if (!principal.allowsIp(request.ip)) {
+      return sendError(reply, 403, `this API key may not be used from ${request.ip}`);
     }
+  }
 
+  function checkLimit(reply: FastifyReply, principal: KeyPrincipal, window: WindowCount | null): Outcome {
+    if (!window) return;
+    const limit = principal.rateLimit ?? defaultRateLimit;
+    const secondsLeft = setLimitHeaders(reply, limit, window);
+    if (window.count <= limit) return;
+    reply.header("Retry-After", secondsLeft);
+    return sendError(
+      reply,
+      429,
+      `rate limit of ${limit} requests per minute exceeded; retry in ${secondsLeft} s`,
+    );
+  }
+
+  function checkRequest(
+    request: FastifyRequest,
+    reply: FastifyReply,
+    principal: KeyPrincipal,
+    [resource, action]: [Resource, Action],
+  ): Outcome {
+    if (BODY_METHODS.has(request.method) && !JSON_TYPE.test(request.headers["content-type"] ?? "")) {
+      return sendError(reply, 415, "send the body as Content-Type: application/json;charset=utf-8");
+    }
+    if (!principal.can(resource, action)) {
+      return sendError(reply, 403, `this API key lacks the ${resource}:${action} permission`);
+    }
+  }
+
+  /** The whole pipeline, awaiting only what is asynchronous (see the file's opening comment). */
+  function authenticate(
+    request: FastifyRequest,
+    reply: FastifyReply,
+    permission: [Resource, Action],
+  ): Outcome | Promise<Outcome> {
+    const failures = count(request, "peek", `authfail:${request.ip}`);
+    if (isPromise(failures)) {
+      return failures.then((f) => checkFailures(reply, f) ?? afterFailures(request, reply, permission));
+    }
+    return checkFailures(reply, failures) ?? afterFailures(request, reply, permission);
+  }
+
+  function afterFailures(
+    request: FastifyRequest,
+    reply: FastifyReply,
+    permission: [Resource, Action],
+  ): Outcome | Promise<Outcome> {
     const header = request.headers.authorization;
     if (header === undefined)
       return refuse(request, reply, "missing Authorization header; send Authorization: Bearer <API key>");
     const match = BEARER.exec(header);
     if (!match) return refuse(request, reply, "the Authorization header must be 'Bearer <API key>'");
-    const principal = await keys.verify(match[1]!);
+    const principal = keys.verify(match[1]!);
+    if (isPromise(principal)) return principal.then((p) => afterKey(request, reply, permission, p));
+    return afterKey(request, reply, permission, principal);
+  }
+
+  function afterKey(
+    request: FastifyRequest,
+    reply: FastifyReply,
+    permission: [Resource, Action],
+    principal: KeyPrincipal | null,
+  ): Outcome | Promise<Outcome> {
     if (!principal) return refuse(request, reply, "invalid or revoked API key");
-    request.principal = principal;
-
-    if (!principal.allowsIp(request.ip)) {
-      return sendError(reply, 403, `this API key may not be used from ${request.ip}`);
+    const refused = checkPrincipal(request, reply, principal);
+    if (refused) return refused;
+    const window = count(request, "hit", `key:${principal.keyId}`);
+    if (isPromise(window)) {
+      return window.then(
+        (w) => checkLimit(reply, principal, w) ?? checkRequest(request, reply, principal, permission),
+      );
     }
+    return checkLimit(reply, principal, window) ?? checkRequest(request, reply, principal, permission);
+  }
 
-    const limit = principal.rateLimit ?? defaultRateLimit;
-    const window = await count(request, counters, "hit", `key:${principal.keyId}`);
-    if (window) {
-      const secondsLeft = setLimitHeaders(reply, limit, window);
-      if (window.count > limit) {
-        reply.header("Retry-After", secondsLeft);
-        return sendError(
-          reply,
-          429,
-          `rate limit of ${limit} requests per minute exceeded; retry in ${secondsLeft} s`,
-        );
-      }
-    }
-
-    if (BODY_METHODS.has(request.method) && !JSON_TYPE.test(request.headers["content-type"] ?? "")) {
-      return sendError(reply, 415, "send the body as Content-Type: application/json;charset=utf-8");
-    }
-
-    const [resource, action] = permission;
-    if (!principal.can(resource, action)) {
-      return sendError(reply, 403, `this API key lacks the ${resource}:${action} permission`);
-    }
+  // Only routes that declare a permission get the pipeline (health, docs and the console do not).
+  app.addHook("onRoute", (route) => {
+    const permission = route.config?.permission;
+    if (!permission) return;
+    const hook: onRequestHookHandler = (request, reply, done) => {
+      const outcome = authenticate(request, reply, permission);
+      if (!isPromise(outcome)) return done();
+      outcome.then(() => done(), done);
+    };
+    const existing = route.onRequest ? [route.onRequest].flat() : [];
+    route.onRequest = [hook, ...existing];
   });
 }

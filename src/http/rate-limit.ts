@@ -13,6 +13,9 @@ export interface CounterStore {
   hit(name: string, windowMs: number): Promise<WindowCount>;
   /** Reads the counter without adding to it. */
   peek(name: string, windowMs: number): Promise<WindowCount>;
+  /** The same, answered at once, for stores that need no I/O (memory): every request uses them. */
+  hitSync?(name: string, windowMs: number): WindowCount;
+  peekSync?(name: string, windowMs: number): WindowCount;
   close(): Promise<void>;
 }
 
@@ -29,27 +32,33 @@ export class MemoryCounterStore implements CounterStore {
     return this.hitSync(name, windowMs);
   }
 
+  /** Counters are kept per name; a count from an ended window starts again at 1. */
   hitSync(name: string, windowMs: number): WindowCount {
-    const { index, resetAt } = windowOf(windowMs);
-    const key = `${name}:${index}`;
-    const entry = this.counts.get(key);
-    if (entry) {
+    const now = Date.now();
+    const entry = this.counts.get(name);
+    if (entry && entry.resetAt > now) {
       entry.count++;
-      return { ...entry };
+      return { count: entry.count, resetAt: entry.resetAt };
     }
-    const fresh = { count: 1, resetAt };
-    this.counts.set(key, fresh);
-    return { ...fresh };
+    const fresh = { count: 1, resetAt: windowOf(windowMs, now).resetAt };
+    this.counts.set(name, fresh);
+    return { count: 1, resetAt: fresh.resetAt };
   }
 
   async peek(name: string, windowMs: number): Promise<WindowCount> {
-    const { index, resetAt } = windowOf(windowMs);
-    return { count: this.counts.get(`${name}:${index}`)?.count ?? 0, resetAt };
+    return this.peekSync(name, windowMs);
+  }
+
+  peekSync(name: string, windowMs: number): WindowCount {
+    const now = Date.now();
+    const entry = this.counts.get(name);
+    if (entry && entry.resetAt > now) return { count: entry.count, resetAt: entry.resetAt };
+    return { count: 0, resetAt: windowOf(windowMs, now).resetAt };
   }
 
   private sweep(): void {
     const now = Date.now();
-    for (const [key, entry] of this.counts) if (entry.resetAt <= now) this.counts.delete(key);
+    for (const [name, entry] of this.counts) if (entry.resetAt <= now) this.counts.delete(name);
   }
 
   async close(): Promise<void> {

@@ -1,5 +1,5 @@
-import { CompiledQuery, type Kysely, type Selectable } from "kysely";
-import type { DialectName } from "../../db/database.ts";
+import type { Kysely, Selectable } from "kysely";
+import { readerFor } from "../../db/database.ts";
 import { prepared } from "../../db/prepared.ts";
 import type { ApiKeysTable, Schema } from "../../db/schema.ts";
 
@@ -11,11 +11,10 @@ export class KeysRepo {
   private readonly byHash;
 
   private lastDataVersion: number | undefined;
+  private readonly reader;
 
-  constructor(
-    private readonly db: Kysely<Schema>,
-    private readonly dialect: DialectName,
-  ) {
+  constructor(private readonly db: Kysely<Schema>) {
+    this.reader = readerFor(db);
     this.byHash = prepared(
       db,
       (hash: string) => db.selectFrom("api_keys").selectAll().where("key_hash", "=", hash),
@@ -24,16 +23,13 @@ export class KeysRepo {
   }
 
   /**
-   * Whether another connection may have changed the keys since the last call. SQLite's
-   * data_version changes exactly when another connection (the CLI, another Wisp process) commits;
-   * on PostgreSQL there is no such cheap signal, so the answer is always yes.
+   * Whether the keys may have changed since the last call. SQLite's data_version, read on the
+   * read connection, changes exactly when another connection commits: the CLI, another Wisp
+   * process, or this process's own writer. PostgreSQL has no such cheap signal: always yes.
    */
-  async changedElsewhere(): Promise<boolean> {
-    if (this.dialect !== "sqlite") return true;
-    const result = await this.db.executeQuery<{ data_version: number }>(
-      CompiledQuery.raw("pragma data_version"),
-    );
-    const version = result.rows[0]?.data_version;
+  changedElsewhere(): boolean {
+    if (!this.reader) return true;
+    const version = this.reader.dataVersion();
     const changed = version !== this.lastDataVersion;
     this.lastDataVersion = version;
     return changed;

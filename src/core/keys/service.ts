@@ -1,5 +1,5 @@
 // API keys: generated here, shown once, stored only as a SHA-256 hash, checked on every request.
-import { createHash, randomInt, timingSafeEqual } from "node:crypto";
+import { hash, randomInt, timingSafeEqual } from "node:crypto";
 import type { AccountRow } from "../accounts/repo.ts";
 import { NotFoundError, ValidationError } from "../shared/errors.ts";
 import { isoNow } from "../shared/time.ts";
@@ -46,7 +46,7 @@ export interface KeyListing {
 }
 
 export function hashKey(key: string): string {
-  return createHash("sha256").update(key).digest("hex");
+  return hash("sha256", key);
 }
 
 function generateKey(): string {
@@ -64,12 +64,30 @@ export function maskKey(tail: string): string {
   return `${KEY_PREFIX}…${tail}`;
 }
 
+/** What a key row allows; grants, allow-list and limit are fixed at creation, so it never goes stale. */
+function principalOf(row: ApiKeyRow): KeyPrincipal {
+  const grants: string[] = JSON.parse(row.permissions);
+  const allowList = new IpAllowList(JSON.parse(row.allow_ips));
+  return {
+    keyId: row.id,
+    accountId: row.account_id,
+    rateLimit: row.rate_limit,
+    can: (resource, action) => allows(grants, resource, action),
+    allowsIp: (ip) => allowList.allows(ip),
+  };
+}
+
+interface KnownKey {
+  row: ApiKeyRow;
+  hash: Buffer;
+  principal: KeyPrincipal;
+}
+
 export class KeysService {
-  /** Parsed grants and allow-lists per key id; both are fixed at creation, so they never go stale. */
-  private readonly parsed = new Map<number, { grants: string[]; allowList: IpAllowList }>();
+  /** Last use recorded per key id, epoch ms (see touch). */
   private readonly touchedAt = new Map<number, number>();
-  /** Verified, unrevoked key rows by hash (see verify). */
-  private readonly known = new Map<string, ApiKeyRow>();
+  /** Verified, unrevoked keys by hash (see verify). */
+  private readonly known = new Map<string, KnownKey>();
 
   constructor(private readonly repo: KeysRepo) {}
 
@@ -138,48 +156,60 @@ export class KeysService {
   }
 
   /**
-   * Looks the key up by its hash on every call, so a revocation made by any process (CLI, another
-   * server) is seen by the very next request. Returns null for unknown, malformed or revoked keys.
+   * Null for unknown, malformed or revoked keys. A revocation made by any process (CLI, another
+   * server) is seen by the very next request. Answers at once when the key is known and nothing
+   * needs the database; otherwise a promise.
    */
-  async verify(key: string): Promise<KeyPrincipal | null> {
+  verify(key: string): KeyPrincipal | null | Promise<KeyPrincipal | null> {
     if (!KEY_SHAPE.test(key)) return null;
-    const keyHash = hashKey(key);
-    // Valid keys are remembered until anything changes the keys elsewhere (another process's
-    // commit on SQLite; always on PostgreSQL) or here (revoke): revocation stays immediate.
-    if (await this.repo.changedElsewhere()) this.known.clear();
-    let row = this.known.get(keyHash);
-    if (!row) {
-      row = await this.repo.findByHash(keyHash);
-      if (row && row.revoked === null) this.known.set(keyHash, row);
-    }
-    if (!row || row.revoked !== null) return null;
-    if (!timingSafeEqual(Buffer.from(row.key_hash), Buffer.from(keyHash))) return null;
-    await this.touch(row);
-    let parsed = this.parsed.get(row.id);
-    if (!parsed) {
-      parsed = { grants: JSON.parse(row.permissions), allowList: new IpAllowList(JSON.parse(row.allow_ips)) };
-      this.parsed.set(row.id, parsed);
-    }
-    const { grants, allowList } = parsed;
-    return {
-      keyId: row.id,
-      accountId: row.account_id,
-      rateLimit: row.rate_limit,
-      can: (resource, action) => allows(grants, resource, action),
-      allowsIp: (ip) => allowList.allows(ip),
-    };
+    const digest = hash("sha256", key, "buffer");
+    const keyHash = digest.toString("hex");
+    // Valid keys are remembered until anything changes the keys (any commit by another
+    // connection on SQLite; always on PostgreSQL) or here (revoke): revocation stays immediate.
+    if (this.repo.changedElsewhere()) this.known.clear();
+    const known = this.known.get(keyHash);
+    // Every API request comes here: a known key needs no promise unless its last use is due.
+    if (known && !this.touchDue(known.row)) return this.principalIfSame(known, digest);
+    return this.verifyStored(keyHash, digest, known);
   }
 
-  /**
-   * Records last use at most once a minute per key (one write a minute, not one per request).
-   * Awaited, so no write outlives the request; a failed write never fails the request.
-   */
+  private async verifyStored(
+    keyHash: string,
+    digest: Buffer,
+    known: KnownKey | undefined,
+  ): Promise<KeyPrincipal | null> {
+    if (!known) {
+      const row = await this.repo.findByHash(keyHash);
+      if (!row || row.revoked !== null) return null;
+      known = { row, hash: Buffer.from(row.key_hash, "hex"), principal: principalOf(row) };
+      this.known.set(keyHash, known);
+    }
+    if (this.touchDue(known.row)) await this.touch(known.row);
+    return this.principalIfSame(known, digest);
+  }
+
+  /** The lookup was by hash; the comparison in constant time is the one that decides. */
+  private principalIfSame(known: KnownKey, digest: Buffer): KeyPrincipal | null {
+    return known.hash.length === digest.length && timingSafeEqual(known.hash, digest)
+      ? known.principal
+      : null;
+  }
+
+  /** Last use is recorded at most once a minute per key (one write a minute, not one per request). */
+  private touchDue(row: ApiKeyRow): boolean {
+    let last = this.touchedAt.get(row.id);
+    if (last === undefined) {
+      last = row.last_used ? Date.parse(row.last_used) : 0;
+      this.touchedAt.set(row.id, last);
+    }
+    return Date.now() - last >= TOUCH_INTERVAL_MS;
+  }
+
+  /** Awaited, so no write outlives the request; a failed write never fails the request. */
   private async touch(row: ApiKeyRow): Promise<void> {
-    const now = Date.now();
-    const last = Math.max(this.touchedAt.get(row.id) ?? 0, row.last_used ? Date.parse(row.last_used) : 0);
-    if (now - last < TOUCH_INTERVAL_MS) return;
-    this.touchedAt.set(row.id, now);
-    await this.repo.touch(row.id, isoNow()).catch(() => this.touchedAt.delete(row.id));
+    const previous = this.touchedAt.get(row.id) ?? 0;
+    this.touchedAt.set(row.id, Date.now());
+    await this.repo.touch(row.id, isoNow()).catch(() => this.touchedAt.set(row.id, previous));
   }
 }
 

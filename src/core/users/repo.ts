@@ -9,6 +9,23 @@ import { offsetOf, type PageRequest } from "../shared/pages.ts";
 import { likePattern } from "../shared/text.ts";
 
 export type UserRow = Selectable<UsersTable>;
+
+interface FilterShape {
+  status: boolean;
+  search: boolean;
+}
+
+interface ListQueries {
+  rows(accountId: number, status: string, pattern: string, limit: number, offset: number): Promise<UserRow[]>;
+  json(
+    accountId: number,
+    status: string,
+    pattern: string,
+    limit: number,
+    offset: number,
+  ): Promise<{ data: string }[]>;
+  total(accountId: number, status: string, pattern: string): Promise<{ total: number }[]>;
+}
 export type UserChanges = Omit<Updateable<UsersTable>, "id" | "account_id" | "created">;
 
 export interface UserFilter {
@@ -23,6 +40,8 @@ const USER_FIELDS = ["id", "username", "email", "fullname", "status", "created",
 export class UsersRepo {
   /** GET /api/users/{id} outside transactions: compiled once. */
   private readonly byId;
+  /** The list queries, compiled once per filter shape (see compiledFor). */
+  private readonly listQueries = new Map<string, ListQueries>();
 
   constructor(
     private readonly db: Kysely<Schema>,
@@ -41,11 +60,14 @@ export class UsersRepo {
     return this.db.transaction().execute((trx) => fn(new UsersRepo(trx, this.dialect, true)));
   }
 
-  private filtered(accountId: number, filter: UserFilter) {
+  /**
+   * The users an account's filter selects. `status` and `pattern` (a LIKE pattern) may be
+   * markers of a compiled query: whether each applies is given apart, by `shape`.
+   */
+  private filtered(accountId: number, shape: FilterShape, status: unknown, pattern: unknown) {
     let query = this.db.selectFrom("users").where("account_id", "=", accountId);
-    if (filter.status) query = query.where("status", "=", filter.status);
-    if (filter.search) {
-      const pattern = likePattern(filter.search);
+    if (shape.status) query = query.where("status", "=", status as string);
+    if (shape.search) {
       query = query.where((eb) =>
         eb.or(
           ["username", "email", "fullname"].map(
@@ -58,10 +80,60 @@ export class UsersRepo {
   }
 
   private async total(accountId: number, filter: UserFilter): Promise<number> {
-    const count = await this.filtered(accountId, filter)
-      .select((eb) => eb.fn.countAll<number>().as("total"))
-      .executeTakeFirstOrThrow();
-    return Number(count.total);
+    const [count] = await this.compiledFor(filter).total(...this.arguments(accountId, filter));
+    return Number(count?.total ?? 0);
+  }
+
+  /** One set of compiled list queries per filter shape (status given or not, search given or not). */
+  private compiledFor(filter: UserFilter): ListQueries {
+    const shape = { status: Boolean(filter.status), search: Boolean(filter.search) };
+    const name = `${shape.status}:${shape.search}`;
+    let queries = this.listQueries.get(name);
+    if (!queries) {
+      queries = this.compileList(shape);
+      this.listQueries.set(name, queries);
+    }
+    return queries;
+  }
+
+  private arguments(accountId: number, filter: UserFilter): [number, string, string] {
+    return [accountId, filter.status ?? "", filter.search ? likePattern(filter.search) : ""];
+  }
+
+  private compileList(shape: FilterShape): ListQueries {
+    const page = (accountId: number, status: string, pattern: string, limit: number, offset: number) =>
+      this.filtered(accountId, shape, status, pattern).selectAll().orderBy("id").limit(limit).offset(offset);
+    const fields = sql.join(
+      USER_FIELDS.map((f) => sql`${sql.lit(f)}, ${sql.ref(`u.${f}`)}`),
+      sql`, `,
+    );
+    return {
+      rows: prepared(this.db, page, 5),
+      json: prepared(
+        this.db,
+        (accountId: number, status: string, pattern: string, limit: number, offset: number) => {
+          const rows = page(accountId, status, pattern, limit, offset);
+          const query =
+            this.dialect === "postgres"
+              ? sql<{
+                  data: string;
+                }>`select coalesce(json_agg(json_build_object(${fields}) order by u.id), '[]'::json)::text as data from (${rows}) as u`
+              : sql<{
+                  data: string;
+                }>`select json_group_array(json_object(${fields}) order by u.id) as data from (${rows}) as u`;
+          return { compile: () => query.compile(this.db) };
+        },
+        5,
+      ),
+      total: prepared(
+        this.db,
+        (accountId: number, status: string, pattern: string) =>
+          this.filtered(accountId, shape, status, pattern).select((eb) =>
+            eb.fn.countAll<number>().as("total"),
+          ),
+        3,
+      ),
+    };
   }
 
   async list(
@@ -70,12 +142,7 @@ export class UsersRepo {
     page: PageRequest,
   ): Promise<{ rows: UserRow[]; total: number }> {
     const [rows, total] = await Promise.all([
-      this.filtered(accountId, filter)
-        .selectAll()
-        .orderBy("id")
-        .limit(page.limit)
-        .offset(offsetOf(page))
-        .execute(),
+      this.compiledFor(filter).rows(...this.arguments(accountId, filter), page.limit, offsetOf(page)),
       this.total(accountId, filter),
     ]);
     return { rows, total };
@@ -91,25 +158,11 @@ export class UsersRepo {
     filter: UserFilter,
     page: PageRequest,
   ): Promise<{ json: string; total: number }> {
-    const rows = this.filtered(accountId, filter)
-      .selectAll()
-      .orderBy("id")
-      .limit(page.limit)
-      .offset(offsetOf(page));
-    const fields = sql.join(
-      USER_FIELDS.map((f) => sql`${sql.lit(f)}, ${sql.ref(`u.${f}`)}`),
-      sql`, `,
-    );
-    const array =
-      this.dialect === "postgres"
-        ? sql<{
-            data: string;
-          }>`select coalesce(json_agg(json_build_object(${fields}) order by u.id), '[]'::json)::text as data from (${rows}) as u`
-        : sql<{
-            data: string;
-          }>`select json_group_array(json_object(${fields}) order by u.id) as data from (${rows}) as u`;
-    const [result, total] = await Promise.all([array.execute(this.db), this.total(accountId, filter)]);
-    return { json: result.rows[0]?.data ?? "[]", total };
+    const [result, total] = await Promise.all([
+      this.compiledFor(filter).json(...this.arguments(accountId, filter), page.limit, offsetOf(page)),
+      this.total(accountId, filter),
+    ]);
+    return { json: result[0]?.data ?? "[]", total };
   }
 
   /** Inside a transaction on PostgreSQL the row stays locked until commit (see lockedInTransaction). */
