@@ -115,32 +115,46 @@ export function registerAuth(app: FastifyInstance, options: AuthOptions): void {
     }
   }
 
-  /** The whole pipeline, awaiting only what is asynchronous (see the file's opening comment). */
+  type Done = (error?: Error) => void;
+
+  /** Carries on once an outcome is known: at once, or when its promise settles. */
+  function settle(outcome: Outcome | Promise<Outcome>, done: Done): void {
+    if (isPromise(outcome)) outcome.then(() => done(), done);
+    else done();
+  }
+
+  /** The whole pipeline, in callbacks so the usual path makes no promise (see the opening comment). */
   function authenticate(
     request: FastifyRequest,
     reply: FastifyReply,
     permission: [Resource, Action],
-  ): Outcome | Promise<Outcome> {
+    done: Done,
+  ): void {
     const failures = count(request, "peek", `authfail:${request.ip}`);
     if (isPromise(failures)) {
-      return failures.then((f) => checkFailures(reply, f) ?? afterFailures(request, reply, permission));
-    }
-    return checkFailures(reply, failures) ?? afterFailures(request, reply, permission);
+      failures.then(
+        (f) => (checkFailures(reply, f) ? done() : readKey(request, reply, permission, done)),
+        done,
+      );
+    } else if (checkFailures(reply, failures)) done();
+    else readKey(request, reply, permission, done);
   }
 
-  function afterFailures(
-    request: FastifyRequest,
-    reply: FastifyReply,
-    permission: [Resource, Action],
-  ): Outcome | Promise<Outcome> {
+  function readKey(request: FastifyRequest, reply: FastifyReply, permission: [Resource, Action], done: Done) {
     const header = request.headers.authorization;
-    if (header === undefined)
-      return refuse(request, reply, "missing Authorization header; send Authorization: Bearer <API key>");
+    if (header === undefined) {
+      return settle(
+        refuse(request, reply, "missing Authorization header; send Authorization: Bearer <API key>"),
+        done,
+      );
+    }
     const match = BEARER.exec(header);
-    if (!match) return refuse(request, reply, "the Authorization header must be 'Bearer <API key>'");
-    const principal = keys.verify(match[1]!);
-    if (isPromise(principal)) return principal.then((p) => afterKey(request, reply, permission, p));
-    return afterKey(request, reply, permission, principal);
+    if (!match)
+      return settle(refuse(request, reply, "the Authorization header must be 'Bearer <API key>'"), done);
+    keys.verifyQueued(match[1]!, (error, principal) => {
+      if (error) return done(error as Error);
+      settle(afterKey(request, reply, permission, principal), done);
+    });
   }
 
   function afterKey(
@@ -165,11 +179,8 @@ export function registerAuth(app: FastifyInstance, options: AuthOptions): void {
   app.addHook("onRoute", (route) => {
     const permission = route.config?.permission;
     if (!permission) return;
-    const hook: onRequestHookHandler = (request, reply, done) => {
-      const outcome = authenticate(request, reply, permission);
-      if (!isPromise(outcome)) return done();
-      outcome.then(() => done(), done);
-    };
+    const hook: onRequestHookHandler = (request, reply, done) =>
+      authenticate(request, reply, permission, done);
     const existing = route.onRequest ? [route.onRequest].flat() : [];
     route.onRequest = [hook, ...existing];
   });

@@ -88,6 +88,8 @@ export class KeysService {
   private readonly touchedAt = new Map<number, number>();
   /** Verified, unrevoked keys by hash (see verify). */
   private readonly known = new Map<string, KnownKey>();
+  /** Keys waiting for this turn's freshness check (see verifyQueued). */
+  private queued: { key: string; callback: (error: unknown, principal: KeyPrincipal | null) => void }[] = [];
 
   constructor(private readonly repo: KeysRepo) {}
 
@@ -161,12 +163,59 @@ export class KeysService {
    * needs the database; otherwise a promise.
    */
   verify(key: string): KeyPrincipal | null | Promise<KeyPrincipal | null> {
+    this.refresh();
+    return this.verifyFresh(key);
+  }
+
+  /**
+   * The same, for servers: calls back once the key is verified. The keys verified in one turn of
+   * the event loop share one freshness check, made after every one of them had arrived (when
+   * the I/O of the turn is done), so each still sees every revocation committed before it came.
+   */
+  verifyQueued(key: string, callback: (error: unknown, principal: KeyPrincipal | null) => void): void {
+    this.queued.push({ key, callback });
+    if (this.queued.length === 1) setImmediate(this.verifyQueue);
+  }
+
+  private readonly verifyQueue = () => {
+    const queued = this.queued;
+    this.queued = [];
+    try {
+      this.refresh();
+    } catch (error) {
+      for (const { callback } of queued) callback(error, null);
+      return;
+    }
+    for (const { key, callback } of queued) {
+      let principal: KeyPrincipal | null | Promise<KeyPrincipal | null>;
+      try {
+        principal = this.verifyFresh(key);
+      } catch (error) {
+        callback(error, null);
+        continue;
+      }
+      if (principal instanceof Promise)
+        principal.then(
+          (p) => callback(null, p),
+          (e) => callback(e, null),
+        );
+      else callback(null, principal);
+    }
+  };
+
+  /**
+   * Valid keys are remembered until anything changes the keys (any commit by another connection
+   * on SQLite; always on PostgreSQL) or here (revoke): revocation stays immediate.
+   */
+  private refresh(): void {
+    if (this.repo.changedElsewhere()) this.known.clear();
+  }
+
+  /** verify, once refresh has run after the key arrived. */
+  private verifyFresh(key: string): KeyPrincipal | null | Promise<KeyPrincipal | null> {
     if (!KEY_SHAPE.test(key)) return null;
     const digest = hash("sha256", key, "buffer");
     const keyHash = digest.toString("hex");
-    // Valid keys are remembered until anything changes the keys (any commit by another
-    // connection on SQLite; always on PostgreSQL) or here (revoke): revocation stays immediate.
-    if (this.repo.changedElsewhere()) this.known.clear();
     const known = this.known.get(keyHash);
     // Every API request comes here: a known key needs no promise unless its last use is due.
     if (known && !this.touchDue(known.row)) return this.principalIfSame(known, digest);
