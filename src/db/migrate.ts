@@ -8,6 +8,7 @@ import * as jobs from "./migrations/004_jobs.ts";
 import * as reports from "./migrations/005_reports.ts";
 import * as webhooks from "./migrations/006_webhooks.ts";
 import * as consoleTables from "./migrations/007_console.ts";
+import * as userListing from "./migrations/008_user_listing.ts";
 
 type Step = { up(db: Kysely<unknown>, dialect: DialectName): Promise<void> };
 const steps: Record<string, Step> = {
@@ -18,6 +19,7 @@ const steps: Record<string, Step> = {
   "005_reports": reports,
   "006_webhooks": webhooks,
   "007_console": consoleTables,
+  "008_user_listing": userListing,
 };
 
 class StaticProvider implements MigrationProvider {
@@ -31,9 +33,10 @@ class StaticProvider implements MigrationProvider {
   }
 }
 
-export async function migrate(database: Database): Promise<void> {
+/** Migrates to the latest step, or up to `target` (a step's name; tests of a later step's data). */
+export async function migrate(database: Database, target?: string): Promise<void> {
   const migrator = new Migrator({ db: database.db, provider: new StaticProvider(database.dialect) });
-  const { error, results } = await migrator.migrateToLatest();
+  const { error, results } = target ? await migrator.migrateTo(target) : await migrator.migrateToLatest();
   const failed = results?.find((r) => r.status === "Error");
   if (error || failed) {
     throw new Error(`migration ${failed?.migrationName ?? ""} failed: ${(error as Error)?.message ?? error}`);

@@ -38,8 +38,27 @@ export function prepared<P extends unknown[], R>(
   const reader = readerFor(db);
   return async (...parameters: P) => {
     compiled ??= template(arity, build as (...markers: unknown[]) => Compilable<R>);
-    if (reader) return reader.statement(compiled.compiled.sql).all(values(compiled, parameters)) as R[];
+    if (reader)
+      return reader.statement(compiled.compiled.sql).pluck(false).all(values(compiled, parameters)) as R[];
     return (await db.executeQuery<R>(bind(compiled, parameters))).rows;
+  };
+}
+
+/** The same, for a query of one column: its values, without a row object around each. */
+export function preparedColumn<P extends unknown[], V>(
+  db: Kysely<Schema>,
+  build: (...parameters: P) => Compilable<Record<string, V>>,
+  arity: P["length"],
+): (...parameters: P) => Promise<V[]> {
+  let compiled: Template<Record<string, V>> | undefined;
+  const reader = readerFor(db);
+  return async (...parameters: P) => {
+    compiled ??= template(arity, build as (...markers: unknown[]) => Compilable<Record<string, V>>);
+    if (reader) {
+      return reader.statement(compiled.compiled.sql).pluck(true).all(values(compiled, parameters)) as V[];
+    }
+    const { rows } = await db.executeQuery(bind(compiled, parameters));
+    return rows.map((row) => Object.values(row)[0] as V);
   };
 }
 

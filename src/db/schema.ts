@@ -1,10 +1,12 @@
 // Row types of every table, as Kysely sees them. FreeRADIUS tables keep FreeRADIUS's column names.
-import type { Generated } from "kysely";
+import type { ColumnType, Generated } from "kysely";
 
 export interface AccountsTable {
   id: Generated<number>;
   name: string;
   created: string;
+  /** How many users the account has; kept by the database's triggers (migration 008). */
+  user_count: ColumnType<number, never, never>;
 }
 
 export interface ApiKeysTable {
@@ -35,6 +37,8 @@ export interface UsersTable {
   status: string;
   created: string;
   updated: string;
+  /** The user as the API shows it, JSON; written only by the database's triggers (migration 008). */
+  api_json: ColumnType<string, never, never>;
 }
 
 /** radcheck and radreply share this shape (FreeRADIUS: id, username, attribute, op, value). */

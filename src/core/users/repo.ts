@@ -1,7 +1,7 @@
-import { type Kysely, type Selectable, sql, type Updateable } from "kysely";
+import { type Insertable, type Kysely, type Selectable, sql, type Updateable } from "kysely";
 import type { DialectName } from "../../db/database.ts";
 import { lockedInTransaction } from "../../db/locking.ts";
-import { prepared } from "../../db/prepared.ts";
+import { prepared, preparedColumn } from "../../db/prepared.ts";
 import { deleteRadiusRows, renameRadiusRows } from "../../db/radius-rows.ts";
 import type { Schema, UsersTable } from "../../db/schema.ts";
 import { type EventKind, insertEvents } from "../events/repo.ts";
@@ -17,13 +17,7 @@ interface FilterShape {
 
 interface ListQueries {
   rows(accountId: number, status: string, pattern: string, limit: number, offset: number): Promise<UserRow[]>;
-  json(
-    accountId: number,
-    status: string,
-    pattern: string,
-    limit: number,
-    offset: number,
-  ): Promise<{ data: string }[]>;
+  json(accountId: number, status: string, pattern: string, limit: number, offset: number): Promise<string[]>;
   total(accountId: number, status: string, pattern: string): Promise<{ total: number }[]>;
 }
 export type UserChanges = Omit<Updateable<UsersTable>, "id" | "account_id" | "created">;
@@ -34,12 +28,12 @@ export interface UserFilter {
 }
 
 const PASSWORD_ATTRIBUTE = "Cleartext-Password";
-/** The fields of a presented user, as stored. */
-const USER_FIELDS = ["id", "username", "email", "fullname", "status", "created", "updated"] as const;
 
 export class UsersRepo {
   /** GET /api/users/{id} outside transactions: compiled once. */
   private readonly byId;
+  private readonly jsonById;
+  private readonly userCount;
   /** The list queries, compiled once per filter shape (see compiledFor). */
   private readonly listQueries = new Map<string, ListQueries>();
 
@@ -49,6 +43,17 @@ export class UsersRepo {
     private readonly inTransaction = false,
   ) {
     this.byId = prepared(db, (accountId: number, id: number) => this.selectById(accountId, id), 2);
+    this.jsonById = preparedColumn(
+      db,
+      (accountId: number, id: number) =>
+        db.selectFrom("users").select("api_json").where("account_id", "=", accountId).where("id", "=", id),
+      2,
+    );
+    this.userCount = preparedColumn(
+      db,
+      (accountId: number) => db.selectFrom("accounts").select("user_count").where("id", "=", accountId),
+      1,
+    );
   }
 
   private selectById(accountId: number, id: number) {
@@ -79,7 +84,9 @@ export class UsersRepo {
     return query;
   }
 
+  /** Unfiltered, the account's count kept by the database (migration 008); filtered, a count. */
   private async total(accountId: number, filter: UserFilter): Promise<number> {
+    if (!filter.status && !filter.search) return (await this.userCount(accountId))[0] ?? 0;
     const [count] = await this.compiledFor(filter).total(...this.arguments(accountId, filter));
     return Number(count?.total ?? 0);
   }
@@ -103,26 +110,16 @@ export class UsersRepo {
   private compileList(shape: FilterShape): ListQueries {
     const page = (accountId: number, status: string, pattern: string, limit: number, offset: number) =>
       this.filtered(accountId, shape, status, pattern).selectAll().orderBy("id").limit(limit).offset(offset);
-    const fields = sql.join(
-      USER_FIELDS.map((f) => sql`${sql.lit(f)}, ${sql.ref(`u.${f}`)}`),
-      sql`, `,
-    );
     return {
       rows: prepared(this.db, page, 5),
-      json: prepared(
+      json: preparedColumn(
         this.db,
-        (accountId: number, status: string, pattern: string, limit: number, offset: number) => {
-          const rows = page(accountId, status, pattern, limit, offset);
-          const query =
-            this.dialect === "postgres"
-              ? sql<{
-                  data: string;
-                }>`select coalesce(json_agg(json_build_object(${fields}) order by u.id), '[]'::json)::text as data from (${rows}) as u`
-              : sql<{
-                  data: string;
-                }>`select json_group_array(json_object(${fields}) order by u.id) as data from (${rows}) as u`;
-          return { compile: () => query.compile(this.db) };
-        },
+        (accountId: number, status: string, pattern: string, limit: number, offset: number) =>
+          this.filtered(accountId, shape, status, pattern)
+            .select("api_json")
+            .orderBy("id")
+            .limit(limit)
+            .offset(offset),
         5,
       ),
       total: prepared(
@@ -149,20 +146,24 @@ export class UsersRepo {
   }
 
   /**
-   * The same page as a JSON array built by the database: for the API, where turning rows into
-   * objects and back into JSON costs several times what the query does. Columns are the
-   * presented user's fields, in order.
+   * The same page as a JSON array of the users' stored JSON (migration 008): for the API, where
+   * turning rows into objects and back into JSON costs several times what the query does.
    */
   async listJson(
     accountId: number,
     filter: UserFilter,
     page: PageRequest,
   ): Promise<{ json: string; total: number }> {
-    const [result, total] = await Promise.all([
+    const [users, total] = await Promise.all([
       this.compiledFor(filter).json(...this.arguments(accountId, filter), page.limit, offsetOf(page)),
       this.total(accountId, filter),
     ]);
-    return { json: result[0]?.data ?? "[]", total };
+    return { json: `[${users.join(",")}]`, total };
+  }
+
+  /** One user as the API shows it (stored JSON, migration 008), outside transactions. */
+  async findJson(accountId: number, id: number): Promise<string | undefined> {
+    return (await this.jsonById(accountId, id))[0] ?? undefined;
   }
 
   /** Inside a transaction on PostgreSQL the row stays locked until commit (see lockedInTransaction). */
@@ -180,7 +181,7 @@ export class UsersRepo {
       .executeTakeFirst();
   }
 
-  insert(row: Omit<UserRow, "id">): Promise<UserRow> {
+  insert(row: Insertable<UsersTable>): Promise<UserRow> {
     return this.db.insertInto("users").values(row).returningAll().executeTakeFirstOrThrow();
   }
 

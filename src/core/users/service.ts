@@ -99,6 +99,13 @@ export class UsersService {
     return `{"data":${json},"page":${page.page},"total":${total},"limit":${page.limit}}`;
   }
 
+  /** The user as JSON, in the API's shape (kept by the database: migration 008). */
+  async getJson(accountId: number, id: number): Promise<string> {
+    const json = await this.repo.findJson(accountId, id);
+    if (json === undefined) throw new NotFoundError(`user ${id} not found`);
+    return json;
+  }
+
   async get(accountId: number, id: number): Promise<User> {
     const row = await this.repo.findById(accountId, id);
     if (!row) throw new NotFoundError(`user ${id} not found`);

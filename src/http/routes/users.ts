@@ -118,7 +118,10 @@ export async function usersRoutes(app: FastifyInstance, { users }: { users: User
         response: { 200: Type.Ref("User"), ...errorResponses },
       },
     },
-    async (request) => users.get(request.principal.accountId, request.params.user_id),
+    async (request, reply) => {
+      const body = await users.getJson(request.principal.accountId, request.params.user_id);
+      return reply.type("application/json; charset=utf-8").send(body);
+    },
   );
 
   app.post<{ Body: Static<typeof CreateUser> }>(
