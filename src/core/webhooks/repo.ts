@@ -386,8 +386,11 @@ export class WebhooksRepo {
   }
 
   /**
-   * Starts the account's dispatch cursor at "now" (events written before the first endpoint are
-   * not delivered). On PostgreSQL: after every transaction finished by now (see outbox.ts).
+   * Starts the account's dispatch cursor at "now": events written before the first endpoint are
+   * not delivered. On PostgreSQL "now" is the snapshot's xmax: every transaction that had an id
+   * by now is before, every later one after (see outbox.ts). The snapshot's xmin would not do:
+   * a transaction still running elsewhere holds it down, and events committed before the
+   * endpoint existed, by transactions above it, would then count as new.
    */
   async ensureCursor(accountId: number): Promise<void> {
     const exists = await this.w
@@ -398,7 +401,7 @@ export class WebhooksRepo {
     if (exists) return;
     if (this.dialect === "postgres") {
       await sql`insert into webhook_cursors (account_id, last_txid, last_event_id)
-        values (${accountId}, pg_snapshot_xmin(pg_current_snapshot())::text::bigint - 1,
+        values (${accountId}, pg_snapshot_xmax(pg_current_snapshot())::text::bigint - 1,
           ${Number.MAX_SAFE_INTEGER})
         on conflict (account_id) do nothing`.execute(this.db);
       return;
