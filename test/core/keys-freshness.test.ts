@@ -6,9 +6,8 @@ import { createCore } from "../../src/core/index.ts";
 import { KeysRepo } from "../../src/core/keys/repo.ts";
 import { type KeyPrincipal, KeysService } from "../../src/core/keys/service.ts";
 import { openDatabase } from "../../src/db/database.ts";
-import { migrate } from "../../src/db/migrate.ts";
 import { prepared } from "../../src/db/prepared.ts";
-import { createTestDatabase, dialects } from "../support/databases.ts";
+import { dialects, withDatabase } from "../support/databases.ts";
 
 function verifyQueued(keys: KeysService, key: string): Promise<KeyPrincipal | null> {
   return new Promise((resolve, reject) =>
@@ -19,46 +18,40 @@ function verifyQueued(keys: KeysService, key: string): Promise<KeyPrincipal | nu
 for (const { dialect, skip } of await dialects()) {
   describe(`key freshness and hot reads on ${dialect}`, { skip }, () => {
     test("a key revoked by another connection is refused by the next verification, queued or not", async () => {
-      const testDb = await createTestDatabase(dialect);
-      const server = openDatabase({ dataDir: testDb.dataDir, databaseUrl: testDb.databaseUrl });
-      // Another process (the CLI, another Wisp) on the same data.
-      const other = openDatabase({ dataDir: testDb.dataDir, databaseUrl: testDb.databaseUrl });
-      try {
-        await migrate(server);
-        const core = createCore(server, { publicUrl: "http://localhost" });
-        const account = await core.accounts.resolve(undefined);
-        const { key, row } = await core.keys.create(account, { name: "k" });
-        const second = await core.keys.create(account, { name: "k2" });
+      await withDatabase(dialect, async (server, testDb) => {
+        // Another process (the CLI, another Wisp) on the same data.
+        const other = openDatabase({ dataDir: testDb.dataDir, databaseUrl: testDb.databaseUrl });
+        try {
+          const core = createCore(server, { publicUrl: "http://localhost" });
+          const account = await core.accounts.resolve(undefined);
+          const { key, row } = await core.keys.create(account, { name: "k" });
+          const second = await core.keys.create(account, { name: "k2" });
 
-        assert.equal((await verifyQueued(core.keys, key))?.keyId, row.id);
-        assert.equal((await core.keys.verify(key))?.keyId, row.id, "remembered, still valid");
-        await new KeysService(new KeysRepo(other.db)).revoke(row.id);
-        assert.equal(await verifyQueued(core.keys, key), null, "queued: revoked elsewhere");
-        assert.equal(await core.keys.verify(key), null, "direct: revoked elsewhere");
+          assert.equal((await verifyQueued(core.keys, key))?.keyId, row.id);
+          assert.equal((await core.keys.verify(key))?.keyId, row.id, "remembered, still valid");
+          await new KeysService(new KeysRepo(other.db)).revoke(row.id);
+          assert.equal(await verifyQueued(core.keys, key), null, "queued: revoked elsewhere");
+          assert.equal(await core.keys.verify(key), null, "direct: revoked elsewhere");
 
-        // Several keys queued in one turn: all answered, each correctly, from one check.
-        const answers = await Promise.all([
-          verifyQueued(core.keys, second.key),
-          verifyQueued(core.keys, key),
-          verifyQueued(core.keys, "wisp_not-a-key"),
-          verifyQueued(core.keys, second.key),
-        ]);
-        assert.deepEqual(
-          answers.map((p) => p?.keyId ?? null),
-          [second.row.id, null, null, second.row.id],
-        );
-      } finally {
-        await other.close();
-        await server.close();
-        await testDb.drop();
-      }
+          // Several keys queued in one turn: all answered, each correctly, from one check.
+          const answers = await Promise.all([
+            verifyQueued(core.keys, second.key),
+            verifyQueued(core.keys, key),
+            verifyQueued(core.keys, "wisp_not-a-key"),
+            verifyQueued(core.keys, second.key),
+          ]);
+          assert.deepEqual(
+            answers.map((p) => p?.keyId ?? null),
+            [second.row.id, null, null, second.row.id],
+          );
+        } finally {
+          await other.close();
+        }
+      });
     });
 
     test("one freshness check serves every key queued in the same turn", async () => {
-      const testDb = await createTestDatabase(dialect);
-      const database = openDatabase({ dataDir: testDb.dataDir, databaseUrl: testDb.databaseUrl });
-      try {
-        await migrate(database);
+      await withDatabase(dialect, async (database) => {
         const core = createCore(database, { publicUrl: "http://localhost" });
         const repo = new KeysRepo(database.db);
         let checks = 0;
@@ -73,17 +66,11 @@ for (const { dialect, skip } of await dialects()) {
         assert.equal(checks, 1);
         await verifyQueued(keys, key);
         assert.equal(checks, 2, "a later turn checks again");
-      } finally {
-        await database.close();
-        await testDb.drop();
-      }
+      });
     });
 
     test("hot reads see committed rows only: never a write still inside a transaction", async () => {
-      const testDb = await createTestDatabase(dialect);
-      const database = openDatabase({ dataDir: testDb.dataDir, databaseUrl: testDb.databaseUrl });
-      try {
-        await migrate(database);
+      await withDatabase(dialect, async (database) => {
         const { db } = database;
         const now = "2026-01-01T00:00:00Z";
         const count = prepared(
@@ -101,10 +88,7 @@ for (const { dialect, skip } of await dialects()) {
         });
         assert.equal(seen, 0, "a read outside the transaction does not see its uncommitted row");
         assert.equal(Number((await count("pending"))[0]!.n), 1, "and sees it once committed");
-      } finally {
-        await database.close();
-        await testDb.drop();
-      }
+      });
     });
   });
 }

@@ -5,6 +5,8 @@ import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import pg from "pg";
+import { type Database, openDatabase } from "../../src/db/database.ts";
+import { migrate } from "../../src/db/migrate.ts";
 
 export const PG_ADMIN_URL = process.env.WISP_TEST_PG_URL || "postgres://postgres@127.0.0.1:5432/test";
 export const REDIS_URL = process.env.WISP_TEST_REDIS_URL || "redis://127.0.0.1:6379";
@@ -111,4 +113,24 @@ export function redisUnavailable(): Promise<string | null> {
     }
   })();
   return redisReachable;
+}
+
+/**
+ * Runs fn on a fresh database of the dialect, opened (migrated to `target`, or to the latest step)
+ * and closed and dropped afterwards, whatever fn does.
+ */
+export async function withDatabase(
+  dialect: "sqlite" | "postgres",
+  fn: (database: Database, testDb: TestDatabase) => Promise<void>,
+  target?: string,
+): Promise<void> {
+  const testDb = await createTestDatabase(dialect);
+  const database = openDatabase({ dataDir: testDb.dataDir, databaseUrl: testDb.databaseUrl });
+  try {
+    await migrate(database, target);
+    await fn(database, testDb);
+  } finally {
+    await database.close();
+    await testDb.drop();
+  }
 }
