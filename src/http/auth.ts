@@ -1,7 +1,8 @@
 // The key pipeline every /api request passes: header -> key lookup (revocation) -> IP allow-list
 // -> rate limit -> content type -> permission. Failures answer in the common error shape.
 // It runs on every API request, so the usual path (a known key, counters in memory) takes no
-// promise at all; stores and lookups that need I/O are awaited.
+// promise; stores and lookups that need I/O are awaited. The requests of one turn of the event
+// loop share one check that the known keys are still valid (KeysService.verifyQueued).
 import type { FastifyInstance, FastifyReply, FastifyRequest, onRequestHookHandler } from "fastify";
 import type { Action, Resource } from "../core/keys/permissions.ts";
 import type { KeyPrincipal, KeysService } from "../core/keys/service.ts";
