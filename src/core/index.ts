@@ -58,7 +58,7 @@ export function createCore(database: Database, options: CoreOptions): Core {
   return {
     database,
     accounts: new AccountsService(new AccountsRepo(db)),
-    keys: new KeysService(new KeysRepo(db)),
+    keys: new KeysService(new KeysRepo(db, database.dialect)),
     users: new UsersService(new UsersRepo(db, database.dialect)),
     // (services of further areas are constructed below, one line each)
     admins: createAdmins(database),

@@ -29,7 +29,7 @@ for (const { dialect, skip } of await dialects()) {
 
           assert.equal((await verifyQueued(core.keys, key))?.keyId, row.id);
           assert.equal((await core.keys.verify(key))?.keyId, row.id, "remembered, still valid");
-          await new KeysService(new KeysRepo(other.db)).revoke(row.id);
+          await new KeysService(new KeysRepo(other.db, other.dialect)).revoke(row.id);
           assert.equal(await verifyQueued(core.keys, key), null, "queued: revoked elsewhere");
           assert.equal(await core.keys.verify(key), null, "direct: revoked elsewhere");
 
@@ -53,7 +53,7 @@ for (const { dialect, skip } of await dialects()) {
     test("one freshness check serves every key queued in the same turn", async () => {
       await withDatabase(dialect, async (database) => {
         const core = createCore(database, { publicUrl: "http://localhost" });
-        const repo = new KeysRepo(database.db);
+        const repo = new KeysRepo(database.db, database.dialect);
         let checks = 0;
         const changedElsewhere = repo.changedElsewhere.bind(repo);
         repo.changedElsewhere = () => {
@@ -66,6 +66,42 @@ for (const { dialect, skip } of await dialects()) {
         assert.equal(checks, 1);
         await verifyQueued(keys, key);
         assert.equal(checks, 2, "a later turn checks again");
+
+        // Keys the check left unknown are read together: one query for the turn.
+        const lookups: string[] = [];
+        const findByHash = repo.findByHash.bind(repo);
+        const findByHashes = repo.findByHashes.bind(repo);
+        repo.findByHash = (hash) => {
+          lookups.push("one");
+          return findByHash(hash);
+        };
+        repo.findByHashes = (hashes) => {
+          lookups.push(`${hashes.length} together`);
+          return findByHashes(hashes);
+        };
+        const account = await core.accounts.resolve(undefined);
+        const fresh = await Promise.all([
+          keys.create(account, { name: "a" }),
+          keys.create(account, { name: "b" }),
+        ]);
+        const unknownKey = `wisp_${"x".repeat(40)}`;
+        const answers = await Promise.all(
+          [fresh[0].key, fresh[1].key, unknownKey, fresh[0].key].map((k) => verifyQueued(keys, k)),
+        );
+        assert.deepEqual(
+          answers.map((p) => p?.keyId ?? null),
+          [fresh[0].row.id, fresh[1].row.id, null, fresh[0].row.id],
+        );
+        assert.deepEqual(lookups, ["3 together"]);
+        // Recording the keys' first use was a commit, which the next turn's check sees (on SQLite;
+        // on PostgreSQL every turn reads the keys again): one lookup. Then none on SQLite.
+        await verifyQueued(keys, fresh[1].key);
+        await verifyQueued(keys, fresh[1].key);
+        assert.deepEqual(
+          lookups,
+          dialect === "sqlite" ? ["3 together", "one"] : ["3 together", "one", "one"],
+          "a known key needs no query while nothing changed",
+        );
       });
     });
 

@@ -1,5 +1,5 @@
-import type { Kysely, Selectable } from "kysely";
-import { readerFor } from "../../db/database.ts";
+import { type Kysely, type Selectable, sql } from "kysely";
+import { type DialectName, readerFor } from "../../db/database.ts";
 import { prepared } from "../../db/prepared.ts";
 import type { ApiKeysTable, Schema } from "../../db/schema.ts";
 
@@ -9,12 +9,30 @@ export type ApiKeyListRow = ApiKeyRow & { account_name: string };
 export class KeysRepo {
   /** Runs on every API request. */
   private readonly byHash;
+  private readonly byHashes;
 
   private lastDataVersion: number | undefined;
   private readonly reader;
 
-  constructor(private readonly db: Kysely<Schema>) {
+  constructor(
+    private readonly db: Kysely<Schema>,
+    private readonly dialect: DialectName,
+  ) {
     this.reader = readerFor(db);
+    // One statement for any number of hashes: an array on PostgreSQL, a JSON array on SQLite.
+    this.byHashes = prepared(
+      db,
+      (hashes: unknown) =>
+        db
+          .selectFrom("api_keys")
+          .selectAll()
+          .where(
+            dialect === "postgres"
+              ? sql<boolean>`key_hash = any(${hashes})`
+              : sql<boolean>`key_hash in (select value from json_each(${hashes}))`,
+          ),
+      1,
+    );
     this.byHash = prepared(
       db,
       (hash: string) => db.selectFrom("api_keys").selectAll().where("key_hash", "=", hash),
@@ -37,6 +55,11 @@ export class KeysRepo {
 
   async findByHash(keyHash: string): Promise<ApiKeyRow | undefined> {
     return (await this.byHash(keyHash))[0];
+  }
+
+  /** Several keys in one query (the keys of one event-loop turn that were not known). */
+  findByHashes(keyHashes: string[]): Promise<ApiKeyRow[]> {
+    return this.byHashes(this.dialect === "postgres" ? keyHashes : JSON.stringify(keyHashes));
   }
 
   findById(id: number): Promise<ApiKeyRow | undefined> {

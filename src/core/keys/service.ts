@@ -77,6 +77,24 @@ function principalOf(row: ApiKeyRow): KeyPrincipal {
   };
 }
 
+/** A key's SHA-256, as bytes (compared) and as hex (stored, looked up). */
+interface Digest {
+  bytes: Buffer;
+  hex: string;
+}
+
+/** Null for a string that cannot be a key: such strings never reach the database. */
+function digestOf(key: string): Digest | null {
+  if (!KEY_SHAPE.test(key)) return null;
+  const bytes = hash("sha256", key, "buffer");
+  return { bytes, hex: bytes.toString("hex") };
+}
+
+interface QueuedKey {
+  key: string;
+  callback: (error: unknown, principal: KeyPrincipal | null) => void;
+}
+
 interface KnownKey {
   row: ApiKeyRow;
   hash: Buffer;
@@ -89,7 +107,7 @@ export class KeysService {
   /** Verified, unrevoked keys by hash (see verify). */
   private readonly known = new Map<string, KnownKey>();
   /** Keys waiting for this turn's freshness check (see verifyQueued). */
-  private queued: { key: string; callback: (error: unknown, principal: KeyPrincipal | null) => void }[] = [];
+  private queued: QueuedKey[] = [];
 
   constructor(private readonly repo: KeysRepo) {}
 
@@ -164,13 +182,15 @@ export class KeysService {
    */
   verify(key: string): KeyPrincipal | null | Promise<KeyPrincipal | null> {
     this.refresh();
-    return this.verifyFresh(key);
+    const digest = digestOf(key);
+    return digest ? this.verifyDigest(digest) : null;
   }
 
   /**
    * The same, for servers: calls back once the key is verified. The keys verified in one turn of
    * the event loop share one freshness check, made after every one of them had arrived (when
-   * the I/O of the turn is done), so each still sees every revocation committed before it came.
+   * the I/O of the turn is done), so each still sees every revocation committed before it came;
+   * the keys that check left unknown are looked up together, in one query.
    */
   verifyQueued(key: string, callback: (error: unknown, principal: KeyPrincipal | null) => void): void {
     this.queued.push({ key, callback });
@@ -180,28 +200,50 @@ export class KeysService {
   private readonly verifyQueue = () => {
     const queued = this.queued;
     this.queued = [];
+    const digests: (Digest | null)[] = [];
+    const missing = new Set<string>();
     try {
       this.refresh();
+      for (const { key } of queued) {
+        const digest = digestOf(key);
+        digests.push(digest);
+        if (digest && !this.known.has(digest.hex)) missing.add(digest.hex);
+      }
     } catch (error) {
       for (const { callback } of queued) callback(error, null);
       return;
     }
-    for (const { key, callback } of queued) {
+    // One unknown key: verifyDigest looks it up (at once on SQLite). Several: one query for all.
+    if (missing.size < 2) return this.answerQueued(queued, digests, false);
+    this.repo.findByHashes([...missing]).then(
+      (rows) => {
+        for (const row of rows) if (row.revoked === null) this.remember(row);
+        this.answerQueued(queued, digests, true);
+      },
+      (error) => {
+        for (const { callback } of queued) callback(error, null);
+      },
+    );
+  };
+
+  private answerQueued(queued: QueuedKey[], digests: (Digest | null)[], lookedUp: boolean): void {
+    for (const [i, { callback }] of queued.entries()) {
+      const digest = digests[i];
       let principal: KeyPrincipal | null | Promise<KeyPrincipal | null>;
       try {
-        principal = this.verifyFresh(key);
+        principal = digest ? this.verifyDigest(digest, lookedUp) : null;
       } catch (error) {
         callback(error, null);
         continue;
       }
-      if (principal instanceof Promise)
+      if (principal instanceof Promise) {
         principal.then(
           (p) => callback(null, p),
           (e) => callback(e, null),
         );
-      else callback(null, principal);
+      } else callback(null, principal);
     }
-  };
+  }
 
   /**
    * Valid keys are remembered until anything changes the keys (any commit by another connection
@@ -211,30 +253,32 @@ export class KeysService {
     if (this.repo.changedElsewhere()) this.known.clear();
   }
 
-  /** verify, once refresh has run after the key arrived. */
-  private verifyFresh(key: string): KeyPrincipal | null | Promise<KeyPrincipal | null> {
-    if (!KEY_SHAPE.test(key)) return null;
-    const digest = hash("sha256", key, "buffer");
-    const keyHash = digest.toString("hex");
-    const known = this.known.get(keyHash);
-    // Every API request comes here: a known key needs no promise unless its last use is due.
-    if (known && !this.touchDue(known.row)) return this.principalIfSame(known, digest);
-    return this.verifyStored(keyHash, digest, known);
+  private remember(row: ApiKeyRow): KnownKey {
+    const known = { row, hash: Buffer.from(row.key_hash, "hex"), principal: principalOf(row) };
+    this.known.set(row.key_hash, known);
+    return known;
   }
 
-  private async verifyStored(
-    keyHash: string,
-    digest: Buffer,
-    known: KnownKey | undefined,
-  ): Promise<KeyPrincipal | null> {
+  /**
+   * Verifies a key by its digest, once refresh has run after the key arrived. `lookedUp`: the
+   * unknown keys were just read from the database, so a key still unknown is not valid.
+   */
+  private verifyDigest(digest: Digest, lookedUp = false): KeyPrincipal | null | Promise<KeyPrincipal | null> {
+    const known = this.known.get(digest.hex);
+    // Every API request comes here: a known key needs no promise unless its last use is due.
+    if (known && !this.touchDue(known.row)) return this.principalIfSame(known, digest.bytes);
+    if (!known && lookedUp) return null;
+    return this.verifyStored(digest, known);
+  }
+
+  private async verifyStored(digest: Digest, known: KnownKey | undefined): Promise<KeyPrincipal | null> {
     if (!known) {
-      const row = await this.repo.findByHash(keyHash);
+      const row = await this.repo.findByHash(digest.hex);
       if (!row || row.revoked !== null) return null;
-      known = { row, hash: Buffer.from(row.key_hash, "hex"), principal: principalOf(row) };
-      this.known.set(keyHash, known);
+      known = this.remember(row);
     }
     if (this.touchDue(known.row)) await this.touch(known.row);
-    return this.principalIfSame(known, digest);
+    return this.principalIfSame(known, digest.bytes);
   }
 
   /** The lookup was by hash; the comparison in constant time is the one that decides. */
