@@ -1,6 +1,7 @@
 // Hot-path queries built and compiled once: Kysely rebuilds and recompiles a query on every call,
 // which costs as much as running a small indexed query. The query is built once with a marker in
 // place of each argument; each call binds its arguments where the markers landed in the SQL.
+// Reads outside transactions run on SQLite's read connection (database.ts, SqliteReader).
 import type { Compilable, CompiledQuery, Kysely } from "kysely";
 import { readerFor } from "./database.ts";
 import type { Schema } from "./schema.ts";
@@ -26,22 +27,33 @@ function bind<R>(template: Template<R>, args: readonly unknown[]): CompiledQuery
 }
 
 /**
- * `arity`: how many arguments the query takes. Reads only: on SQLite the query runs on the read
- * connection (see SqliteReader), straight through better-sqlite3, without Kysely's executor.
+ * Runs a compiled-once read. On SQLite it runs on the read connection (see SqliteReader), straight
+ * through better-sqlite3, without Kysely's executor. `column`: the first column's values only.
  */
+function reading<P extends unknown[]>(
+  db: Kysely<Schema>,
+  build: (...parameters: P) => Compilable<unknown>,
+  arity: P["length"],
+  column: boolean,
+): (...parameters: P) => Promise<unknown[]> {
+  let compiled: Template<unknown> | undefined;
+  const reader = readerFor(db);
+  return async (...parameters: P) => {
+    compiled ??= template(arity, build as (...markers: unknown[]) => Compilable<unknown>);
+    if (reader)
+      return reader.statement(compiled.compiled.sql).pluck(column).all(values(compiled, parameters));
+    const { rows } = await db.executeQuery(bind(compiled, parameters));
+    return column ? rows.map((row) => Object.values(row as object)[0]) : rows;
+  };
+}
+
+/** `arity`: how many arguments the query takes. Reads only (see `reading`). */
 export function prepared<P extends unknown[], R>(
   db: Kysely<Schema>,
   build: (...parameters: P) => Compilable<R>,
   arity: P["length"],
 ): (...parameters: P) => Promise<R[]> {
-  let compiled: Template<R> | undefined;
-  const reader = readerFor(db);
-  return async (...parameters: P) => {
-    compiled ??= template(arity, build as (...markers: unknown[]) => Compilable<R>);
-    if (reader)
-      return reader.statement(compiled.compiled.sql).pluck(false).all(values(compiled, parameters)) as R[];
-    return (await db.executeQuery<R>(bind(compiled, parameters))).rows;
-  };
+  return reading(db, build, arity, false) as (...parameters: P) => Promise<R[]>;
 }
 
 /** The same, for a query of one column: its values, without a row object around each. */
@@ -50,16 +62,7 @@ export function preparedColumn<P extends unknown[], V>(
   build: (...parameters: P) => Compilable<Record<string, V>>,
   arity: P["length"],
 ): (...parameters: P) => Promise<V[]> {
-  let compiled: Template<Record<string, V>> | undefined;
-  const reader = readerFor(db);
-  return async (...parameters: P) => {
-    compiled ??= template(arity, build as (...markers: unknown[]) => Compilable<Record<string, V>>);
-    if (reader) {
-      return reader.statement(compiled.compiled.sql).pluck(true).all(values(compiled, parameters)) as V[];
-    }
-    const { rows } = await db.executeQuery(bind(compiled, parameters));
-    return rows.map((row) => Object.values(row)[0] as V);
-  };
+  return reading(db, build, arity, true) as (...parameters: P) => Promise<V[]>;
 }
 
 /**
