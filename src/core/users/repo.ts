@@ -4,6 +4,7 @@ import { lockedInTransaction } from "../../db/locking.ts";
 import { prepared, preparedColumn } from "../../db/prepared.ts";
 import { deleteRadiusRows, renameRadiusRows } from "../../db/radius-rows.ts";
 import type { Schema, UsersTable } from "../../db/schema.ts";
+import { TurnBatch } from "../../db/turn-batch.ts";
 import { type EventKind, insertEvents } from "../events/repo.ts";
 import { offsetOf, type PageRequest } from "../shared/pages.ts";
 import { likePattern } from "../shared/text.ts";
@@ -33,6 +34,7 @@ export class UsersRepo {
   /** GET /api/users/{id} outside transactions: compiled once. */
   private readonly byId;
   private readonly jsonById;
+  private readonly jsonBatch: TurnBatch<string> | undefined;
   private readonly userCount;
   /** The list queries, compiled once per filter shape (see compiledFor). */
   private readonly listQueries = new Map<string, ListQueries>();
@@ -43,6 +45,11 @@ export class UsersRepo {
     private readonly inTransaction = false,
   ) {
     this.byId = prepared(db, (accountId: number, id: number) => this.selectById(accountId, id), 2);
+    // SQLite answers at once on its read connection; PostgreSQL is a round trip per query.
+    this.jsonBatch =
+      dialect === "postgres" && !inTransaction
+        ? new TurnBatch<string>((keys) => this.loadJson(keys))
+        : undefined;
     this.jsonById = preparedColumn(
       db,
       (accountId: number, id: number) =>
@@ -161,9 +168,29 @@ export class UsersRepo {
     return { json: `[${users.join(",")}]`, total };
   }
 
-  /** One user as the API shows it (stored JSON, migration 008), outside transactions. */
+  /**
+   * One user as the API shows it (stored JSON, migration 008), outside transactions. Without a
+   * read connection (PostgreSQL), the users asked for in one turn are read in one query.
+   */
   async findJson(accountId: number, id: number): Promise<string | undefined> {
+    if (this.jsonBatch) return this.jsonBatch.get(`${accountId}:${id}`);
     return (await this.jsonById(accountId, id))[0] ?? undefined;
+  }
+
+  /** Several users' JSON at once, by "account:id" keys (the turn batch of findJson). */
+  async loadJson(keys: string[]): Promise<Map<string, string>> {
+    const accounts: number[] = [];
+    const ids: number[] = [];
+    for (const key of keys) {
+      const [accountId, id] = key.split(":");
+      accounts.push(Number(accountId));
+      ids.push(Number(id));
+    }
+    const { rows } = await sql<{ account_id: number; id: number; api_json: string }>`
+      select u.account_id, u.id, u.api_json from users u
+      join unnest(${accounts}::integer[], ${ids}::integer[]) as wanted(account_id, id)
+        on u.account_id = wanted.account_id and u.id = wanted.id`.execute(this.db);
+    return new Map(rows.map((r) => [`${r.account_id}:${r.id}`, r.api_json]));
   }
 
   /** Inside a transaction on PostgreSQL the row stays locked until commit (see lockedInTransaction). */
