@@ -104,6 +104,8 @@ interface KnownKey {
 export class KeysService {
   /** Last use recorded per key id, epoch ms (see touch). */
   private readonly touchedAt = new Map<number, number>();
+  /** What each key seen so far allows, by key id (see remember). */
+  private readonly principals = new Map<number, KeyPrincipal>();
   /** Verified, unrevoked keys by hash (see verify). */
   private readonly known = new Map<string, KnownKey>();
   /** Keys waiting for this turn's freshness check (see verifyQueued). */
@@ -254,7 +256,13 @@ export class KeysService {
   }
 
   private remember(row: ApiKeyRow): KnownKey {
-    const known = { row, hash: Buffer.from(row.key_hash, "hex"), principal: principalOf(row) };
+    // A key's grants, allow-list and limit never change: its principal outlives the cache.
+    let principal = this.principals.get(row.id);
+    if (!principal) {
+      principal = principalOf(row);
+      this.principals.set(row.id, principal);
+    }
+    const known = { row, hash: Buffer.from(row.key_hash, "hex"), principal };
     this.known.set(row.key_hash, known);
     return known;
   }
