@@ -1,0 +1,67 @@
+// What decoding, the crypto and encoding all need: header and attribute constants, the shared-secret
+// key cache, md5, and FreeRADIUS's raw attribute names.
+
+import { createHash } from "node:crypto";
+
+export const HEADER = 20;
+export const MAX_PACKET = 4096;
+export const ZERO16 = Buffer.alloc(16);
+export const EAP_MESSAGE = 79;
+export const MESSAGE_AUTHENTICATOR = 80;
+export const VENDOR_SPECIFIC = 26;
+export const CUI = 89;
+
+/** A shared secret with its HMAC-MD5 pads (RFC 2104). */
+export interface SecretKey {
+  key: Buffer;
+  ipad: Buffer;
+  opad: Buffer;
+}
+
+// Secrets come from a handful of configured networks: their key material is computed once.
+const secretKeys = new Map<string, SecretKey>();
+
+function makeSecretKey(key: Buffer): SecretKey {
+  if (key.length === 0) throw new TypeError("RADIUS shared secret must not be empty");
+  const k = key.length > 64 ? md5(key) : key;
+  const ipad = Buffer.alloc(64, 0x36);
+  const opad = Buffer.alloc(64, 0x5c);
+  for (let i = 0; i < k.length; i++) {
+    ipad[i]! ^= k[i]!;
+    opad[i]! ^= k[i]!;
+  }
+  return { key, ipad, opad };
+}
+
+export function secretKey(secret: string | Buffer): SecretKey {
+  if (typeof secret !== "string") return makeSecretKey(secret);
+  let sk = secretKeys.get(secret);
+  if (!sk) {
+    if (secretKeys.size >= 1000) secretKeys.clear();
+    sk = makeSecretKey(Buffer.from(secret, "utf8"));
+    secretKeys.set(secret, sk);
+  }
+  return sk;
+}
+
+/** The secret's octets (no HMAC pads needed). */
+export function toSecret(secret: string | Buffer): Buffer {
+  if (typeof secret === "string") return secretKey(secret).key;
+  if (secret.length === 0) throw new TypeError("RADIUS shared secret must not be empty");
+  return secret;
+}
+
+export function checkAuthenticator(auth: Buffer | undefined, what: string): Buffer {
+  if (auth?.length !== 16) throw new TypeError(`${what} must be 16 octets`);
+  return auth;
+}
+
+export function md5(...parts: Buffer[]): Buffer {
+  const h = createHash("md5");
+  for (const part of parts) h.update(part);
+  return h.digest();
+}
+
+export function rawName(code: number, vendorId: number | undefined): string {
+  return vendorId === undefined ? `Attr-${code}` : `Attr-26.${vendorId}.${code}`;
+}
