@@ -20,6 +20,14 @@ interface ListQueries {
   rows(accountId: number, status: string, pattern: string, limit: number, offset: number): Promise<UserRow[]>;
   json(accountId: number, status: string, pattern: string, limit: number, offset: number): Promise<string[]>;
   total(accountId: number, status: string, pattern: string): Promise<{ total: number }[]>;
+  /** PostgreSQL: the JSON page (joined by commas) and the total in one round trip. */
+  jsonAndTotal(
+    accountId: number,
+    status: string,
+    pattern: string,
+    limit: number,
+    offset: number,
+  ): Promise<{ data: string; total: number }[]>;
 }
 export type UserChanges = Omit<Updateable<UsersTable>, "id" | "account_id" | "created">;
 
@@ -129,15 +137,33 @@ export class UsersRepo {
             .offset(offset),
         5,
       ),
-      total: prepared(
+      total: prepared(this.db, (a: number, s: string, p: string) => this.counted(a, shape, s, p), 3),
+      jsonAndTotal: prepared(
         this.db,
-        (accountId: number, status: string, pattern: string) =>
-          this.filtered(accountId, shape, status, pattern).select((eb) =>
-            eb.fn.countAll<number>().as("total"),
-          ),
-        3,
+        (accountId: number, status: string, pattern: string, limit: number, offset: number) => {
+          const users = this.filtered(accountId, shape, status, pattern)
+            .select(["id", "api_json"])
+            .orderBy("id")
+            .limit(limit)
+            .offset(offset);
+          const total =
+            shape.status || shape.search
+              ? this.counted(accountId, shape, status, pattern)
+              : this.db.selectFrom("accounts").select("user_count").where("id", "=", accountId);
+          const query = sql<{ data: string; total: number }>`select
+            coalesce((select string_agg(u.api_json, ',' order by u.id) from (${users}) as u), '') as data,
+            (${total}) as total`;
+          return { compile: () => query.compile(this.db) };
+        },
+        5,
       ),
     };
+  }
+
+  private counted(accountId: number, shape: FilterShape, status: unknown, pattern: unknown) {
+    return this.filtered(accountId, shape, status, pattern).select((eb) =>
+      eb.fn.countAll<number>().as("total"),
+    );
   }
 
   async list(
@@ -161,10 +187,14 @@ export class UsersRepo {
     filter: UserFilter,
     page: PageRequest,
   ): Promise<{ json: string; total: number }> {
-    const [users, total] = await Promise.all([
-      this.compiledFor(filter).json(...this.arguments(accountId, filter), page.limit, offsetOf(page)),
-      this.total(accountId, filter),
-    ]);
+    const queries = this.compiledFor(filter);
+    const args = [...this.arguments(accountId, filter), page.limit, offsetOf(page)] as const;
+    if (this.dialect === "postgres") {
+      // Each query is a round trip there: one for both.
+      const [row] = await queries.jsonAndTotal(...args);
+      return { json: `[${row?.data ?? ""}]`, total: Number(row?.total ?? 0) };
+    }
+    const [users, total] = await Promise.all([queries.json(...args), this.total(accountId, filter)]);
     return { json: `[${users.join(",")}]`, total };
   }
 
