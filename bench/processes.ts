@@ -3,10 +3,10 @@
 // in a child process and awaited through /healthz.
 import { type ChildProcess, spawn } from "node:child_process";
 import fs from "node:fs";
-import net from "node:net";
 import os from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
+import { freePort } from "../test/support/processes.ts";
 
 export const ROOT = fileURLToPath(new URL("..", import.meta.url));
 
@@ -74,17 +74,22 @@ export function installExitHandlers(): void {
   }
 }
 
-export function freeTcpPort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = net.createServer();
-    server.unref();
-    server.on("error", reject);
-    server.listen(0, "127.0.0.1", () => {
-      const address = server.address();
-      const port = typeof address === "object" && address ? address.port : 0;
-      server.close(() => resolve(port));
-    });
-  });
+/** Writes a script's figures to bench/results/<name>.json and says where. */
+export function writeResults(name: string, report: unknown): void {
+  const file = path.join(ROOT, "bench", "results", `${name}.json`);
+  fs.mkdirSync(path.dirname(file), { recursive: true });
+  fs.writeFileSync(file, `${JSON.stringify(report, null, 2)}\n`);
+  console.log(`results written to ${path.relative(ROOT, file)}`);
+}
+
+/** Runs a script's main: a failure prints (briefly if expected) and sets the exit code; clean-up runs always. */
+export function runBench(main: () => Promise<void>): void {
+  main()
+    .catch((error) => {
+      console.error(error instanceof BenchError ? `bench failed: ${error.message}` : error);
+      process.exitCode = 1;
+    })
+    .finally(cleanup);
 }
 
 /** The environment without inherited settings that would change what is measured. */
@@ -116,7 +121,7 @@ export async function startHttpChild(
   env: NodeJS.ProcessEnv,
   nodeFlags: string[] = [],
 ): Promise<HttpChild> {
-  const port = await freeTcpPort();
+  const port = await freePort();
   const child = track(
     spawn(process.execPath, [...nodeFlags, "--import", "tsx", script], {
       cwd: ROOT,

@@ -6,10 +6,10 @@ import { execFileSync, spawn } from "node:child_process";
 import fs from "node:fs";
 import path from "node:path";
 import { freeUdpPort } from "../test/support/freeradius-lab.ts";
+import { freePort } from "../test/support/processes.ts";
 import {
   BenchError,
   cleanEnv,
-  freeTcpPort,
   makeTempDir as makeBenchTempDir,
   ROOT,
   removeTempDir,
@@ -39,8 +39,10 @@ export {
   installExitHandlers,
   ROOT,
   removeTempDir,
+  runBench,
   stopChild,
   track,
+  writeResults,
 } from "./processes.ts";
 
 export function makeTempDir(parent: string, label: string): string {
@@ -50,7 +52,7 @@ export function makeTempDir(parent: string, label: string): string {
 // --- Wisp --------------------------------------------------------------------------------------
 
 export async function startWisp(dataDir: string, cpuProfDir: string | undefined): Promise<RadiusTarget> {
-  const port = await freeTcpPort();
+  const port = await freePort();
   const authPort = await freeUdpPort();
   const acctPort = await freeUdpPort();
   const flags = cpuProfDir ? ["--cpu-prof", `--cpu-prof-dir=${cpuProfDir}`] : [];

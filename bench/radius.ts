@@ -45,20 +45,19 @@ import {
 } from "./radius-load.ts";
 import {
   BenchError,
-  cleanup,
   freeradiusVersion,
   installExitHandlers,
   machineTicks,
   makeTempDir,
   processTicks,
   type RadiusTarget,
-  ROOT,
+  runBench,
   startFreeRadius,
   startWisp,
   TICKS_PER_SECOND,
+  writeResults,
 } from "./radius-servers.ts";
 
-const RESULTS_FILE = path.join(ROOT, "bench", "results", "radius.json");
 const SERVER_IDS = ["wisp", "freeradius-log", "freeradius-nolog"] as const;
 type ServerId = (typeof SERVER_IDS)[number];
 /** Wisp auth/s over FreeRADIUS-without-logging auth/s. */
@@ -681,7 +680,6 @@ function report(
   console.log();
   for (const line of lines) console.log(line);
 
-  fs.mkdirSync(path.dirname(RESULTS_FILE), { recursive: true });
   const json = {
     date: new Date().toISOString(),
     ...info,
@@ -703,13 +701,7 @@ function report(
     targets: checks,
     table: lines,
   };
-  fs.writeFileSync(RESULTS_FILE, `${JSON.stringify(json, null, 2)}\n`);
-  console.log(`results written to ${path.relative(ROOT, RESULTS_FILE)}`);
+  writeResults("radius", json);
 }
 
-main()
-  .catch((error) => {
-    console.error(error instanceof BenchError ? `bench failed: ${error.message}` : error);
-    process.exitCode = 1;
-  })
-  .finally(cleanup);
+runBench(main);

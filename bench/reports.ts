@@ -12,7 +12,6 @@ import { createHash } from "node:crypto";
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
-import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
 import SqliteDatabase from "better-sqlite3";
 import { createCore } from "../src/core/index.ts";
@@ -20,16 +19,13 @@ import { openDatabase } from "../src/db/database.ts";
 import { migrate } from "../src/db/migrate.ts";
 import { registerJobHandlers } from "../src/jobs/handlers.ts";
 import { Worker } from "../src/jobs/worker.ts";
+import { BenchError, ROOT, runBench, writeResults } from "./processes.ts";
 
-const ROOT = fileURLToPath(new URL("..", import.meta.url));
-const RESULTS_FILE = path.join(ROOT, "bench", "results", "reports.json");
 const TARGET_RATIO = 2;
 const TARGET_RSS_MB = 200;
 /** The sessions end here and go back 30 days: 2026-01-01T00:00:00Z. */
 const END = 1_767_225_600;
 const SPAN = 30 * 86_400;
-
-class BenchError extends Error {}
 
 /** What createCore needs here; the RADIUS ports are off. */
 const CORE_OPTIONS = { publicUrl: "http://localhost", radiusAuthPort: 0, radiusAcctPort: 0 } as Parameters<
@@ -361,12 +357,7 @@ async function main(): Promise<void> {
     targets: { ratio: TARGET_RATIO, peakRssMb: TARGET_RSS_MB },
     pass: { time: timePass, rss: rssPass },
   };
-  fs.mkdirSync(path.dirname(RESULTS_FILE), { recursive: true });
-  fs.writeFileSync(RESULTS_FILE, `${JSON.stringify(report, null, 2)}\n`);
-  console.log(`results written to ${path.relative(ROOT, RESULTS_FILE)}`);
+  writeResults("reports", report);
 }
 
-main().catch((error) => {
-  console.error(error instanceof BenchError ? `bench failed: ${error.message}` : error);
-  process.exitCode = 1;
-});
+runBench(main);

@@ -10,17 +10,16 @@ import { migrate } from "../src/db/migrate.ts";
 import { benchUser, LIST_LIMIT, SEEDED_USERS } from "./fixtures.ts";
 import {
   BenchError,
-  cleanup,
   type HttpChild,
   installExitHandlers,
   makeTempDir,
-  ROOT,
   removeTempDir,
+  runBench,
   startHttpChild,
   stopChild,
+  writeResults,
 } from "./processes.ts";
 
-const RESULTS_FILE = path.join(ROOT, "bench", "results", "users.json");
 const TARGET_RATIO = 0.5;
 /** Distinct ids each connection cycles through on the single-user endpoint. */
 const ID_SPREAD = 100;
@@ -396,7 +395,6 @@ async function main(): Promise<void> {
       `pipelining 1, ${settings.rounds} rounds x ${settings.duration} s (median) after ${settings.warmup} s warm-up`,
   );
 
-  fs.mkdirSync(path.dirname(RESULTS_FILE), { recursive: true });
   const report = {
     date: new Date().toISOString(),
     ...info,
@@ -410,13 +408,7 @@ async function main(): Promise<void> {
     },
     results: rows,
   };
-  fs.writeFileSync(RESULTS_FILE, `${JSON.stringify(report, null, 2)}\n`);
-  console.log(`results written to ${path.relative(ROOT, RESULTS_FILE)}`);
+  writeResults("users", report);
 }
 
-main()
-  .catch(async (error) => {
-    console.error(error instanceof BenchError ? `bench failed: ${error.message}` : error);
-    process.exitCode = 1;
-  })
-  .finally(cleanup);
+runBench(main);

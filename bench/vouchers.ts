@@ -10,7 +10,6 @@
 // rate limit is raised. --postgres (or BENCH_DATABASE_URL) adds a PostgreSQL run: Wisp, the service
 // and a bare pg multi-row INSERT each use an account of their own there, deleted afterwards.
 import type { ChildProcess } from "node:child_process";
-import fs from "node:fs";
 import http from "node:http";
 import os from "node:os";
 import path from "node:path";
@@ -24,16 +23,15 @@ import { type Database, openDatabase } from "../src/db/database.ts";
 import { migrate } from "../src/db/migrate.ts";
 import {
   BenchError,
-  cleanup,
   installExitHandlers,
   makeTempDir,
   onCleanup,
-  ROOT,
+  runBench,
   startHttpChild,
   stopChild,
+  writeResults,
 } from "./processes.ts";
 
-const RESULTS_FILE = path.join(ROOT, "bench", "results", "vouchers.json");
 const TARGET_RATIO = 3;
 const COLUMNS = "account_id, code, status, validity, usage_limit, session_timeout, batch_id, created";
 /** The bare pg insert: rows per statement, under PostgreSQL's 65,535 parameters. */
@@ -427,7 +425,6 @@ async function main(): Promise<void> {
   console.log(
     `\nnode ${info.node} | CPU ${info.cpu} | ${info.cores} cores | load ${os.loadavg()[0]?.toFixed(2)}`,
   );
-  fs.mkdirSync(path.dirname(RESULTS_FILE), { recursive: true });
   const report = {
     date: new Date().toISOString(),
     ...info,
@@ -441,13 +438,7 @@ async function main(): Promise<void> {
     },
     results: rows,
   };
-  fs.writeFileSync(RESULTS_FILE, `${JSON.stringify(report, null, 2)}\n`);
-  console.log(`results written to ${path.relative(ROOT, RESULTS_FILE)}`);
+  writeResults("vouchers", report);
 }
 
-main()
-  .catch((error) => {
-    console.error(error instanceof BenchError ? `bench failed: ${error.message}` : error);
-    process.exitCode = 1;
-  })
-  .finally(cleanup);
+runBench(main);

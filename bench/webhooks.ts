@@ -15,10 +15,7 @@
 // PostgreSQL (a temporary database) with --postgres <admin url>, BENCH_DATABASE_URL, or the test
 // server (WISP_TEST_PG_URL, default postgres://postgres@127.0.0.1:5432/test) when it answers.
 import { type ChildProcess, spawn } from "node:child_process";
-import fs from "node:fs";
 import os from "node:os";
-import path from "node:path";
-import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
 import { loadConfig } from "../src/config.ts";
 import { insertEvents, type NewEvent } from "../src/core/events/repo.ts";
@@ -34,9 +31,8 @@ import { migrate } from "../src/db/migrate.ts";
 import { registerJobHandlers } from "../src/jobs/handlers.ts";
 import { Worker } from "../src/jobs/worker.ts";
 import { createTestDatabase, PG_ADMIN_URL, type TestDatabase } from "../test/support/databases.ts";
+import { writeResults } from "./processes.ts";
 
-const ROOT = fileURLToPath(new URL("..", import.meta.url));
-const RESULTS_FILE = path.join(ROOT, "bench", "results", "webhooks.json");
 const MANY_ENDPOINTS = 8;
 
 /** The receiver: counts requests, answers 200, tells the parent when it has seen the expected number. */
@@ -290,9 +286,7 @@ async function main(): Promise<void> {
       },
       results,
     };
-    fs.mkdirSync(path.dirname(RESULTS_FILE), { recursive: true });
-    fs.writeFileSync(RESULTS_FILE, `${JSON.stringify(report, null, 2)}\n`);
-    console.log(`results written to ${path.relative(ROOT, RESULTS_FILE)}`);
+    writeResults("webhooks", report);
   } finally {
     receiver.child.kill();
   }
