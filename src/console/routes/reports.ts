@@ -102,16 +102,26 @@ export async function reportRoutes(app: FastifyInstance, { core }: ConsoleContex
     );
   }
 
-  app.get("/reports", async (request, reply) => {
+  /** The form's report and window when they can be answered at once; otherwise the form, sent. */
+  async function answerable(request: FastifyRequest, reply: FastifyReply) {
     const { accountId } = sessionOf(request);
     const values = valuesOf((name) => queryText(request, name));
     const resolved = await resolve(values);
-    if ("errors" in resolved) return formPage(request, reply, values, { errors: resolved.errors }, 400);
+    if ("errors" in resolved) {
+      return { sent: formPage(request, reply, values, { errors: resolved.errors }, 400) };
+    }
     const { report, window } = resolved;
     const span = { earliest: isoSeconds(window.earliest), latest: isoSeconds(window.latest) };
     if (window.latest - window.earliest > SYNC_WINDOW_SECONDS) {
-      return formPage(request, reply, values, { large: span });
+      return { sent: formPage(request, reply, values, { large: span }) };
     }
+    return { accountId, values, report, window, span };
+  }
+
+  app.get("/reports", async (request, reply) => {
+    const asked = await answerable(request, reply);
+    if ("sent" in asked) return asked.sent;
+    const { accountId, values, report, span } = asked;
     const page = pageNumber(queryText(request, "page"));
     const result = await attempt(() =>
       reports.page(accountId, report, { ...values, page, limit: PAGE_SIZE }),
@@ -131,15 +141,9 @@ export async function reportRoutes(app: FastifyInstance, { core }: ConsoleContex
 
   // The whole window (at most 4 hours) as one CSV file, collected page by page.
   app.get("/reports/csv", async (request, reply) => {
-    const { accountId } = sessionOf(request);
-    const values = valuesOf((name) => queryText(request, name));
-    const resolved = await resolve(values);
-    if ("errors" in resolved) return formPage(request, reply, values, { errors: resolved.errors }, 400);
-    const { report, window } = resolved;
-    const span = { earliest: isoSeconds(window.earliest), latest: isoSeconds(window.latest) };
-    if (window.latest - window.earliest > SYNC_WINDOW_SECONDS) {
-      return formPage(request, reply, values, { large: span });
-    }
+    const asked = await answerable(request, reply);
+    if ("sent" in asked) return asked.sent;
+    const { accountId, report, window, span } = asked;
     const rows: AnyReportRow[] = [];
     for (let page = 1; ; page++) {
       const chunk = await reports.page(accountId, report, { ...span, page, limit: CSV_CHUNK });
