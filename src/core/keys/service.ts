@@ -178,21 +178,11 @@ export class KeysService {
   }
 
   /**
-   * Null for unknown, malformed or revoked keys. A revocation made by any process (CLI, another
-   * server) is seen by the very next request. Answers at once when the key is known and nothing
-   * needs the database; otherwise a promise.
-   */
-  verify(key: string): KeyPrincipal | null | Promise<KeyPrincipal | null> {
-    this.refresh();
-    const digest = digestOf(key);
-    return digest ? this.verifyDigest(digest) : null;
-  }
-
-  /**
-   * The same, for servers: calls back once the key is verified. The keys verified in one turn of
-   * the event loop share one freshness check, made after every one of them had arrived (when
-   * the I/O of the turn is done), so each still sees every revocation committed before it came;
-   * the keys that check left unknown are looked up together, in one query.
+   * Calls back with the key's principal, or null for unknown, malformed or revoked keys. A
+   * revocation made by any process (CLI, another server) is seen by the very next request: the
+   * keys verified in one turn of the event loop share one freshness check, made after every one
+   * of them had arrived (when the I/O of the turn is done), so each still sees every revocation
+   * committed before it came; the keys that check left unknown are looked up together.
    */
   verifyQueued(key: string, callback: (error: unknown, principal: KeyPrincipal | null) => void): void {
     this.queued.push({ key, callback });
@@ -271,7 +261,10 @@ export class KeysService {
    * Verifies a key by its digest, once refresh has run after the key arrived. `lookedUp`: the
    * unknown keys were just read from the database, so a key still unknown is not valid.
    */
-  private verifyDigest(digest: Digest, lookedUp = false): KeyPrincipal | null | Promise<KeyPrincipal | null> {
+  private verifyDigest(
+    digest: Digest,
+    lookedUp: boolean,
+  ): KeyPrincipal | null | Promise<KeyPrincipal | null> {
     const known = this.known.get(digest.hex);
     // Every API request comes here: a known key needs no promise unless its last use is due.
     if (known && !this.touchDue(known.row)) return this.principalIfSame(known, digest.bytes);
