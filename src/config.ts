@@ -1,4 +1,5 @@
 // Typed configuration read from the environment, in one place for every door (server, CLI, worker).
+import net from "node:net";
 import path from "node:path";
 import { decodeKey } from "./core/webhooks/crypto.ts";
 import { DEFAULT_RETRY_SCHEDULE_MS } from "./core/webhooks/rules.ts";
@@ -63,6 +64,78 @@ function publicUrl(env: NodeJS.ProcessEnv): string {
   return raw;
 }
 
+const LOG_LEVELS = ["fatal", "error", "warn", "info", "debug", "trace", "silent"];
+
+function oneOf(env: NodeJS.ProcessEnv, name: string, fallback: string, allowed: readonly string[]): string {
+  const raw = env[name];
+  if (raw === undefined || raw === "") return fallback;
+  if (!allowed.includes(raw))
+    throw new ConfigError(`${name} must be one of ${allowed.join(", ")}, got "${raw}"`);
+  return raw;
+}
+
+/** A switch: unset, 0 or 1. */
+function flag(env: NodeJS.ProcessEnv, name: string, fallback: boolean): boolean {
+  return oneOf(env, name, fallback ? "1" : "0", ["0", "1"]) === "1";
+}
+
+/** HOST / RADIUS_HOST: an IP address or a host name of this machine. */
+function listenHost(env: NodeJS.ProcessEnv, name: string, fallback: string): string {
+  const raw = env[name];
+  if (raw === undefined || raw === "") return fallback;
+  if (
+    net.isIP(raw) ||
+    /^(?=.{1,253}$)[A-Za-z0-9]([A-Za-z0-9-]*[A-Za-z0-9])?(\.[A-Za-z0-9]([A-Za-z0-9-]*[A-Za-z0-9])?)*$/.test(
+      raw,
+    )
+  ) {
+    return raw;
+  }
+  throw new ConfigError(`${name} must be an IP address (like 0.0.0.0 or ::) or a host name, got "${raw}"`);
+}
+
+/** proxy-addr's names for address ranges, accepted in TRUSTED_PROXIES as fastify accepts them. */
+const PROXY_RANGE_NAMES = ["loopback", "linklocal", "uniquelocal"];
+
+/** TRUSTED_PROXIES: addresses or CIDRs (IPv4 or IPv6), or proxy-addr's range names. */
+function trustedProxies(env: NodeJS.ProcessEnv): string[] {
+  const entries = (env.TRUSTED_PROXIES || "")
+    .split(",")
+    .map((s) => s.trim())
+    .filter(Boolean);
+  for (const entry of entries) {
+    const [address = "", prefix, extra] = entry.split("/");
+    const family = net.isIP(address);
+    const max = family === 6 ? 128 : 32;
+    const goodPrefix = prefix === undefined || (/^\d{1,3}$/.test(prefix) && Number(prefix) <= max);
+    if (PROXY_RANGE_NAMES.includes(entry) || (family !== 0 && goodPrefix && extra === undefined)) continue;
+    throw new ConfigError(
+      `TRUSTED_PROXIES must be comma-separated IP addresses or CIDRs (like 10.0.0.1,192.168.0.0/16) ` +
+        `or ${PROXY_RANGE_NAMES.join(", ")}; "${entry}" is none of these`,
+    );
+  }
+  return entries;
+}
+
+function serviceUrl(
+  env: NodeJS.ProcessEnv,
+  name: string,
+  schemes: RegExp,
+  example: string,
+): string | undefined {
+  const raw = env[name] || undefined;
+  if (raw === undefined) return undefined;
+  let valid = schemes.test(raw);
+  try {
+    new URL(raw);
+  } catch {
+    valid = false;
+  }
+  // The value may hold a password: it is never repeated in the message.
+  if (!valid) throw new ConfigError(`${name} must be a URL like ${example}`);
+  return raw;
+}
+
 const DURATION_UNITS: Record<string, number> = { ms: 1, s: 1000, m: 60_000, h: 3_600_000 };
 
 /** WEBHOOK_RETRY_SCHEDULE: comma-separated durations like 500ms, 5s, 5m, 2h (each at most 7 days). */
@@ -90,33 +163,31 @@ function webhookSecretKey(env: NodeJS.ProcessEnv): string | undefined {
 }
 
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
-  const databaseUrl = env.DATABASE_URL || undefined;
-  if (databaseUrl && !/^postgres(ql)?:\/\//.test(databaseUrl)) {
-    throw new ConfigError("DATABASE_URL must start with postgres:// (leave it unset for SQLite in DATA_DIR)");
-  }
-  const redisUrl = env.REDIS_URL || undefined;
-  if (redisUrl && !/^rediss?:\/\//.test(redisUrl))
-    throw new ConfigError("REDIS_URL must start with redis://");
+  const databaseUrl = serviceUrl(
+    env,
+    "DATABASE_URL",
+    /^postgres(ql)?:\/\//,
+    "postgres://user@host:5432/db (leave it unset for SQLite in DATA_DIR)",
+  );
+  const redisUrl = serviceUrl(env, "REDIS_URL", /^rediss?:\/\//, "redis://host:6379");
+  const host = listenHost(env, "HOST", "0.0.0.0");
   return {
-    host: env.HOST || "0.0.0.0",
+    host,
     port: integer(env, "PORT", 8080, 0, 65535),
     dataDir: path.resolve(env.DATA_DIR || "data"),
     databaseUrl,
     redisUrl,
-    logLevel: env.LOG_LEVEL || "info",
-    trustedProxies: (env.TRUSTED_PROXIES || "")
-      .split(",")
-      .map((s) => s.trim())
-      .filter(Boolean),
+    logLevel: oneOf(env, "LOG_LEVEL", "info", LOG_LEVELS),
+    trustedProxies: trustedProxies(env),
     defaultRateLimit: integer(env, "RATE_LIMIT_PER_MINUTE", 100, 1, 1_000_000),
     authFailureLimit: integer(env, "AUTH_FAILURE_LIMIT_PER_MINUTE", 30, 1, 1_000_000),
     shutdownTimeoutMs: integer(env, "SHUTDOWN_TIMEOUT_MS", 10_000, 0, 600_000),
     publicUrl: publicUrl(env),
-    runWorker: env.WORKER !== "0",
+    runWorker: flag(env, "WORKER", true),
     radiusAuthPort: integer(env, "RADIUS_AUTH_PORT", 1812, 0, 65535),
     radiusAcctPort: integer(env, "RADIUS_ACCT_PORT", 1813, 0, 65535),
-    radiusHost: env.RADIUS_HOST || env.HOST || "0.0.0.0",
-    webhookAllowPrivate: env.WEBHOOK_ALLOW_PRIVATE === "1",
+    radiusHost: listenHost(env, "RADIUS_HOST", host),
+    webhookAllowPrivate: flag(env, "WEBHOOK_ALLOW_PRIVATE", false),
     webhookRetrySchedule: retrySchedule(env),
     webhookSecretKey: webhookSecretKey(env),
   };

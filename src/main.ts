@@ -1,6 +1,7 @@
 // Process entry for `npm start` / `wisp serve`: start everything, stop cleanly on SIGTERM/SIGINT.
-import { ConfigError, loadConfig } from "./config.ts";
+import { loadConfig } from "./config.ts";
 import { startServer } from "./server.ts";
+import { describeFailure } from "./startup.ts";
 
 async function main(): Promise<void> {
   const config = loadConfig();
@@ -31,6 +32,6 @@ async function main(): Promise<void> {
 }
 
 main().catch((error) => {
-  console.error(error instanceof ConfigError ? `configuration error: ${error.message}` : error);
+  console.error(`wisp: ${describeFailure(error)}`);
   process.exit(1);
 });

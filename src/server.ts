@@ -1,14 +1,17 @@
 // Assembles a running Wisp: database (migrated), core, counters, HTTP. main.ts and tests use it.
 import type { FastifyInstance } from "fastify";
 import type { Config } from "./config.ts";
+import { consolePlugin } from "./console/plugin.ts";
 import { type Core, createCore } from "./core/index.ts";
-import { openDatabase } from "./db/database.ts";
-import { migrate } from "./db/migrate.ts";
-import { buildApp } from "./http/app.ts";
+import { apiPlugin } from "./http/app.ts";
+import { healthRoute } from "./http/health.ts";
 import { type CounterStore, createCounterStore } from "./http/rate-limit.ts";
+import { createHttpRoot } from "./http/root.ts";
 import { registerJobHandlers } from "./jobs/handlers.ts";
 import { Worker } from "./jobs/worker.ts";
 import { RadiusServer } from "./radius/server.ts";
+import { listenFailure, openMigratedDatabase } from "./startup.ts";
+import { VERSION } from "./version.ts";
 
 export interface RunningServer {
   app: FastifyInstance;
@@ -28,22 +31,27 @@ export interface ServerOverrides {
 }
 
 export async function startServer(config: Config, overrides: ServerOverrides = {}): Promise<RunningServer> {
-  const database = openDatabase({ dataDir: config.dataDir, databaseUrl: config.databaseUrl });
+  const database = await openMigratedDatabase({ dataDir: config.dataDir, databaseUrl: config.databaseUrl });
   let counters: CounterStore | undefined;
+  let app: FastifyInstance | undefined;
+  let radius: RadiusServer | undefined;
   try {
-    await migrate(database);
     const core = createCore(database, config);
     counters = overrides.counters ?? createCounterStore(config.redisUrl, overrides.redisPrefix);
-    const app = await buildApp({
+    // The API and the console side by side on one HTTP server, with /healthz beside them.
+    app = createHttpRoot({ logLevel: config.logLevel, trustedProxies: config.trustedProxies });
+    healthRoute(app, { database, counters });
+    await app.register(apiPlugin, {
       core,
       counters,
       defaultRateLimit: config.defaultRateLimit,
       authFailureLimit: config.authFailureLimit,
-      trustedProxies: config.trustedProxies,
-      logLevel: config.logLevel,
     });
-    await app.listen({ host: config.host, port: config.port });
-    const radius = new RadiusServer({
+    await app.register(consolePlugin, { prefix: "/console", core, counters });
+    await app.listen({ host: config.host, port: config.port }).catch((error) => {
+      throw listenFailure(error, "HTTP", config.host, config.port);
+    });
+    radius = new RadiusServer({
       host: config.radiusHost,
       authPort: config.radiusAuthPort,
       acctPort: config.radiusAcctPort,
@@ -51,39 +59,74 @@ export async function startServer(config: Config, overrides: ServerOverrides = {
       findClient: (address) => core.networks.findClientByAddress(address),
       log: app.log,
     });
-    await radius.start();
+    await radius.start().catch((error: NodeJS.ErrnoException & { port?: number }) => {
+      throw listenFailure(error, "RADIUS", config.radiusHost, error.port ?? config.radiusAuthPort);
+    });
     const worker = config.runWorker ? new Worker(core.jobs, { log: app.log }) : undefined;
     if (worker) {
       registerJobHandlers(worker, core);
       worker.start();
     }
-    app.log.info(
-      { database: database.location, redis: Boolean(config.redisUrl), radius: radius.ports },
-      "wisp started",
-    );
     const address = app.server.address();
     const port = typeof address === "object" && address ? address.port : config.port;
     const host = config.host === "0.0.0.0" || config.host === "::" ? "127.0.0.1" : config.host;
-    const storeInUse = counters;
+    const url = `http://${host.includes(":") ? `[${host}]` : host}:${port}`;
+    logStarted(app, { config, database, worker: Boolean(worker), radiusPorts: radius.ports, url });
+    const [http, udp, store] = [app, radius, counters];
     return {
-      app,
+      app: http,
       core,
-      radius,
+      radius: udp,
       worker,
-      url: `http://${host.includes(":") ? `[${host}]` : host}:${port}`,
+      url,
       async close() {
         // Stop accepting, let in-flight requests finish, then release the database and Redis.
-        await radius.close();
-        await app.close();
+        await udp.close();
+        await http.close();
         await worker?.stop();
         await core.aaa.drain();
-        await storeInUse.close();
+        await store.close();
         await database.close();
       },
     };
   } catch (error) {
+    await radius?.close();
+    await app?.close();
     await counters?.close();
     await database.close();
     throw error;
   }
+}
+
+interface StartedFacts {
+  config: Config;
+  database: { dialect: string; location: string };
+  worker: boolean;
+  radiusPorts: { auth?: number; acct?: number };
+  url: string;
+}
+
+/** One line that tells an operator what started, where its data is and where to go next. */
+function logStarted(app: FastifyInstance, facts: StartedFacts): void {
+  const { config, database, radiusPorts, url } = facts;
+  const base = process.env.PUBLIC_URL ? config.publicUrl : url;
+  const radius = [
+    radiusPorts.auth ? `auth ${config.radiusHost}:${radiusPorts.auth}/udp` : "auth off",
+    radiusPorts.acct ? `acct ${config.radiusHost}:${radiusPorts.acct}/udp` : "acct off",
+  ].join(", ");
+  const fields = {
+    version: VERSION,
+    database: `${database.dialect} ${database.location}`,
+    redis: Boolean(config.redisUrl),
+    worker: facts.worker,
+    radius: radiusPorts,
+    http: url,
+    console: `${base}/console`,
+    docs: `${base}/docs`,
+  };
+  app.log.info(
+    fields,
+    `wisp ${VERSION} started: database ${fields.database}; worker ${facts.worker ? "on" : "off (run wisp worker)"}; ` +
+      `RADIUS ${radius}; console ${fields.console}; API docs ${fields.docs}`,
+  );
 }

@@ -1,6 +1,6 @@
 import type { Command } from "commander";
 import type { WithCore } from "./main.ts";
-import { printTable } from "./table.ts";
+import { jsonOption, printList } from "./output.ts";
 
 export function registerAccountCommands(program: Command, withCore: WithCore): void {
   const accounts = program.command("accounts").description("manage accounts (tenants)");
@@ -15,16 +15,10 @@ export function registerAccountCommands(program: Command, withCore: WithCore): v
       }),
     );
 
-  accounts
-    .command("list")
-    .description("list accounts")
-    .action(() =>
-      withCore(async (core) => {
-        const rows = await core.accounts.list();
-        printTable(
-          ["ID", "NAME", "CREATED"],
-          rows.map((a) => [a.id, a.name, a.created]),
-        );
-      }),
-    );
+  jsonOption(accounts.command("list").description("list accounts")).action((options: { json?: boolean }) =>
+    withCore(async (core) => {
+      const rows = await core.accounts.list();
+      printList(options.json, rows, ["ID", "NAME", "CREATED"], (a) => [a.id, a.name, a.created]);
+    }),
+  );
 }

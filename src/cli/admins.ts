@@ -2,7 +2,7 @@
 // service the console's first-run setup uses.
 import type { Command } from "commander";
 import type { WithCore } from "./main.ts";
-import { printTable } from "./table.ts";
+import { jsonOption, printList, secretOption } from "./output.ts";
 
 /** A generated password goes alone on stdout (for scripts), what happened on stderr. */
 function report(message: string, password: string, generated: boolean): void {
@@ -24,35 +24,38 @@ export function registerAdminCommands(program: Command, withCore: WithCore): voi
     .option("--account <name>", "the account the user manages (default: the account named default)")
     .option(
       "--password <password>",
-      "the password (at least 12 characters); visible to other local users in ps",
+      "the password (at least 12 characters); visible to other local users in ps: prefer --password-stdin",
     )
-    .action((options: { email: string; account?: string; password?: string }) =>
+    .option("--password-stdin", "read the password from standard input")
+    .action((options: { email: string; account?: string; password?: string; passwordStdin?: boolean }) =>
       withCore(async (core) => {
+        const given = await secretOption(options.password, options.passwordStdin, "--password");
         // Refuse bad options before anything is written, even the default account.
-        core.admins.validate({ email: options.email, password: options.password });
+        core.admins.validate({ email: options.email, password: given });
         const account = await core.accounts.resolve(options.account);
         const { admin, password } = await core.admins.create(account, {
           email: options.email,
-          password: options.password,
+          password: given,
         });
         const message = `created console user ${admin.email} (id ${admin.id}) for account ${account.name}`;
-        report(message, password, options.password === undefined);
+        report(message, password, given === undefined);
       }),
     );
 
-  admins
-    .command("list")
-    .description("list console users")
+  jsonOption(admins.command("list").description("list console users"))
     .option("--account <name>", "only this account's users")
-    .action((options: { account?: string }) =>
+    .action((options: { account?: string; json?: boolean }) =>
       withCore(async (core) => {
         const accountId =
           options.account === undefined ? undefined : (await core.accounts.get(options.account)).id;
         const rows = await core.admins.list(accountId);
-        printTable(
-          ["ID", "EMAIL", "ACCOUNT", "CREATED", "LAST LOGIN"],
-          rows.map((a) => [a.id, a.email, a.account, a.created, a.last_login]),
-        );
+        printList(options.json, rows, ["ID", "EMAIL", "ACCOUNT", "CREATED", "LAST LOGIN"], (a) => [
+          a.id,
+          a.email,
+          a.account,
+          a.created,
+          a.last_login,
+        ]);
       }),
     );
 
@@ -63,14 +66,12 @@ export function registerAdminCommands(program: Command, withCore: WithCore): voi
     )
     .requiredOption("--email <email>", "the console user's email")
     .option("--password <password>", "the new password (at least 12 characters)")
-    .action((options: { email: string; password?: string }) =>
+    .option("--password-stdin", "read the new password from standard input")
+    .action((options: { email: string; password?: string; passwordStdin?: boolean }) =>
       withCore(async (core) => {
-        const { admin, password } = await core.admins.resetPassword(options.email, options.password);
-        report(
-          `set a new password for console user ${admin.email}`,
-          password,
-          options.password === undefined,
-        );
+        const given = await secretOption(options.password, options.passwordStdin, "--password");
+        const { admin, password } = await core.admins.resetPassword(options.email, given);
+        report(`set a new password for console user ${admin.email}`, password, given === undefined);
       }),
     );
 }

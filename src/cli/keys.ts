@@ -1,6 +1,6 @@
 import type { Command } from "commander";
 import { positiveInteger, type WithCore } from "./main.ts";
-import { printTable } from "./table.ts";
+import { jsonOption, printList } from "./output.ts";
 
 export function registerKeyCommands(program: Command, withCore: WithCore): void {
   const keys = program.command("keys").description("manage API keys");
@@ -39,16 +39,16 @@ export function registerKeyCommands(program: Command, withCore: WithCore): void 
         }),
     );
 
-  keys
-    .command("list")
-    .description("list API keys (masked)")
+  jsonOption(keys.command("list").description("list API keys (masked)"))
     .option("--account <name>", "only this account's keys")
-    .action((options: { account?: string }) =>
+    .action((options: { account?: string; json?: boolean }) =>
       withCore(async (core) => {
         const accountId =
           options.account === undefined ? undefined : (await core.accounts.get(options.account)).id;
         const rows = await core.keys.list(accountId);
-        printTable(
+        printList(
+          options.json,
+          rows,
           [
             "ID",
             "ACCOUNT",
@@ -61,7 +61,7 @@ export function registerKeyCommands(program: Command, withCore: WithCore): void 
             "LAST USED",
             "REVOKED",
           ],
-          rows.map((k) => [
+          (k) => [
             k.id,
             k.account,
             k.name,
@@ -72,7 +72,7 @@ export function registerKeyCommands(program: Command, withCore: WithCore): void 
             k.created,
             k.lastUsed,
             k.revoked,
-          ]),
+          ],
         );
       }),
     );

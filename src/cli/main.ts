@@ -1,10 +1,10 @@
 // The `wisp` command line: operators' and scripts' door to the same core the API uses.
 import { Command, CommanderError, InvalidArgumentError } from "commander";
-import { ConfigError, loadConfig } from "../config.ts";
+import { loadConfig } from "../config.ts";
 import { type Core, createCore } from "../core/index.ts";
-import { AppError } from "../core/shared/errors.ts";
-import { openDatabase } from "../db/database.ts";
-import { migrate } from "../db/migrate.ts";
+import { databaseLocation } from "../db/database.ts";
+import { describeFailure, openMigratedDatabase } from "../startup.ts";
+import { VERSION } from "../version.ts";
 import { registerAccountCommands } from "./accounts.ts";
 import { registerAdminCommands } from "./admins.ts";
 import { registerDemoCommands } from "./demo.ts";
@@ -17,12 +17,30 @@ import { registerWorkerCommand } from "./worker.ts";
 
 export type WithCore = <T>(fn: (core: Core) => Promise<T>) => Promise<T>;
 
+/**
+ * Commands that only read. Every other command says on stderr which database it changes: a `wisp`
+ * run from another folder would otherwise quietly write to a new, empty ./data.
+ */
+const READ_ONLY = new Set([
+  "accounts list",
+  "keys list",
+  "admins list",
+  "networks list",
+  "networks show",
+  "portals list",
+  "webhooks list",
+  "webhooks deliveries",
+  "radius test",
+]);
+let announceDatabase = false;
+
 /** Opens the configured database for one command and closes it afterwards. */
 const withCore: WithCore = async (fn) => {
   const config = loadConfig();
-  const database = openDatabase({ dataDir: config.dataDir, databaseUrl: config.databaseUrl, poolSize: 2 });
+  const options = { dataDir: config.dataDir, databaseUrl: config.databaseUrl, poolSize: 2 };
+  if (announceDatabase) console.error(`wisp: database ${databaseLocation(options)}`);
+  const database = await openMigratedDatabase(options);
   try {
-    await migrate(database);
     return await fn(createCore(database, config));
   } finally {
     await database.close();
@@ -37,8 +55,12 @@ export function positiveInteger(text: string): number {
 
 const program = new Command("wisp")
   .description("Wisp: wireless network access management")
+  .version(VERSION, "-V, --version", "print the version")
   .showHelpAfterError()
-  .exitOverride();
+  .exitOverride()
+  .hook("preAction", (_program, command) => {
+    announceDatabase = !READ_ONLY.has(`${command.parent?.name()} ${command.name()}`);
+  });
 
 program
   .command("serve")
@@ -64,7 +86,6 @@ try {
   await program.parseAsync(process.argv);
 } catch (error) {
   if (error instanceof CommanderError) process.exit(error.exitCode === 0 ? 0 : 2);
-  const known = error instanceof AppError || error instanceof ConfigError;
-  console.error(`wisp: ${known ? (error as Error).message : ((error as Error)?.stack ?? error)}`);
+  console.error(`wisp: ${describeFailure(error)}`);
   process.exit(1);
 }

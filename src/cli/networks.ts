@@ -5,23 +5,24 @@ import type { Core } from "../core/index.ts";
 import type { NetworkInput } from "../core/networks/service.ts";
 import { ValidationError } from "../core/shared/errors.ts";
 import { positiveInteger, type WithCore } from "./main.ts";
-import { printTable } from "./table.ts";
+import { jsonOption, printList, secretOption } from "./output.ts";
 
 interface NetworkOptions {
   name?: string;
   nasIp?: string;
   secret?: string;
+  secretStdin?: boolean;
   nasIdentifier?: string;
   description?: string;
   requireMessageAuthenticator?: boolean;
   account?: string;
 }
 
-function inputOf(options: NetworkOptions): NetworkInput {
+async function inputOf(options: NetworkOptions): Promise<NetworkInput> {
   return {
     name: options.name,
     nas_ip: options.nasIp,
-    secret: options.secret,
+    secret: await secretOption(options.secret, options.secretStdin, "--secret"),
     nas_identifier: options.nasIdentifier,
     description: options.description,
     require_message_authenticator: options.requireMessageAuthenticator,
@@ -59,13 +60,14 @@ export function registerNetworkCommands(program: Command, withCore: WithCore): v
     .requiredOption("--name <name>", "what the site is called")
     .requiredOption("--nas-ip <ip|cidr>", "address or CIDR the RADIUS requests come from (unique overall)")
     .option("--secret <secret>", "the RADIUS shared secret (default: a generated one)")
+    .option("--secret-stdin", "read the shared secret from standard input (keeps it out of ps and history)")
     .option("--nas-identifier <id>", "the NAS-Identifier the devices send")
     .option("--description <text>", "a note about the network")
     .option("--require-message-authenticator", "drop Access-Requests without a Message-Authenticator")
     .option("--account <name>", "the owning account (default: the account named default)")
     .action((options: NetworkOptions) =>
       withCore(async (core) => {
-        const input = inputOf(options);
+        const input = await inputOf(options);
         // Refuse bad input before anything is written, even the default account.
         core.networks.validateNew(input);
         const account = await core.accounts.resolve(options.account);
@@ -79,16 +81,16 @@ export function registerNetworkCommands(program: Command, withCore: WithCore): v
       }),
     );
 
-  networks
-    .command("list")
-    .description("list networks (never their secrets)")
+  jsonOption(networks.command("list").description("list networks (never their secrets)"))
     .option("--account <name>", "only this account's networks")
-    .action((options: { account?: string }) =>
+    .action((options: { account?: string; json?: boolean }) =>
       withCore(async (core) => {
         const rows = await core.networks.listAll(await namedAccount(core, options.account));
-        printTable(
+        printList(
+          options.json,
+          rows,
           ["ID", "ACCOUNT", "NAME", "NAS-IP", "NAS-IDENTIFIER", "MSG-AUTH", "CREATED", "DESCRIPTION"],
-          rows.map((n) => [
+          (n) => [
             n.id,
             n.account,
             n.name,
@@ -97,7 +99,7 @@ export function registerNetworkCommands(program: Command, withCore: WithCore): v
             n.require_message_authenticator ? "required" : "",
             n.created,
             n.description,
-          ]),
+          ],
         );
       }),
     );
@@ -133,6 +135,7 @@ export function registerNetworkCommands(program: Command, withCore: WithCore): v
     .option("--name <name>", "what the site is called")
     .option("--nas-ip <ip|cidr>", "address or CIDR the RADIUS requests come from (unique overall)")
     .option("--secret <secret>", "a new RADIUS shared secret (rotate-secret generates one)")
+    .option("--secret-stdin", "read the new shared secret from standard input")
     .option("--nas-identifier <id>", "the NAS-Identifier the devices send")
     .option("--description <text>", "a note about the network")
     .option("--require-message-authenticator", "drop Access-Requests without a Message-Authenticator")
@@ -140,7 +143,7 @@ export function registerNetworkCommands(program: Command, withCore: WithCore): v
     .option("--account <name>", accountOption)
     .action((id: number, options: NetworkOptions) =>
       withCore(async (core) => {
-        const input = inputOf(options);
+        const input = await inputOf(options);
         if (Object.values(input).every((value) => value === undefined)) {
           throw new ValidationError(
             "nothing to change: give --name, --nas-ip, --secret, --nas-identifier, --description or " +

@@ -4,7 +4,7 @@ import type { PortalInput } from "../core/portals/service.ts";
 import { ValidationError } from "../core/shared/errors.ts";
 import { positiveInteger, type WithCore } from "./main.ts";
 import { namedAccount } from "./networks.ts";
-import { printTable } from "./table.ts";
+import { jsonOption, printList } from "./output.ts";
 
 interface PortalOptions {
   name?: string;
@@ -42,17 +42,17 @@ export function registerPortalCommands(program: Command, withCore: WithCore): vo
       }),
     );
 
-  portals
-    .command("list")
-    .description("list captive portals")
+  jsonOption(portals.command("list").description("list captive portals"))
     .option("--account <name>", "only this account's portals")
     .option("--network <network-id>", "only this network's portals", positiveInteger)
-    .action((options: { account?: string; network?: number }) =>
+    .action((options: { account?: string; network?: number; json?: boolean }) =>
       withCore(async (core) => {
         const rows = await core.portals.listAll(await namedAccount(core, options.account), options.network);
-        printTable(
+        printList(
+          options.json,
+          rows,
           ["ID", "ACCOUNT", "NAME", "NETWORK", "LOGIN URL", "SUCCESS URL", "CREATED"],
-          rows.map((p) => [p.id, p.account, p.name, p.network_id, p.login_url, p.success_url, p.created]),
+          (p) => [p.id, p.account, p.name, p.network_id, p.login_url, p.success_url, p.created],
         );
       }),
     );

@@ -14,6 +14,7 @@ import {
 } from "../radius/client.ts";
 import type { AttributeInput } from "../radius/packet.ts";
 import { positiveInteger, type WithCore } from "./main.ts";
+import { secretOption } from "./output.ts";
 
 interface TestOptions {
   chap?: boolean;
@@ -21,6 +22,7 @@ interface TestOptions {
   host?: string;
   port?: number;
   timeout?: number;
+  passwordStdin?: boolean;
 }
 
 /** Exit codes: 0 Access-Accept, 1 Access-Reject, 2 no verdict (timeout, bad usage, no network). */
@@ -149,7 +151,8 @@ export function registerRadiusCommands(program: Command, withCore: WithCore): vo
         "(like radtest); exits 0 on Access-Accept, 1 on Access-Reject, 2 without an answer",
     )
     .argument("<username>", "the username to log in as")
-    .argument("<password>", "the password (never printed)")
+    .argument("[password]", "the password (never printed); or give it on standard input")
+    .option("--password-stdin", "read the password from standard input (keeps it out of ps and history)")
     .option("--chap", "use CHAP instead of PAP")
     .option("--network <network-id>", "sign with this network's shared secret", positiveInteger)
     .option("--host <addr>", "the server's address (default: RADIUS_HOST, or 127.0.0.1)")
@@ -159,8 +162,10 @@ export function registerRadiusCommands(program: Command, withCore: WithCore): vo
       `how long to wait for the answer (default ${DEFAULT_TIMEOUT_MS})`,
       positiveInteger,
     )
-    .action(async (username: string, password: string, options: TestOptions) => {
+    .action(async (username: string, argument: string | undefined, options: TestOptions) => {
       try {
+        const password = await secretOption(argument, options.passwordStdin, "--password");
+        if (password === undefined) throw new NoVerdict("give the password, or --password-stdin");
         await withCore((core) => radiusTest(core, username, password, options));
       } catch (error) {
         if (!(error instanceof NoVerdict)) throw error;

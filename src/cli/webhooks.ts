@@ -6,7 +6,7 @@ import { ValidationError } from "../core/shared/errors.ts";
 import type { Delivery, WebhookInput } from "../core/webhooks/service.ts";
 import { positiveInteger, type WithCore } from "./main.ts";
 import { namedAccount } from "./networks.ts";
-import { printTable } from "./table.ts";
+import { jsonOption, printList, printTable } from "./output.ts";
 
 const SECRET_NOTE =
   "give this secret to the receiver now (it verifies the webhook-signature header); it is not shown again";
@@ -80,16 +80,16 @@ export function registerWebhookCommands(program: Command, withCore: WithCore): v
       }),
     );
 
-  webhooks
-    .command("list")
-    .description("list endpoints (never their secrets)")
+  jsonOption(webhooks.command("list").description("list endpoints (never their secrets)"))
     .option("--account <name>", "only this account's endpoints")
-    .action((options: { account?: string }) =>
+    .action((options: { account?: string; json?: boolean }) =>
       withCore(async (core) => {
         const rows = await core.webhooks.listAll(await namedAccount(core, options.account));
-        printTable(
+        printList(
+          options.json,
+          rows,
           ["ID", "ACCOUNT", "URL", "EVENTS", "ENABLED", "CREATED", "NOTE"],
-          rows.map((w) => [
+          (w) => [
             w.id,
             w.account,
             w.url,
@@ -97,7 +97,7 @@ export function registerWebhookCommands(program: Command, withCore: WithCore): v
             w.enabled ? "yes" : "no",
             w.created,
             w.disabled_reason,
-          ]),
+          ],
         );
       }),
     );

@@ -2,10 +2,9 @@ import type { Command } from "commander";
 import pino from "pino";
 import { loadConfig } from "../config.ts";
 import { createCore } from "../core/index.ts";
-import { openDatabase } from "../db/database.ts";
-import { migrate } from "../db/migrate.ts";
 import { registerJobHandlers } from "../jobs/handlers.ts";
 import { Worker } from "../jobs/worker.ts";
+import { openMigratedDatabase } from "../startup.ts";
 
 /** `wisp worker`: only the background worker, for deployments that run it apart from the API. */
 export function registerWorkerCommand(program: Command): void {
@@ -15,8 +14,10 @@ export function registerWorkerCommand(program: Command): void {
     .action(async () => {
       const config = loadConfig();
       const log = pino({ level: config.logLevel });
-      const database = openDatabase({ dataDir: config.dataDir, databaseUrl: config.databaseUrl });
-      await migrate(database);
+      const database = await openMigratedDatabase({
+        dataDir: config.dataDir,
+        databaseUrl: config.databaseUrl,
+      });
       const core = createCore(database, config);
       const worker = new Worker(core.jobs, { log });
       registerJobHandlers(worker, core);

@@ -12,6 +12,7 @@ import {
   SqliteDialect,
   type SqliteDialectConfig,
   SqliteDriver,
+  sql,
 } from "kysely";
 import pg from "pg";
 import type { Schema } from "./schema.ts";
@@ -23,6 +24,8 @@ export interface Database {
   dialect: DialectName;
   /** Where the data lives, for log lines (never includes a password). */
   location: string;
+  /** Reads from the database (a catalog row), for health checks; rejects when it cannot. */
+  ping(): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -78,6 +81,17 @@ class WispSqliteDialect extends SqliteDialect {
   }
 }
 
+/** Where the configured data lives, for log lines and messages (never includes a password). */
+export function databaseLocation(options: DatabaseOptions): string {
+  if (!options.databaseUrl) return path.join(options.dataDir, "wisp.db");
+  try {
+    const url = new URL(options.databaseUrl);
+    return `postgres://${url.host}${url.pathname}`;
+  } catch {
+    return "postgres://(an address that is not a valid URL)";
+  }
+}
+
 export function openDatabase(options: DatabaseOptions): Database {
   if (options.databaseUrl) {
     const pool = new pg.Pool({ connectionString: options.databaseUrl, max: options.poolSize ?? 10 });
@@ -85,16 +99,18 @@ export function openDatabase(options: DatabaseOptions): Database {
     // the next query reconnects; without a listener the error would end the process.
     pool.on("error", () => {});
     const db = new Kysely<Schema>({ dialect: new PostgresDialect({ pool }) });
-    const url = new URL(options.databaseUrl);
     return {
       db,
       dialect: "postgres",
-      location: `postgres://${url.host}${url.pathname}`,
+      location: databaseLocation(options),
+      async ping() {
+        await sql`select 1 from pg_catalog.pg_class limit 1`.execute(db);
+      },
       close: () => db.destroy(),
     };
   }
   fs.mkdirSync(options.dataDir, { recursive: true });
-  const file = path.join(options.dataDir, "wisp.db");
+  const file = databaseLocation(options);
   const sqlite = new SqliteDatabase(file);
   sqlite.pragma("journal_mode = WAL");
   sqlite.pragma("synchronous = NORMAL");
@@ -111,6 +127,16 @@ export function openDatabase(options: DatabaseOptions): Database {
     db,
     dialect: "sqlite",
     location: file,
+    async ping() {
+      // A connection of its own, opened anew: the open ones would keep reading a file that was
+      // deleted, replaced or made unreadable under them. WAL: a reader never waits for a writer.
+      const probe = new SqliteDatabase(file, { readonly: true, fileMustExist: true });
+      try {
+        probe.prepare("select count(*) from sqlite_master").get();
+      } finally {
+        probe.close();
+      }
+    },
     async close() {
       read.close();
       await db.destroy();

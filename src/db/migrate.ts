@@ -38,7 +38,8 @@ export async function migrate(database: Database, target?: string): Promise<void
   const migrator = new Migrator({ db: database.db, provider: new StaticProvider(database.dialect) });
   const { error, results } = target ? await migrator.migrateTo(target) : await migrator.migrateToLatest();
   const failed = results?.find((r) => r.status === "Error");
-  if (error || failed) {
-    throw new Error(`migration ${failed?.migrationName ?? ""} failed: ${(error as Error)?.message ?? error}`);
-  }
+  if (!error && !failed) return;
+  const cause = (error as Error)?.message || (error as { code?: string })?.code || String(error);
+  // No failed step: the database could not even be asked which steps it has (not reachable).
+  throw new Error(failed ? `migration ${failed.migrationName} failed: ${cause}` : cause);
 }

@@ -16,6 +16,8 @@ export interface CounterStore {
   /** The same, answered at once, for stores that need no I/O (memory): every request uses them. */
   hitSync?(name: string, windowMs: number): WindowCount;
   peekSync?(name: string, windowMs: number): WindowCount;
+  /** Shared stores only (Redis): rejects when the store cannot be reached. */
+  ping?(): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -106,6 +108,11 @@ export class RedisCounterStore implements CounterStore {
     const { index, resetAt } = windowOf(windowMs);
     const count = await this.redis.get(`${this.prefix}${name}:${index}`);
     return { count: Number(count ?? 0), resetAt };
+  }
+
+  async ping(): Promise<void> {
+    await this.connected;
+    await this.redis.ping();
   }
 
   async close(): Promise<void> {

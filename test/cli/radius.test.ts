@@ -44,8 +44,8 @@ for (const { dialect, skip } of await dialects()) {
     let farId: number;
 
     /** `wisp radius test ...` with the server's RADIUS settings in the environment. */
-    const radius = (args: string[], extra: Env = {}) => {
-      const run = wisp(["radius", "test", ...args], { ...env, ...extra });
+    const radius = (args: string[], extra: Env = {}, input?: string) => {
+      const run = wisp(["radius", "test", ...args], { ...env, ...extra }, input);
       return run.then((result) => {
         assertNothingSecret(result);
         return result;
@@ -127,6 +127,22 @@ for (const { dialect, skip } of await dialects()) {
           ["\tSession-Timeout = 3600", "\tWISPr-Bandwidth-Max-Down = 5000000"],
         );
       }
+    });
+
+    test("--password-stdin reads the password from standard input; not together with the argument", async () => {
+      const [piped, wrong, both, empty] = await Promise.all([
+        radius(["alice", "--password-stdin"], {}, `${PASSWORD}\n`),
+        radius(["alice", "--password-stdin"], {}, "not-it\n"),
+        radius(["alice", PASSWORD, "--password-stdin"], {}, `${PASSWORD}\n`),
+        radius(["alice", "--password-stdin"], {}, ""),
+      ]);
+      assert.equal(piped.code, 0, describeRun(piped));
+      assert.match(piped.stdout, /^Received Access-Accept /m);
+      assert.equal(wrong.code, 1, describeRun(wrong));
+      assert.notEqual(both.code, 0, describeRun(both));
+      assert.match(both.stderr, /give --password or --password-stdin, not both/);
+      assert.notEqual(empty.code, 0, describeRun(empty));
+      assert.match(empty.stderr, /standard input was empty/);
     });
 
     test("a wrong password: exit 1 with Access-Reject and its Reply-Message", async () => {

@@ -171,7 +171,7 @@ for (const { dialect, skip } of await dialects()) {
     test("GET /healthz answers 200 without a key; the API needs one", async () => {
       const health = await request(`${server.url}/healthz`);
       assert.equal(health.status, 200);
-      assert.deepEqual(health.body, { status: "ok" });
+      assert.deepEqual(health.body, { status: "ok", database: "ok" });
       const anonymous = await request(`${server.url}/api/users`);
       assert.equal(anonymous.status, 401);
     });
@@ -277,10 +277,10 @@ for (const { dialect, skip } of await dialects()) {
         runServerToExit({ ...env, HOST: "127.0.0.1", PORT: "0", DATABASE_URL: "mysql://x" }),
       ]);
       assert.equal(port.code, 1, describeRun(port));
-      assert.match(port.stderr, /^configuration error: PORT must be a whole number, got "abc"\n$/);
+      assert.match(port.stderr, /^wisp: configuration error: PORT must be a whole number, got "abc"\n$/);
       assert.ok(!port.stdout.includes("wisp started"));
       assert.equal(url.code, 1, describeRun(url));
-      assert.match(url.stderr, /^configuration error: DATABASE_URL must start with postgres:\/\//);
+      assert.match(url.stderr, /^wisp: configuration error: DATABASE_URL must be a URL like postgres:\/\//);
       assert.ok(!url.stdout.includes("wisp started"));
     });
   });

@@ -1,8 +1,9 @@
 // Wisp as real processes: the `wisp` CLI and the server (src/main.ts), spawned with a chosen
 // environment, their output collected, the server awaited through its "wisp started" log line.
-import { type ChildProcess, spawn } from "node:child_process";
+import { type ChildProcess, type ChildProcessByStdio, spawn } from "node:child_process";
 import http from "node:http";
 import net from "node:net";
+import type { Readable, Writable } from "node:stream";
 import { fileURLToPath } from "node:url";
 import type { TestDatabase } from "./databases.ts";
 
@@ -58,13 +59,20 @@ export interface ProcessResult {
   signal: NodeJS.Signals | null;
   stdout: string;
   stderr: string;
+  /** `wisp` commands that change data: the database they named on stderr (taken out of stderr). */
+  database?: string;
 }
 
 const RUN_TIMEOUT_MS = 30_000;
 
-function run(command: string, args: string[], env: Env): Promise<ProcessResult> {
+function run(command: string, args: string[], env: Env, input?: string): Promise<ProcessResult> {
   return new Promise((resolve, reject) => {
-    const child = spawn(command, args, { cwd: ROOT, env: childEnv(env), stdio: ["ignore", "pipe", "pipe"] });
+    const child = spawn(command, args, {
+      cwd: ROOT,
+      env: childEnv(env),
+      stdio: [input === undefined ? "ignore" : "pipe", "pipe", "pipe"],
+    }) as ChildProcessByStdio<Writable | null, Readable, Readable>;
+    child.stdin?.end(input);
     let stdout = "";
     let stderr = "";
     child.stdout.setEncoding("utf8").on("data", (chunk: string) => {
@@ -88,9 +96,17 @@ function run(command: string, args: string[], env: Env): Promise<ProcessResult> 
   });
 }
 
-/** Runs `wisp <args>` as `node --import tsx src/cli/main.ts <args>`. */
-export function wisp(args: string[], env: Env): Promise<ProcessResult> {
-  return run(process.execPath, ["--import", "tsx", "src/cli/main.ts", ...args], env);
+const DATABASE_LINE = /^wisp: database (.+)\n/;
+
+/**
+ * Runs `wisp <args>` as `node --import tsx src/cli/main.ts <args>`, with `input` on standard input.
+ * The "wisp: database ..." line a changing command starts stderr with is moved to `database`.
+ */
+export async function wisp(args: string[], env: Env, input?: string): Promise<ProcessResult> {
+  const result = await run(process.execPath, ["--import", "tsx", "src/cli/main.ts", ...args], env, input);
+  const line = DATABASE_LINE.exec(result.stderr);
+  if (!line) return result;
+  return { ...result, stderr: result.stderr.slice(line[0].length), database: line[1] };
 }
 
 /** Runs `npm <args>` in the repository root, exactly as the README writes it. */
@@ -138,7 +154,10 @@ export interface ServerProcess {
   stop(): Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
 }
 
-/** Starts `node --import tsx src/main.ts` on a free loopback port and waits for "wisp started". */
+/** The start-up log line: "wisp <version> started: ..." (src/server.ts). */
+export const STARTED = /^wisp \S+ started: /;
+
+/** Starts `node --import tsx src/main.ts` on a free loopback port and waits for "wisp ... started". */
 export async function startServerProcess(env: Env, timeoutMs = 20_000): Promise<ServerProcess> {
   const port = await freePort();
   const child = spawn(process.execPath, ["--import", "tsx", "src/main.ts"], {
@@ -219,7 +238,7 @@ export async function startServerProcess(env: Env, timeoutMs = 20_000): Promise<
     },
   };
   try {
-    await waitForLog((line) => line.msg === "wisp started", timeoutMs);
+    await waitForLog((line) => STARTED.test(line.msg ?? ""), timeoutMs);
   } catch (error) {
     await server.stop();
     throw error;
