@@ -1,6 +1,5 @@
 // The domain core, wired to one database. Every door (HTTP, CLI, RADIUS, console) starts here.
 import type { Database } from "../db/database.ts";
-import { JobQueue } from "../jobs/queue.ts";
 import { AaaService } from "./aaa/service.ts";
 import { AccountsRepo } from "./accounts/repo.ts";
 import { AccountsService } from "./accounts/service.ts";
@@ -10,6 +9,7 @@ import { AttributesRepo } from "./attributes/repo.ts";
 import { AttributesService } from "./attributes/service.ts";
 import { GroupsRepo } from "./groups/repo.ts";
 import { GroupsService } from "./groups/service.ts";
+import { JobQueue } from "./jobs/queue.ts";
 import { KeysRepo } from "./keys/repo.ts";
 import { KeysService } from "./keys/service.ts";
 import { NetworksRepo } from "./networks/repo.ts";

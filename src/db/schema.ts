@@ -221,7 +221,7 @@ export interface EventsTable {
   created: string;
 }
 
-/** Background work with a lease: see src/jobs/queue.ts. */
+/** Background work with a lease: see src/core/jobs/queue.ts. */
 export interface JobsTable {
   id: Generated<number>;
   account_id: number | null;

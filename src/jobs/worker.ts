@@ -3,7 +3,7 @@
 // other error fails the job. Long jobs keep their lease alive while they run.
 import { randomBytes } from "node:crypto";
 import { hostname } from "node:os";
-import type { Job, JobQueue } from "./queue.ts";
+import type { Job, JobQueue } from "../core/jobs/queue.ts";
 
 export class RetryLater extends Error {
   constructor(

@@ -130,7 +130,10 @@ describe("the server refuses to start with one clear line", () => {
       new RegExp(`^wisp: cannot open the database postgres://127\\.0\\.0\\.1:${port}/wisp: .*ECONNREFUSED`),
     );
     assert.ok(!pg.stderr.includes("hunter2"), "the password is not printed");
-    assertOneLineFailure(dir, /^wisp: cannot open the database \/.*\/package\.json\/data\/wisp\.db: .*ENOTDIR/);
+    assertOneLineFailure(
+      dir,
+      /^wisp: cannot open the database \/.*\/package\.json\/data\/wisp\.db: .*ENOTDIR/,
+    );
   });
 });
 

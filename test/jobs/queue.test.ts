@@ -3,10 +3,10 @@
 import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
 import type { Kysely } from "kysely";
+import { JobQueue } from "../../src/core/jobs/queue.ts";
 import { openDatabase } from "../../src/db/database.ts";
 import { migrate } from "../../src/db/migrate.ts";
 import type { Schema } from "../../src/db/schema.ts";
-import { JobQueue } from "../../src/jobs/queue.ts";
 import { RetryLater, Worker } from "../../src/jobs/worker.ts";
 import { createTestDatabase, dialects, type TestDatabase } from "../support/databases.ts";
 

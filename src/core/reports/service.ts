@@ -7,7 +7,7 @@ import { randomBytes } from "node:crypto";
 import fs from "node:fs";
 import path from "node:path";
 import type { Database } from "../../db/database.ts";
-import { JobQueue } from "../../jobs/queue.ts";
+import { JobQueue } from "../jobs/queue.ts";
 import { AppError, NotFoundError, ValidationError } from "../shared/errors.ts";
 import type { Page } from "../shared/pages.ts";
 import { isoNow } from "../shared/time.ts";

@@ -2,7 +2,7 @@
 // leaves this service only on creation and rotation. Rules for the CLI now and the console later.
 import { isIP } from "node:net";
 import type { Database } from "../../db/database.ts";
-import { JobQueue } from "../../jobs/queue.ts";
+import { JobQueue } from "../jobs/queue.ts";
 import { NotFoundError, ValidationError } from "../shared/errors.ts";
 import { isoNow } from "../shared/time.ts";
 import { refusedAddress } from "./addresses.ts";

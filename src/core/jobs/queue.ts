@@ -2,9 +2,9 @@
 // (its worker died) is claimed again. On PostgreSQL several workers claim with
 // FOR UPDATE SKIP LOCKED, so no job is run twice at once; on SQLite one writer claims at a time.
 import { type Kysely, type Selectable, sql } from "kysely";
-import { isoNow } from "../core/shared/time.ts";
-import type { DialectName } from "../db/database.ts";
-import type { JobsTable, Schema } from "../db/schema.ts";
+import type { DialectName } from "../../db/database.ts";
+import type { JobsTable, Schema } from "../../db/schema.ts";
+import { isoNow } from "../shared/time.ts";
 
 export type Job = Selectable<JobsTable>;
 
