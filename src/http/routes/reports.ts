@@ -81,7 +81,7 @@ const TimeParameter = (what: string, fallback: string) =>
 const ReportQuery = Type.Object(
   {
     earliest: TimeParameter("start of the window, included", "-4h"),
-    latest: TimeParameter("end of the window, excluded", "now"),
+    latest: TimeParameter("end of the window, excluded; now is the end of the current second", "now"),
     ...PageQuery,
     format: Type.Optional(
       StringEnum(["json", "csv", "csvfile"], {
