@@ -5,6 +5,7 @@
 // writes authdate as '%S.%M') compare as the second they fall in.
 import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
+import { sql } from "kysely";
 import type { Pair } from "../../src/core/aaa/pairs.ts";
 import type { AccountRow } from "../../src/core/accounts/repo.ts";
 import { isoSeconds } from "../../src/core/reports/time.ts";
@@ -121,27 +122,37 @@ for (const { dialect, skip } of await dialects()) {
       });
     }
 
-    test("a sub-second stored time counts as the second it falls in", async () => {
+    test("sub-second stored times count as their second, and files keep every such row", async () => {
       const second = 1_750_000_000;
-      const pg = dialect === "postgres";
-      // What FreeRADIUS's stock query writes: microseconds, as text on SQLite.
-      await server.core.database.db
-        .insertInto("radpostauth")
-        .values({
-          username: "fractional",
-          pass: "",
-          reply: "Access-Accept",
-          authdate: pg
-            ? new Date(second * 1000 + 999)
-            : `${isoSeconds(second).slice(0, 19).replace("T", " ")}.999999`,
-          account_id: mine.id,
-        })
-        .execute();
+      // What FreeRADIUS's stock query writes: microseconds (as text on SQLite).
+      const stamp =
+        dialect === "postgres"
+          ? sql`to_timestamp(${second}) + interval '999999 microseconds'`
+          : `${isoSeconds(second).slice(0, 19).replace("T", " ")}.999999`;
+      for (let i = 0; i < 5; i++) {
+        await sql`insert into radpostauth (username, pass, reply, authdate, account_id)
+          values (${`fraction${i}`}, '', 'Access-Accept', ${stamp}, ${mine.id})`.execute(
+          server.core.database.db,
+        );
+      }
       const total = async (from: number, to: number) =>
         (await get(`/api/reports/110?earliest=${from}&latest=${to}`)).body.total;
-      assert.equal(await total(second, second + 1), 1, "its own second");
-      assert.equal(await total(second - 60, second), 0, "a window ending at its second");
-      assert.equal(await total(second + 1, second + 60), 0, "a window starting after its second");
+      assert.equal(await total(second, second + 1), 5, "their own second");
+      assert.equal(await total(second - 60, second), 0, "a window ending at their second");
+      assert.equal(await total(second + 1, second + 60), 0, "a window starting after their second");
+      // A keyset cursor rounded to milliseconds would skip the rest of the tie after each chunk.
+      const tuning = server.core.reports.tuning;
+      const saved = { ...tuning.chunkRows };
+      try {
+        tuning.chunkRows = { 110: 2, 115: 2, 120: 2 };
+        const w = `earliest=${second}&latest=${second + 1}`;
+        const queued = await get(`/api/reports/110?${w}&format=csvfile`);
+        const file = await waitForTask(queued.body.task_name);
+        assert.equal(file.text, (await get(`/api/reports/110?${w}&format=csv`)).text);
+        assert.equal(file.text.split("\r\n").length, 7, "a header, 5 rows and the last CRLF");
+      } finally {
+        tuning.chunkRows = saved;
+      }
     });
   });
 }

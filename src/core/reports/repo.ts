@@ -85,13 +85,14 @@ const nullIsBlank = (value: unknown): Cell => (value ?? "") as Cell;
 
 /**
  * How each report reads its rows: the select list (the report's columns in order, then the id
- * when it is not one of them), the stored time and id that order it, and per-column conversions.
+ * when it is not one of them, then the time as the cursor carries it), where the cursor's time
+ * and id are, and per-column conversions.
  */
 const LAYOUT = {
-  110: { width: 11, time: 0, id: 11, convert: [iso, null, null, nullIsBlank] as Convert[] },
+  110: { width: 11, time: 12, id: 11, convert: [iso, null, null, nullIsBlank] as Convert[] },
   120: {
     width: 14,
-    time: 3,
+    time: 14,
     id: 0,
     convert: [
       null,
@@ -185,6 +186,17 @@ export class ReportsRepo {
     return this.dialect === "sqlite"
       ? isoSeconds(seconds).slice(0, 19).replace("T", " ")
       : new Date(seconds * 1000);
+  }
+
+  /**
+   * A time column as the keyset cursor carries it. PostgreSQL's timestamptz may hold microseconds
+   * (FreeRADIUS writes authdate so) and a Date keeps milliseconds: a cursor rounded down would skip
+   * the rest of its second's rows. Text keeps every digit, with its offset.
+   */
+  private cursorTime(column: "authdate" | "acctstarttime") {
+    return (this.dialect === "postgres" ? sql<string>`${sql.ref(column)}::text` : sql.ref(column)).as(
+      "cursor_time",
+    );
   }
 
   // --- the reports ----------------------------------------------------------------------------
@@ -284,6 +296,7 @@ export class ReportsRepo {
         "nas_identifier",
         "network_id",
         "id",
+        this.cursorTime("authdate"),
       ])
       .orderBy("authdate", "desc")
       .orderBy("id", "desc");
@@ -319,6 +332,7 @@ export class ReportsRepo {
         "nasipaddress",
         "framedipaddress",
         "acctterminatecause",
+        this.cursorTime("acctstarttime"),
       ])
       .orderBy("acctstarttime", "desc")
       .orderBy("radacctid", "desc");
