@@ -3,13 +3,21 @@
 // the dialect is known: radacct holds Unix seconds on SQLite, radpostauth 'YYYY-MM-DD HH:MM:SS'
 // text there; PostgreSQL holds timestamptz in both.
 import SqliteDatabase from "better-sqlite3";
-import { type Compilable, type Generated, type Kysely, type Selectable, sql } from "kysely";
+import {
+  type Compilable,
+  type Generated,
+  type Kysely,
+  type OrderByItemBuilder,
+  type Selectable,
+  type SelectQueryBuilder,
+  sql,
+} from "kysely";
 import type { DialectName } from "../../db/database.ts";
 import type { Schema } from "../../db/schema.ts";
 import type { JobQueue, NewJob } from "../../jobs/queue.ts";
 import { insertEvents, type NewEvent } from "../events/repo.ts";
 import type { Cell } from "./csv.ts";
-import type { ReportId } from "./definitions.ts";
+import type { ReportId, ReportSort, ReportSortField } from "./definitions.ts";
 import { isoSeconds } from "./time.ts";
 
 export type ReportTasksTable = {
@@ -152,6 +160,43 @@ class SqliteRows implements RowSource {
   }
 }
 
+/** How a sortable field orders: its column, whether text (ignoring case), whether it may be NULL. */
+interface SortKey {
+  column: string;
+  text?: boolean;
+  nullable?: boolean;
+}
+
+/** Each report's time and id: the default order (newest first), the tie-break, the keyset. */
+const ORDER = {
+  110: { time: "authdate", id: "id" },
+  115: { time: "created", id: "id" },
+  120: { time: "acctstarttime", id: "radacctid" },
+} as const;
+
+const SORT_KEYS: { [R in ReportId]: Record<ReportSortField<R>, SortKey> } = {
+  110: {
+    time: { column: "authdate" },
+    username: { column: "username", text: true },
+    result: { column: "reply", text: true },
+  },
+  115: {
+    created: { column: "created" },
+    username: { column: "username", text: true },
+    email: { column: "email", text: true },
+    status: { column: "status", text: true },
+  },
+  120: {
+    start: { column: "acctstarttime" },
+    stop: { column: "acctstoptime", nullable: true },
+    duration: { column: "acctsessiontime", nullable: true },
+    // NULL on PostgreSQL where SQLite has '': both read as '' (answered ""), first ascending.
+    username: { column: "username", text: true },
+    input_bytes: { column: "acctinputoctets", nullable: true },
+    output_bytes: { column: "acctoutputoctets", nullable: true },
+  },
+};
+
 const sumOf = (column: string) => sql<number | string>`coalesce(sum(${sql.ref(column)}), 0)`;
 
 export class ReportsRepo {
@@ -212,15 +257,16 @@ export class ReportsRepo {
     return Number(row.n);
   }
 
-  /** One page, newest first, as cells. */
+  /** One page in the sort's order, as cells. */
   async page(
     report: ReportId,
     accountId: number,
     w: Window,
     limit: number,
     offset: number,
+    sort: ReportSort,
   ): Promise<Cell[][]> {
-    return (await this.fetch(this.shared, report, accountId, w, null, limit, offset)).rows;
+    return (await this.fetch(this.shared, report, accountId, w, null, limit, offset, sort)).rows;
   }
 
   /**
@@ -236,7 +282,34 @@ export class ReportsRepo {
     after: Cursor | null,
     size: number,
   ) {
-    return this.fetch(source, report, accountId, w, after, size, 0);
+    return this.fetch(source, report, accountId, w, after, size, 0, null);
+  }
+
+  /**
+   * Orders a report's rows: by the sort's field (text ignoring case, in byte order on both
+   * databases; NULL last), then by time and id in the same direction, so that pages neither
+   * overlap nor skip a row. Without a sort, newest first: the order the keyset chunks walk.
+   */
+  private ordered<DB, TB extends keyof DB, O>(
+    query: SelectQueryBuilder<DB, TB, O>,
+    report: ReportId,
+    sort: ReportSort | null,
+  ): SelectQueryBuilder<DB, TB, O> {
+    const descending = sort?.descending ?? true;
+    const { time, id } = ORDER[report];
+    const keys: SortKey[] = [{ column: time }, { column: id }];
+    const key = sort && (SORT_KEYS[report] as Record<string, SortKey>)[sort.field];
+    if (key && key.column !== time) keys.unshift(key);
+    let result = query;
+    for (const k of keys) {
+      const expression = k.text ? sql`lower(coalesce(${sql.ref(k.column)}, ''))` : sql.ref(k.column);
+      result = result.orderBy(expression, (item: OrderByItemBuilder) => {
+        let order = descending ? item.desc() : item.asc();
+        if (k.text && this.dialect === "postgres") order = order.collate("C");
+        return k.nullable ? order.nullsLast() : order;
+      });
+    }
+    return result;
   }
 
   private async fetch(
@@ -247,12 +320,17 @@ export class ReportsRepo {
     after: Cursor | null,
     limit: number,
     offset: number,
+    sort: ReportSort | null,
   ): Promise<Chunk> {
-    if (report === 115) return this.userData(source, accountId, w, after, limit, offset);
+    if (report === 115) return this.userData(source, accountId, w, after, limit, offset, sort);
     const raw = await source.rows(
       report === 110
-        ? this.authRequests(accountId, w, after).limit(limit).offset(offset)
-        : this.sessions(accountId, w, after).limit(limit).offset(offset),
+        ? this.ordered(this.authRequests(accountId, w, after), 110, sort)
+            .limit(limit)
+            .offset(offset)
+        : this.ordered(this.sessions(accountId, w, after), 120, sort)
+            .limit(limit)
+            .offset(offset),
     );
     const layout = LAYOUT[report];
     const last = raw[raw.length - 1];
@@ -282,24 +360,21 @@ export class ReportsRepo {
   }
 
   private authRequests(accountId: number, w: Window, after: Cursor | null) {
-    return this.authWhere(accountId, w, after)
-      .select([
-        "authdate",
-        "username",
-        "user_id",
-        "reply",
-        "reason",
-        "client_mac",
-        "ap_mac",
-        "ssid",
-        "nas_ip",
-        "nas_identifier",
-        "network_id",
-        "id",
-        this.cursorTime("authdate"),
-      ])
-      .orderBy("authdate", "desc")
-      .orderBy("id", "desc");
+    return this.authWhere(accountId, w, after).select([
+      "authdate",
+      "username",
+      "user_id",
+      "reply",
+      "reason",
+      "client_mac",
+      "ap_mac",
+      "ssid",
+      "nas_ip",
+      "nas_identifier",
+      "network_id",
+      "id",
+      this.cursorTime("authdate"),
+    ]);
   }
 
   private sessionsWhere(accountId: number, w: Window, before?: Cursor | null) {
@@ -316,26 +391,23 @@ export class ReportsRepo {
   }
 
   private sessions(accountId: number, w: Window, after: Cursor | null) {
-    return this.sessionsWhere(accountId, w, after)
-      .select([
-        "radacctid",
-        "username",
-        "user_id",
-        "acctstarttime",
-        "acctstoptime",
-        "acctsessiontime",
-        "acctinputoctets",
-        "acctoutputoctets",
-        "client_mac",
-        "ap_mac",
-        "ssid",
-        "nasipaddress",
-        "framedipaddress",
-        "acctterminatecause",
-        this.cursorTime("acctstarttime"),
-      ])
-      .orderBy("acctstarttime", "desc")
-      .orderBy("radacctid", "desc");
+    return this.sessionsWhere(accountId, w, after).select([
+      "radacctid",
+      "username",
+      "user_id",
+      "acctstarttime",
+      "acctstoptime",
+      "acctsessiontime",
+      "acctinputoctets",
+      "acctoutputoctets",
+      "client_mac",
+      "ap_mac",
+      "ssid",
+      "nasipaddress",
+      "framedipaddress",
+      "acctterminatecause",
+      this.cursorTime("acctstarttime"),
+    ]);
   }
 
   private usersWhere(accountId: number, w: Window, before?: Cursor | null) {
@@ -359,12 +431,21 @@ export class ReportsRepo {
     after: Cursor | null,
     limit: number,
     offset: number,
+    sort: ReportSort | null,
   ): Promise<Chunk> {
     const users = await source.rows(
-      this.usersWhere(accountId, w, after)
-        .select(["id", "username", "email", "fullname", "status", "created"])
-        .orderBy("created", "desc")
-        .orderBy("id", "desc")
+      this.ordered(
+        this.usersWhere(accountId, w, after).select([
+          "id",
+          "username",
+          "email",
+          "fullname",
+          "status",
+          "created",
+        ]),
+        115,
+        sort,
+      )
         .limit(limit)
         .offset(offset),
     );
