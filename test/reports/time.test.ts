@@ -1,11 +1,14 @@
-// Report time expressions: now, relative offsets with snaps, month and year arithmetic at month
-// ends and in leap years, absolute dates and timestamps, Unix seconds, and what is refused.
+// Report time expressions: now (the end of the current second), relative offsets with snaps,
+// month and year arithmetic at month ends and in leap years, absolute dates and timestamps, Unix
+// seconds, and what is refused.
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
 import { addMonths, isoSeconds, parseTime, TimeExpressionError } from "../../src/core/reports/time.ts";
 
-/** Wednesday 2025-03-12 14:37:09 UTC. */
-const NOW = new Date("2025-03-12T14:37:09Z");
+/** A clock reading inside the second that ends at `iso`: `now` resolves to `iso`. */
+const within = (iso: string) => new Date(Date.parse(iso) - 500);
+/** Wednesday 2025-03-12 14:37:08.5 UTC: `now` is 14:37:09, the end of that second. */
+const NOW = within("2025-03-12T14:37:09Z");
 const at = (text: string, now = NOW) => isoSeconds(parseTime(text, now));
 
 describe("time expressions", () => {
@@ -23,6 +26,25 @@ describe("time expressions", () => {
     assert.equal(at("-1mon"), "2025-02-12T14:37:09Z");
     assert.equal(at("-1y"), "2024-03-12T14:37:09Z");
     assert.equal(at("  -4h  "), "2025-03-12T10:37:09Z", "surrounding blanks are ignored");
+  });
+
+  test("now is the end of the current second, wherever in it the clock is", () => {
+    for (const clock of ["2025-03-12T14:37:09.000Z", "2025-03-12T14:37:09.999Z"]) {
+      const now = new Date(clock);
+      assert.equal(at("now", now), "2025-03-12T14:37:10Z", clock);
+      assert.equal(at("-4h", now), "2025-03-12T10:37:10Z", `${clock}: -4h to now is 4 hours`);
+      assert.equal(at("+0s", now), "2025-03-12T14:37:10Z", clock);
+      assert.equal(at("@s", now), "2025-03-12T14:37:09Z", `${clock}: @s is the second's start`);
+    }
+    // In the day's last second, now is midnight but the snaps still name today.
+    const late = new Date("2025-03-12T23:59:59.999Z");
+    assert.equal(at("now", late), "2025-03-13T00:00:00Z");
+    assert.equal(at("@d", late), "2025-03-12T00:00:00Z");
+    assert.equal(at("-1d@d", late), "2025-03-11T00:00:00Z");
+    assert.equal(at("@mon", late), "2025-03-01T00:00:00Z");
+    // Explicit times are exact, whatever the clock says.
+    assert.equal(parseTime("1700000000", late), 1_700_000_000);
+    assert.equal(at("2025-03-12T23:59:59Z", late), "2025-03-12T23:59:59Z");
   });
 
   test("snaps go back to the start of the unit", () => {
@@ -53,16 +75,16 @@ describe("time expressions", () => {
   });
 
   test("months and years clamp the day to the target month's end, leap years included", () => {
-    const mar31 = new Date("2025-03-31T10:00:00Z");
+    const mar31 = within("2025-03-31T10:00:00Z");
     assert.equal(at("-1mon", mar31), "2025-02-28T10:00:00Z");
-    assert.equal(at("-1mon", new Date("2024-03-31T10:00:00Z")), "2024-02-29T10:00:00Z", "leap year");
+    assert.equal(at("-1mon", within("2024-03-31T10:00:00Z")), "2024-02-29T10:00:00Z", "leap year");
     assert.equal(at("-2mon", mar31), "2025-01-31T10:00:00Z");
     assert.equal(at("-13mon", mar31), "2024-02-29T10:00:00Z");
-    assert.equal(at("+1mon", new Date("2025-01-31T00:00:00Z")), "2025-02-28T00:00:00Z");
-    assert.equal(at("+1mon", new Date("2025-12-15T00:00:00Z")), "2026-01-15T00:00:00Z", "over the year");
-    assert.equal(at("-1mon", new Date("2025-01-15T00:00:00Z")), "2024-12-15T00:00:00Z");
-    assert.equal(at("-1mon", new Date("2025-05-31T00:00:00Z")), "2025-04-30T00:00:00Z");
-    const feb29 = new Date("2024-02-29T12:00:00Z");
+    assert.equal(at("+1mon", within("2025-01-31T10:00:00Z")), "2025-02-28T10:00:00Z");
+    assert.equal(at("+1mon", within("2025-12-15T10:00:00Z")), "2026-01-15T10:00:00Z", "over the year");
+    assert.equal(at("-1mon", within("2025-01-15T10:00:00Z")), "2024-12-15T10:00:00Z");
+    assert.equal(at("-1mon", within("2025-05-31T10:00:00Z")), "2025-04-30T10:00:00Z");
+    const feb29 = within("2024-02-29T12:00:00Z");
     assert.equal(at("+1y", feb29), "2025-02-28T12:00:00Z");
     assert.equal(at("-1y", feb29), "2023-02-28T12:00:00Z");
     assert.equal(at("+4y", feb29), "2028-02-29T12:00:00Z");

@@ -110,6 +110,29 @@ export const REPORT_COLUMNS = {
   ],
 } as const satisfies { [R in ReportId]: readonly (keyof ReportRows[R])[] };
 
+/**
+ * What each report's pages may be sorted by: `sort=<field>` ascending, `sort=-<field>` descending.
+ * The first field, descending, is the default (newest first), and the order of files.
+ */
+export const REPORT_SORT_FIELDS = {
+  110: ["time", "username", "result"],
+  115: ["created", "username", "email", "status"],
+  120: ["start", "stop", "duration", "username", "input_bytes", "output_bytes"],
+} as const satisfies { [R in ReportId]: readonly (typeof REPORT_COLUMNS)[R][number][] };
+
+export type ReportSortField<R extends ReportId = ReportId> = (typeof REPORT_SORT_FIELDS)[R][number];
+
+export interface ReportSort<R extends ReportId = ReportId> {
+  field: ReportSortField<R>;
+  descending: boolean;
+}
+
+/** Every value `sort` accepts: each field, then each field with a leading "-". */
+export function reportSortValues(report: ReportId): string[] {
+  const fields: readonly string[] = REPORT_SORT_FIELDS[report];
+  return [...fields, ...fields.map((f) => `-${f}`)];
+}
+
 export function isReportId(value: number): value is ReportId {
   return (REPORT_IDS as readonly number[]).includes(value);
 }

@@ -3,13 +3,21 @@
 // the dialect is known: radacct holds Unix seconds on SQLite, radpostauth 'YYYY-MM-DD HH:MM:SS'
 // text there; PostgreSQL holds timestamptz in both.
 import SqliteDatabase from "better-sqlite3";
-import { type Compilable, type Generated, type Kysely, type Selectable, sql } from "kysely";
+import {
+  type Compilable,
+  type Generated,
+  type Kysely,
+  type OrderByItemBuilder,
+  type Selectable,
+  type SelectQueryBuilder,
+  sql,
+} from "kysely";
 import type { DialectName } from "../../db/database.ts";
 import type { Schema } from "../../db/schema.ts";
 import { insertEvents, type NewEvent } from "../events/repo.ts";
 import type { JobQueue, NewJob } from "../jobs/queue.ts";
 import type { Cell } from "./csv.ts";
-import type { ReportId } from "./definitions.ts";
+import type { ReportId, ReportSort, ReportSortField } from "./definitions.ts";
 import { isoSeconds } from "./time.ts";
 
 export type ReportTasksTable = {
@@ -85,13 +93,14 @@ const nullIsBlank = (value: unknown): Cell => (value ?? "") as Cell;
 
 /**
  * How each report reads its rows: the select list (the report's columns in order, then the id
- * when it is not one of them), the stored time and id that order it, and per-column conversions.
+ * when it is not one of them, then the time as the cursor carries it), where the cursor's time
+ * and id are, and per-column conversions.
  */
 const LAYOUT = {
-  110: { width: 11, time: 0, id: 11, convert: [iso, null, null, nullIsBlank] as Convert[] },
+  110: { width: 11, time: 12, id: 11, convert: [iso, null, null, nullIsBlank] as Convert[] },
   120: {
     width: 14,
-    time: 3,
+    time: 14,
     id: 0,
     convert: [
       null,
@@ -151,6 +160,43 @@ class SqliteRows implements RowSource {
   }
 }
 
+/** How a sortable field orders: its column, whether text (ignoring case), whether it may be NULL. */
+interface SortKey {
+  column: string;
+  text?: boolean;
+  nullable?: boolean;
+}
+
+/** Each report's time and id: the default order (newest first), the tie-break, the keyset. */
+const ORDER = {
+  110: { time: "authdate", id: "id" },
+  115: { time: "created", id: "id" },
+  120: { time: "acctstarttime", id: "radacctid" },
+} as const;
+
+const SORT_KEYS: { [R in ReportId]: Record<ReportSortField<R>, SortKey> } = {
+  110: {
+    time: { column: "authdate" },
+    username: { column: "username", text: true },
+    result: { column: "reply", text: true },
+  },
+  115: {
+    created: { column: "created" },
+    username: { column: "username", text: true },
+    email: { column: "email", text: true },
+    status: { column: "status", text: true },
+  },
+  120: {
+    start: { column: "acctstarttime" },
+    stop: { column: "acctstoptime", nullable: true },
+    duration: { column: "acctsessiontime", nullable: true },
+    // NULL on PostgreSQL where SQLite has '': both read as '' (answered ""), first ascending.
+    username: { column: "username", text: true },
+    input_bytes: { column: "acctinputoctets", nullable: true },
+    output_bytes: { column: "acctoutputoctets", nullable: true },
+  },
+};
+
 const sumOf = (column: string) => sql<number | string>`coalesce(sum(${sql.ref(column)}), 0)`;
 
 export class ReportsRepo {
@@ -187,6 +233,17 @@ export class ReportsRepo {
       : new Date(seconds * 1000);
   }
 
+  /**
+   * A time column as the keyset cursor carries it. PostgreSQL's timestamptz may hold microseconds
+   * (FreeRADIUS writes authdate so) and a Date keeps milliseconds: a cursor rounded down would skip
+   * the rest of its second's rows. Text keeps every digit, with its offset.
+   */
+  private cursorTime(column: "authdate" | "acctstarttime") {
+    return (this.dialect === "postgres" ? sql<string>`${sql.ref(column)}::text` : sql.ref(column)).as(
+      "cursor_time",
+    );
+  }
+
   // --- the reports ----------------------------------------------------------------------------
 
   async count(report: ReportId, accountId: number, w: Window): Promise<number> {
@@ -200,15 +257,16 @@ export class ReportsRepo {
     return Number(row.n);
   }
 
-  /** One page, newest first, as cells. */
+  /** One page in the sort's order, as cells. */
   async page(
     report: ReportId,
     accountId: number,
     w: Window,
     limit: number,
     offset: number,
+    sort: ReportSort,
   ): Promise<Cell[][]> {
-    return (await this.fetch(this.shared, report, accountId, w, null, limit, offset)).rows;
+    return (await this.fetch(this.shared, report, accountId, w, null, limit, offset, sort)).rows;
   }
 
   /**
@@ -224,7 +282,34 @@ export class ReportsRepo {
     after: Cursor | null,
     size: number,
   ) {
-    return this.fetch(source, report, accountId, w, after, size, 0);
+    return this.fetch(source, report, accountId, w, after, size, 0, null);
+  }
+
+  /**
+   * Orders a report's rows: by the sort's field (text ignoring case, in byte order on both
+   * databases; NULL last), then by time and id in the same direction, so that pages neither
+   * overlap nor skip a row. Without a sort, newest first: the order the keyset chunks walk.
+   */
+  private ordered<DB, TB extends keyof DB, O>(
+    query: SelectQueryBuilder<DB, TB, O>,
+    report: ReportId,
+    sort: ReportSort | null,
+  ): SelectQueryBuilder<DB, TB, O> {
+    const descending = sort?.descending ?? true;
+    const { time, id } = ORDER[report];
+    const keys: SortKey[] = [{ column: time }, { column: id }];
+    const key = sort && (SORT_KEYS[report] as Record<string, SortKey>)[sort.field];
+    if (key && key.column !== time) keys.unshift(key);
+    let result = query;
+    for (const k of keys) {
+      const expression = k.text ? sql`lower(coalesce(${sql.ref(k.column)}, ''))` : sql.ref(k.column);
+      result = result.orderBy(expression, (item: OrderByItemBuilder) => {
+        let order = descending ? item.desc() : item.asc();
+        if (k.text && this.dialect === "postgres") order = order.collate("C");
+        return k.nullable ? order.nullsLast() : order;
+      });
+    }
+    return result;
   }
 
   private async fetch(
@@ -235,12 +320,17 @@ export class ReportsRepo {
     after: Cursor | null,
     limit: number,
     offset: number,
+    sort: ReportSort | null,
   ): Promise<Chunk> {
-    if (report === 115) return this.userData(source, accountId, w, after, limit, offset);
+    if (report === 115) return this.userData(source, accountId, w, after, limit, offset, sort);
     const raw = await source.rows(
       report === 110
-        ? this.authRequests(accountId, w, after).limit(limit).offset(offset)
-        : this.sessions(accountId, w, after).limit(limit).offset(offset),
+        ? this.ordered(this.authRequests(accountId, w, after), 110, sort)
+            .limit(limit)
+            .offset(offset)
+        : this.ordered(this.sessions(accountId, w, after), 120, sort)
+            .limit(limit)
+            .offset(offset),
     );
     const layout = LAYOUT[report];
     const last = raw[raw.length - 1];
@@ -270,23 +360,21 @@ export class ReportsRepo {
   }
 
   private authRequests(accountId: number, w: Window, after: Cursor | null) {
-    return this.authWhere(accountId, w, after)
-      .select([
-        "authdate",
-        "username",
-        "user_id",
-        "reply",
-        "reason",
-        "client_mac",
-        "ap_mac",
-        "ssid",
-        "nas_ip",
-        "nas_identifier",
-        "network_id",
-        "id",
-      ])
-      .orderBy("authdate", "desc")
-      .orderBy("id", "desc");
+    return this.authWhere(accountId, w, after).select([
+      "authdate",
+      "username",
+      "user_id",
+      "reply",
+      "reason",
+      "client_mac",
+      "ap_mac",
+      "ssid",
+      "nas_ip",
+      "nas_identifier",
+      "network_id",
+      "id",
+      this.cursorTime("authdate"),
+    ]);
   }
 
   private sessionsWhere(accountId: number, w: Window, before?: Cursor | null) {
@@ -303,25 +391,23 @@ export class ReportsRepo {
   }
 
   private sessions(accountId: number, w: Window, after: Cursor | null) {
-    return this.sessionsWhere(accountId, w, after)
-      .select([
-        "radacctid",
-        "username",
-        "user_id",
-        "acctstarttime",
-        "acctstoptime",
-        "acctsessiontime",
-        "acctinputoctets",
-        "acctoutputoctets",
-        "client_mac",
-        "ap_mac",
-        "ssid",
-        "nasipaddress",
-        "framedipaddress",
-        "acctterminatecause",
-      ])
-      .orderBy("acctstarttime", "desc")
-      .orderBy("radacctid", "desc");
+    return this.sessionsWhere(accountId, w, after).select([
+      "radacctid",
+      "username",
+      "user_id",
+      "acctstarttime",
+      "acctstoptime",
+      "acctsessiontime",
+      "acctinputoctets",
+      "acctoutputoctets",
+      "client_mac",
+      "ap_mac",
+      "ssid",
+      "nasipaddress",
+      "framedipaddress",
+      "acctterminatecause",
+      this.cursorTime("acctstarttime"),
+    ]);
   }
 
   private usersWhere(accountId: number, w: Window, before?: Cursor | null) {
@@ -345,12 +431,21 @@ export class ReportsRepo {
     after: Cursor | null,
     limit: number,
     offset: number,
+    sort: ReportSort | null,
   ): Promise<Chunk> {
     const users = await source.rows(
-      this.usersWhere(accountId, w, after)
-        .select(["id", "username", "email", "fullname", "status", "created"])
-        .orderBy("created", "desc")
-        .orderBy("id", "desc")
+      this.ordered(
+        this.usersWhere(accountId, w, after).select([
+          "id",
+          "username",
+          "email",
+          "fullname",
+          "status",
+          "created",
+        ]),
+        115,
+        sort,
+      )
         .limit(limit)
         .offset(offset),
     );

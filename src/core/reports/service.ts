@@ -17,9 +17,12 @@ import {
   isReportId,
   REPORT_COLUMNS,
   REPORT_IDS,
+  REPORT_SORT_FIELDS,
   REPORT_TITLES,
   RESULT_TTL_SECONDS,
   type ReportId,
+  type ReportSort,
+  reportSortValues,
   SYNC_WINDOW_SECONDS,
 } from "./definitions.ts";
 import { type Chunk, type Cursor, ReportsRepo, type TaskRow, type Window } from "./repo.ts";
@@ -41,6 +44,13 @@ export interface WindowQuery {
 export interface PageQuery extends WindowQuery {
   page: number;
   limit: number;
+  /** `field` or `-field` of REPORT_SORT_FIELDS; newest first without it. */
+  sort?: string | undefined;
+}
+
+export interface FileQuery extends WindowQuery {
+  /** Files are newest first: only that order (or none) is accepted. */
+  sort?: string | undefined;
 }
 
 export interface QueuedTask {
@@ -98,6 +108,18 @@ export class ReportsService {
     throw new NotFoundError(`no report ${id}; the reports are ${known}`);
   }
 
+  /** The order asked for (`field` or `-field`), or newest first; anything else is a 400. */
+  sort(report: ReportId, text: string | undefined): ReportSort {
+    const fields: readonly string[] = REPORT_SORT_FIELDS[report];
+    if (text === undefined) return { field: fields[0], descending: true } as ReportSort;
+    const descending = text.startsWith("-");
+    const field = descending ? text.slice(1) : text;
+    if (!fields.includes(field)) {
+      throw ValidationError.field("sort", `must be one of ${reportSortValues(report).join(", ")}`);
+    }
+    return { field, descending } as ReportSort;
+  }
+
   /** Parses earliest/latest (defaults -4h and now) against one `now`; 400s name the field. */
   window(query: WindowQuery, sync: boolean, now = this.clock()): Window {
     const parse = (field: "earliest" | "latest", text: string) => {
@@ -123,12 +145,13 @@ export class ReportsService {
     return { earliest, latest };
   }
 
-  /** One page of a report (newest first) over a window of at most 4 hours. */
+  /** One page of a report (newest first unless sorted) over a window of at most 4 hours. */
   async page(accountId: number, reportId: number, query: PageQuery): Promise<Page<AnyReportRow>> {
     const report = this.report(reportId);
+    const sort = this.sort(report, query.sort);
     const w = this.window(query, true);
     const offset = (query.page - 1) * query.limit;
-    const cells = await this.repo.page(report, accountId, w, query.limit, offset);
+    const cells = await this.repo.page(report, accountId, w, query.limit, offset, sort);
     const total = await this.repo.count(report, accountId, w);
     const columns = REPORT_COLUMNS[report];
     const data = cells.map((row) => {
@@ -149,8 +172,13 @@ export class ReportsService {
   }
 
   /** Queues a CSV file of the report over any window; the answer names the task. */
-  async requestFile(accountId: number, reportId: number, query: WindowQuery): Promise<QueuedTask> {
+  async requestFile(accountId: number, reportId: number, query: FileQuery): Promise<QueuedTask> {
     const report = this.report(reportId);
+    const sort = this.sort(report, query.sort);
+    if (sort.field !== REPORT_SORT_FIELDS[report][0] || !sort.descending) {
+      const newest = `-${REPORT_SORT_FIELDS[report][0]}`;
+      throw ValidationError.field("sort", `cannot order a file: files are newest first (${newest})`);
+    }
     const now = this.clock();
     const w = this.window(query, false, now);
     const name = randomBytes(16).toString("hex");

@@ -3,6 +3,11 @@
 // `YYYY-MM-DDTHH:MM:SSZ` (an offset such as +02:00 instead of Z is accepted too) and Unix seconds.
 // Everything is UTC and resolves to whole Unix seconds.
 //
+// Rows are stamped with whole seconds, so `now` is the end of the current second (the start of
+// the next): `latest=now` includes what was recorded this very second. Relative times move that
+// second and end with it (`-4h` to `now` is exactly 4 hours); a snap goes back to the start of the
+// unit holding it (`@d` in the day's last second is still today). Explicit times are exact.
+//
 // Months and years keep the day of the month and clamp it to the target month's last day:
 // -1mon from March 31 is February 28 (29 in leap years), +1y from February 29 is February 28.
 
@@ -118,13 +123,16 @@ function absolute(text: string): Date | null {
 /** Resolves a time expression against `now` to Unix seconds; throws TimeExpressionError. */
 export function parseTime(input: string, now: Date = new Date()): number {
   const text = input.trim();
+  // The current second's last millisecond: offsets keep it, snaps clear it, and rounding up then
+  // gives the second's end, or the snapped boundary itself. Explicit times are whole seconds.
+  const lastMs = new Date(Math.floor(now.getTime() / 1000) * 1000 + 999);
   let at: Date | null;
-  if (text === "now") at = now;
+  if (text === "now") at = lastMs;
   else if (/^\d{1,12}$/.test(text)) at = new Date(Number(text) * 1000);
-  else if (/^[+\-@]/.test(text)) at = relative(text, now);
+  else if (/^[+\-@]/.test(text)) at = relative(text, lastMs);
   else at = absolute(text);
   if (at === null) fail(text);
-  const seconds = Math.floor(at.getTime() / 1000);
+  const seconds = Math.ceil(at.getTime() / 1000);
   if (!(seconds >= 0 && seconds <= MAX_SECONDS)) {
     throw new TimeExpressionError(`"${text}" lies outside 1970-01-01 to 9999-12-31`);
   }

@@ -7,8 +7,10 @@ import { type Static, type TSchema, Type } from "typebox";
 import {
   REPORT_COLUMNS,
   REPORT_IDS,
+  REPORT_SORT_FIELDS,
   REPORT_TITLES,
   type ReportId,
+  reportSortValues,
   SYNC_WINDOW_SECONDS,
 } from "../../core/reports/definitions.ts";
 import type { ReportsService } from "../../core/reports/service.ts";
@@ -78,22 +80,35 @@ const rowSchemas: Record<ReportId, TSchema> = {
 const TimeParameter = (what: string, fallback: string) =>
   Type.Optional(Type.String({ maxLength: 64, description: `${what} (default ${fallback}): ${TIME_FORMS}` }));
 
-const ReportQuery = Type.Object(
-  {
-    earliest: TimeParameter("start of the window, included", "-4h"),
-    latest: TimeParameter("end of the window, excluded", "now"),
-    ...PageQuery,
-    format: Type.Optional(
-      StringEnum(["json", "csv", "csvfile"], {
-        description:
-          "json (default): a page; csv: the same page as CSV; csvfile: a CSV file of the whole window, " +
-          "of any length, built in the background (answers 202 with a task_name)",
-      }),
-    ),
-  },
-  { additionalProperties: false },
-);
-type ReportQuery = Static<typeof ReportQuery>;
+/** The `sort` of a report's pages, as the other lists have it; the enum documents and validates it. */
+const SortParameter = (id: ReportId) =>
+  Type.Optional(
+    StringEnum(reportSortValues(id), {
+      description:
+        `order of the page: a field ascending, or "-field" descending (default: -${REPORT_SORT_FIELDS[id][0]}, ` +
+        "newest first). Text ignores case; missing values come last; ties go by time, then id, in " +
+        "the same direction. Files (format=csvfile) are always newest first.",
+    }),
+  );
+
+const reportQuery = (id: ReportId) =>
+  Type.Object(
+    {
+      earliest: TimeParameter("start of the window, included", "-4h"),
+      latest: TimeParameter("end of the window, excluded; now is the end of the current second", "now"),
+      ...PageQuery,
+      sort: SortParameter(id),
+      format: Type.Optional(
+        StringEnum(["json", "csv", "csvfile"], {
+          description:
+            "json (default): a page; csv: the same page as CSV; csvfile: a CSV file of the whole window, " +
+            "of any length, built in the background (answers 202 with a task_name)",
+        }),
+      ),
+    },
+    { additionalProperties: false },
+  );
+type ReportQuery = Static<ReturnType<typeof reportQuery>>;
 
 const TaskQueued = Type.Object(
   { task_name: Type.String(), status: Type.Literal("queued") },
@@ -132,13 +147,13 @@ export async function reportsRoutes(app: FastifyInstance, { reports }: { reports
 
   async function answer(id: number, query: ReportQuery, reply: FastifyReply) {
     const accountId = reply.request.principal.accountId;
-    const { earliest, latest, page = 1, limit = 50, format = "json" } = query;
+    const { earliest, latest, page = 1, limit = 50, sort, format = "json" } = query;
     if (format === "csvfile") {
-      const queued = await reports.requestFile(accountId, id, { earliest, latest });
+      const queued = await reports.requestFile(accountId, id, { earliest, latest, sort });
       const location = `/api/reports/tasks?task_name=${queued.task_name}&format=csvfile`;
       return reply.code(202).header("Location", location).send(queued);
     }
-    const result = await reports.page(accountId, id, { earliest, latest, page, limit });
+    const result = await reports.page(accountId, id, { earliest, latest, page, limit, sort });
     if (format === "json") return result;
     return reply
       .type("text/csv; charset=utf-8")
@@ -155,11 +170,12 @@ export async function reportsRoutes(app: FastifyInstance, { reports }: { reports
           tags,
           summary: `Report ${id}: ${REPORT_TITLES[id].toLowerCase()}`,
           description:
-            `Columns: ${REPORT_COLUMNS[id].join(", ")}. Rows with earliest <= t < latest, newest first. ` +
+            `Columns: ${REPORT_COLUMNS[id].join(", ")}. Rows with earliest <= t < latest, newest first ` +
+            `unless sorted (by ${REPORT_SORT_FIELDS[id].join(", ")}). ` +
             `The synchronous form covers at most ${SYNC_WINDOW_SECONDS / 3600} hours; larger windows ` +
             "answer 400 and need format=csvfile. In CSV, text cells starting with = + - @, a tab or a " +
             "CR are prefixed with ' (OWASP's CSV-injection defence).",
-          querystring: ReportQuery,
+          querystring: reportQuery(id),
           response: {
             200: {
               description: "a page of rows (format=csv: the same page as CSV, with a header row)",
