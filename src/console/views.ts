@@ -16,6 +16,12 @@ const NOTICES: Record<string, string> = {
   "logged-out": "You have logged out.",
   "setup-done": "The console is set up. Log in with the email and password you just chose.",
   "key-revoked": "The API key was revoked. Requests with it are refused from now on.",
+  "key-shown":
+    "A new API key is shown only once, right after it is made. If it was lost, generate a new key " +
+    "and revoke the one you cannot use.",
+  "network-secret-shown":
+    "The shared secret is shown only once, right after it is made. If it was lost, rotate it to " +
+    "get a new one.",
   "network-updated": "The network was saved.",
   "network-deleted": "The network was deleted, with its captive portals.",
   "portal-created": "The captive portal was created.",
@@ -36,6 +42,9 @@ const NOTICES: Record<string, string> = {
   "webhook-enabled": "The webhook endpoint is enabled.",
   "webhook-disabled": "The webhook endpoint is disabled: no events are sent to it.",
   "webhook-deleted": "The webhook endpoint was deleted, with its delivery log.",
+  "webhook-secret-shown":
+    "The signing secret is shown only once, right after it is made. If it was lost, rotate it to " +
+    "get a new one.",
   "webhook-test-queued":
     "A test event (webhook.test) was queued; it is sent at once. Reload to see the result.",
   "webhook-resent": "The delivery was queued again; it is sent at once. Reload to see the result.",

@@ -49,6 +49,9 @@ export interface CoreOptions {
   /** The RADIUS ports served (0: off; default 1812/1813), for the settings shown to operators. */
   radiusAuthPort?: number;
   radiusAcctPort?: number;
+  /** Where the key sealing secrets at rest comes from (WEBHOOK_SECRET_KEY, else DATA_DIR/secret.key). */
+  webhookSecretKey?: string | undefined;
+  dataDir?: string | undefined;
 }
 
 export function createCore(database: Database, options: CoreOptions): Core {
@@ -61,7 +64,7 @@ export function createCore(database: Database, options: CoreOptions): Core {
     keys: new KeysService(new KeysRepo(db, database.dialect)),
     users: new UsersService(new UsersRepo(db, database.dialect)),
     // (services of further areas are constructed below, one line each)
-    admins: createAdmins(database),
+    admins: createAdmins(database, { secretKey: options.webhookSecretKey, dataDir: options.dataDir }),
     activity: createActivity(database, options),
     webhooks: createWebhooksService(database, options),
     reports: createReports(database, options),

@@ -9,6 +9,7 @@ import * as reports from "./migrations/005_reports.ts";
 import * as webhooks from "./migrations/006_webhooks.ts";
 import * as consoleTables from "./migrations/007_console.ts";
 import * as userListing from "./migrations/008_user_listing.ts";
+import * as consolePendingSecrets from "./migrations/009_console_pending_secrets.ts";
 
 type Step = { up(db: Kysely<unknown>, dialect: DialectName): Promise<void> };
 const steps: Record<string, Step> = {
@@ -20,6 +21,7 @@ const steps: Record<string, Step> = {
   "006_webhooks": webhooks,
   "007_console": consoleTables,
   "008_user_listing": userListing,
+  "009_console_pending_secrets": consolePendingSecrets,
 };
 
 class StaticProvider implements MigrationProvider {

@@ -96,11 +96,12 @@ describe("console webhooks and dashboard over HTTP (sqlite)", () => {
       url: receiver.url,
       events: ["webhook.test", "user.created", "session.started"].slice(1),
     });
-    assert.equal(made.status, 201);
-    const secret = /id="secret-value"[^>]*>([^<]+)</.exec(made.text)?.[1] ?? "";
+    assert.equal(made.status, 303);
+    const shown = await client.get(made.location!);
+    const secret = /id="secret-value"[^>]*>([^<]+)</.exec(shown.text)?.[1] ?? "";
     assert.match(secret, /^whsec_/);
-    assert.match(made.text, /cannot be shown again/);
-    hookId = Number(/\/console\/webhooks\/(\d+)"/.exec(made.text)?.[1]);
+    assert.match(shown.text, /cannot be shown again/);
+    hookId = Number(/\/console\/webhooks\/(\d+)"/.exec(shown.text)?.[1]);
     const list = await client.get("/console/webhooks");
     assert.ok(!list.text.includes(secret), "the list never shows the secret");
     assert.match(
@@ -137,7 +138,9 @@ describe("console webhooks and dashboard over HTTP (sqlite)", () => {
     // Rotate: confirm page, new secret shown once.
     assert.match((await client.get(`/console/webhooks/${hookId}/rotate`)).text, /Rotate secret/);
     const rotated = await client.post(`/console/webhooks/${hookId}/rotate`);
-    const fresh = /id="secret-value"[^>]*>([^<]+)</.exec(rotated.text)?.[1] ?? "";
+    assert.equal(rotated.status, 303);
+    const fresh =
+      /id="secret-value"[^>]*>([^<]+)</.exec((await client.get(rotated.location!)).text)?.[1] ?? "";
     assert.match(fresh, /^whsec_/);
     assert.notEqual(fresh, secret);
   });

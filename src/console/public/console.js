@@ -1,6 +1,9 @@
 // Progressive enhancement only: every page works without this file.
 // - "Copy" buttons next to secrets shown once (the value stays selectable text without JS).
 // - "Print" buttons on the voucher sheet.
+// - A secret shown once is not shown again from the back/forward cache (which may keep even
+//   no-store pages): leaving the page blanks it, and a page restored from that cache is reloaded,
+//   which asks the server, which no longer has the secret.
 
 function selectText(element) {
   const range = document.createRange();
@@ -42,4 +45,12 @@ document.addEventListener("DOMContentLoaded", () => {
     button.hidden = false;
     button.addEventListener("click", () => window.print());
   }
+});
+
+window.addEventListener("pagehide", () => {
+  for (const element of document.querySelectorAll("[data-secret]")) element.textContent = "";
+});
+
+window.addEventListener("pageshow", (event) => {
+  if (event.persisted && document.querySelector("[data-secret]")) window.location.reload();
 });

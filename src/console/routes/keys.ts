@@ -1,4 +1,4 @@
-// Account > API keys: generate (the value is shown once, on the answer to the form), list the
+// Account > API keys: generate (the value is shown once, on the page the form leads to), list the
 // active keys masked with created and last-used dates, revoke after a confirmation page.
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import { RESOURCES } from "../../core/keys/permissions.ts";
@@ -8,6 +8,7 @@ import { type ConsoleContext, sessionOf } from "../context.ts";
 import { type Form, formOf } from "../forms.ts";
 import { type FieldErrors, show } from "../views.ts";
 import { attempt, idParam } from "./common.ts";
+import { secretPage } from "./secret-pages.ts";
 
 const ACCESS = ["full", "read", "custom"] as const;
 
@@ -82,6 +83,15 @@ export async function keyRoutes(app: FastifyInstance, { core }: ConsoleContext):
     );
   }
 
+  const redirectToKey = secretPage(app, core, "keys", {
+    gone: () => "/console/keys?notice=key-shown",
+    async render(request, reply, id, { secret }) {
+      const listing = (await core.keys.list(sessionOf(request).accountId)).find((k) => k.id === id);
+      const title = "API key created";
+      return show(request, reply, "key-created", { title, section: "keys" }, { key: secret, listing });
+    },
+  });
+
   app.get("/keys", (request, reply) => keysPage(request, reply, blank));
 
   app.post("/keys", async (request, reply) => {
@@ -103,14 +113,7 @@ export async function keyRoutes(app: FastifyInstance, { core }: ConsoleContext):
     });
     if ("errors" in result) return keysPage(request, reply, values, result.errors, 400);
     const { key, row } = result.ok;
-    const listing = (await core.keys.list(session.accountId)).find((k) => k.id === row.id);
-    return show(
-      request,
-      reply,
-      "key-created",
-      { title: "API key created", section: "keys" },
-      { key, listing },
-    );
+    return redirectToKey(request, reply, row.id, { secret: key, event: "created" });
   });
 
   app.get("/keys/:id/revoke", async (request, reply) => {

@@ -1,12 +1,13 @@
-// Networks (the RADIUS clients of a site): list, create (secret shown once), a page with the
-// RADIUS settings to type into an access point and the latest authentications, edit, rotate the
-// secret (shown once), delete after a confirmation page.
+// Networks (the RADIUS clients of a site): list, create (secret shown once, on the page the form
+// leads to), a page with the RADIUS settings to type into an access point and the latest
+// authentications, edit, rotate the secret (shown once, likewise), delete after a confirmation page.
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import type { Network, NetworkInput } from "../../core/networks/service.ts";
 import { type ConsoleContext, sessionOf } from "../context.ts";
 import { type Form, formOf } from "../forms.ts";
 import { type FieldErrors, show } from "../views.ts";
 import { attempt, idParam, PAGE_SIZE, pageNumber, pagerOf, queryText } from "./common.ts";
+import { secretPage } from "./secret-pages.ts";
 
 export interface NetworkFormValues {
   name: string;
@@ -60,22 +61,20 @@ export async function networkRoutes(app: FastifyInstance, { core }: ConsoleConte
     return show(request, reply, "network-form", { title, ...section, status }, { network, values, errors });
   }
 
-  function secretPage(
-    request: FastifyRequest,
-    reply: FastifyReply,
-    network: Network,
-    secret: string,
-    fresh: boolean,
-  ) {
-    const title = fresh ? "Network created" : "New shared secret";
-    return show(
-      request,
-      reply,
-      "network-secret",
-      { title, ...section, status: fresh ? 201 : 200 },
-      { network, secret, fresh, radius: core.activity.radiusSettings() },
-    );
-  }
+  const redirectToSecret = secretPage(app, core, "networks", {
+    gone: (id) => `/console/networks/${id}?notice=network-secret-shown`,
+    async render(request, reply, id, { secret, event }) {
+      const network = await core.networks.get(sessionOf(request).accountId, id);
+      const title = event === "created" ? "Network created" : "New shared secret";
+      return show(
+        request,
+        reply,
+        "network-secret",
+        { title, ...section },
+        { network, secret, radius: core.activity.radiusSettings() },
+      );
+    },
+  });
 
   app.get("/networks", async (request, reply) => {
     const { accountId } = sessionOf(request);
@@ -111,7 +110,8 @@ export async function networkRoutes(app: FastifyInstance, { core }: ConsoleConte
     const values = readForm(formOf(request));
     const result = await attempt(() => core.networks.create(accountId, inputOf(values, true)), "nas_ip");
     if ("errors" in result) return formPage(request, reply, null, values, result.errors, 400);
-    return secretPage(request, reply, result.ok.network, result.ok.secret, true);
+    const { network, secret } = result.ok;
+    return redirectToSecret(request, reply, network.id, { secret, event: "created" });
   });
 
   app.get("/networks/:id", async (request, reply) => {
@@ -164,7 +164,7 @@ export async function networkRoutes(app: FastifyInstance, { core }: ConsoleConte
       sessionOf(request).accountId,
       idParam(request),
     );
-    return secretPage(request, reply, network, secret, false);
+    return redirectToSecret(request, reply, network.id, { secret, event: "rotated" });
   });
 
   app.get("/networks/:id/delete", async (request, reply) => {

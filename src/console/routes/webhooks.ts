@@ -1,6 +1,7 @@
-// Account > Webhooks: endpoints with their event selection (the secret is shown once, on creation
-// and rotation), enable/disable, delete after a confirmation page, "send test event", and each
-// endpoint's delivery log with a resend button per delivery. Other accounts' ids answer 404.
+// Account > Webhooks: endpoints with their event selection (the secret is shown once, on the page
+// creation and rotation lead to), enable/disable, delete after a confirmation page, "send test
+// event", and each endpoint's delivery log with a resend button per delivery. Other accounts' ids
+// answer 404.
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import { EVENT_KINDS } from "../../core/webhooks/rules.ts";
 import type { Delivery, Webhook } from "../../core/webhooks/service.ts";
@@ -8,6 +9,7 @@ import { type ConsoleContext, sessionOf } from "../context.ts";
 import { formOf } from "../forms.ts";
 import { type FieldErrors, show } from "../views.ts";
 import { attempt, idParam } from "./common.ts";
+import { secretPage } from "./secret-pages.ts";
 
 const DELIVERY_LOG = 50;
 
@@ -71,21 +73,20 @@ export async function webhookRoutes(app: FastifyInstance, { core }: ConsoleConte
     );
   }
 
-  function secretPage(
-    request: FastifyRequest,
-    reply: FastifyReply,
-    hook: Webhook,
-    secret: string,
-    fresh: boolean,
-  ) {
-    return show(
-      request,
-      reply,
-      "webhook-secret",
-      { title: fresh ? "Webhook created" : "New signing secret", ...section, status: fresh ? 201 : 200 },
-      { hook, secret, fresh, warnings: core.webhooks.urlWarnings(hook.url) },
-    );
-  }
+  const redirectToSecret = secretPage(app, core, "webhooks", {
+    gone: (id) => `/console/webhooks/${id}?notice=webhook-secret-shown`,
+    async render(request, reply, id, { secret, event }) {
+      const hook = await core.webhooks.get(sessionOf(request).accountId, id);
+      const fresh = event === "created";
+      return show(
+        request,
+        reply,
+        "webhook-secret",
+        { title: fresh ? "Webhook created" : "New signing secret", ...section },
+        { hook, secret, fresh, warnings: core.webhooks.urlWarnings(hook.url) },
+      );
+    },
+  });
 
   app.get("/webhooks", (request, reply) => listPage(request, reply, blank));
 
@@ -97,7 +98,8 @@ export async function webhookRoutes(app: FastifyInstance, { core }: ConsoleConte
       core.webhooks.create(accountId, { url: values.url, events: values.events }),
     );
     if ("errors" in result) return listPage(request, reply, values, result.errors, 400);
-    return secretPage(request, reply, result.ok.webhook, result.ok.secret, true);
+    const { webhook, secret } = result.ok;
+    return redirectToSecret(request, reply, webhook.id, { secret, event: "created" });
   });
 
   app.get("/webhooks/:id", (request, reply) => endpointPage(request, reply, idParam(request)));
@@ -151,7 +153,7 @@ export async function webhookRoutes(app: FastifyInstance, { core }: ConsoleConte
       sessionOf(request).accountId,
       idParam(request),
     );
-    return secretPage(request, reply, webhook, secret, false);
+    return redirectToSecret(request, reply, webhook.id, { secret, event: "rotated" });
   });
 
   app.get("/webhooks/:id/delete", async (request, reply) => {

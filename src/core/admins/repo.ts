@@ -5,6 +5,7 @@ import type { Schema } from "../../db/schema.ts";
 import {
   type AdminDb,
   type ConsoleAdminsTable,
+  type ConsolePendingSecretsTable,
   type ConsoleSessionsTable,
   withAdminTables,
 } from "./tables.ts";
@@ -12,6 +13,7 @@ import {
 export type AdminRow = Selectable<ConsoleAdminsTable>;
 export type SessionRow = Selectable<ConsoleSessionsTable>;
 export type AdminListRow = AdminRow & { account_name: string };
+export type PendingSecretRow = Selectable<ConsolePendingSecretsTable>;
 
 /** A live session with whom it belongs to, as one lookup finds it. */
 export interface SessionLookup {
@@ -147,6 +149,37 @@ export class AdminsRepo {
       .deleteFrom("console_sessions")
       .where("account_id", "=", accountId)
       .where("admin_id", "=", adminId)
+      .execute();
+  }
+
+  /**
+   * Keeps a pending secret, replacing the session's older one for the same subject; the account's
+   * expired ones go at the same time, so rows of sessions that never came back do not pile up.
+   */
+  async putPendingSecret(row: Omit<PendingSecretRow, "id">, now: string): Promise<void> {
+    await this.transaction(async (repo) => {
+      await repo.a
+        .deleteFrom("console_pending_secrets")
+        .where("account_id", "=", row.account_id)
+        .where((eb) =>
+          eb.or([
+            eb.and([eb("session_id", "=", row.session_id), eb("subject", "=", row.subject)]),
+            eb("expires", "<=", now),
+          ]),
+        )
+        .execute();
+      await repo.a.insertInto("console_pending_secrets").values(row).execute();
+    });
+  }
+
+  /** Deletes and returns a session's pending secrets of one subject: one statement, so only one read gets them. */
+  takePendingSecrets(accountId: number, sessionId: number, subject: string): Promise<PendingSecretRow[]> {
+    return this.a
+      .deleteFrom("console_pending_secrets")
+      .where("account_id", "=", accountId)
+      .where("session_id", "=", sessionId)
+      .where("subject", "=", subject)
+      .returningAll()
       .execute();
   }
 }

@@ -1,13 +1,16 @@
-// Console users (operators who log in to /console, each acting for one account), their sessions,
-// and the first-run setup code. Passwords are scrypt hashes; session tokens are random and stored
-// only as SHA-256 hashes; the setup code lives in this process's memory and works once.
+// Console users (operators who log in to /console, each acting for one account), their sessions
+// (with the secrets waiting to be shown in them: pending-secrets.ts), and the first-run setup code.
+// Passwords are scrypt hashes; session tokens are random and stored only as SHA-256 hashes; the
+// setup code lives in this process's memory and works once.
 import { createHash, randomBytes, timingSafeEqual } from "node:crypto";
 import { type Database, isUniqueViolation } from "../../db/database.ts";
 import { type AccountRow, AccountsRepo } from "../accounts/repo.ts";
 import { AccountsService } from "../accounts/service.ts";
 import { ConflictError, type FieldProblem, NotFoundError, ValidationError } from "../shared/errors.ts";
 import { isoNow } from "../shared/time.ts";
+import { type KeySource, SecretBox } from "../webhooks/crypto.ts";
 import { generatePassword, hashPassword, unusableHash, verifyPassword } from "./passwords.ts";
+import { PendingSecrets } from "./pending-secrets.ts";
 import { type AdminRow, AdminsRepo } from "./repo.ts";
 import {
   emailProblem,
@@ -106,6 +109,8 @@ export class AdminsService {
   constructor(
     private readonly repo: AdminsRepo,
     private readonly accounts: AccountsService,
+    /** Secrets a session's forms made, until the page after the redirect shows them. */
+    readonly pendingSecrets: PendingSecrets,
   ) {}
 
   async exist(): Promise<boolean> {
@@ -266,6 +271,9 @@ export class AdminsService {
   }
 }
 
-export function createAdmins(database: Database): AdminsService {
-  return new AdminsService(new AdminsRepo(database.db), new AccountsService(new AccountsRepo(database.db)));
+/** `keys`: where the key sealing secrets at rest comes from (the one webhook secrets use). */
+export function createAdmins(database: Database, keys: KeySource = {}): AdminsService {
+  const repo = new AdminsRepo(database.db);
+  const accounts = new AccountsService(new AccountsRepo(database.db));
+  return new AdminsService(repo, accounts, new PendingSecrets(repo, new SecretBox(keys)));
 }

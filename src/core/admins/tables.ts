@@ -1,4 +1,4 @@
-// Row types of the console's tables (migration 007), added to the shared Schema with withTables so
+// Row types of the console's tables (migrations 007 and 009), added to the shared Schema with withTables so
 // the admins area keeps its tables to itself.
 import type { Generated, Kysely } from "kysely";
 import type { Schema } from "../../db/schema.ts";
@@ -24,9 +24,22 @@ export type ConsoleSessionsTable = {
   expires: string;
 };
 
+/** A secret made by a console form, waiting to be shown once to the session that made it. */
+export type ConsolePendingSecretsTable = {
+  id: Generated<number>;
+  account_id: number;
+  session_id: number;
+  subject: string;
+  event: string;
+  /** Sealed (src/core/webhooks/crypto.ts), never in clear. */
+  secret: string;
+  expires: string;
+};
+
 export type AdminTables = {
   console_admins: ConsoleAdminsTable;
   console_sessions: ConsoleSessionsTable;
+  console_pending_secrets: ConsolePendingSecretsTable;
 };
 
 export type AdminDb = Kysely<Schema & AdminTables>;
