@@ -4,7 +4,7 @@
 // ipaddr.js's range() names the special-purpose blocks (IANA's registries, RFC 6890); the few it
 // does not know are listed here.
 import ipaddr from "ipaddr.js";
-import { type IP, parseIp } from "../shared/ip.ts";
+import { type IP, parseCidr, parseIp } from "../shared/ip.ts";
 
 type Category =
   | "unspecified"
@@ -16,7 +16,10 @@ type Category =
   | "multicast"
   | "reserved";
 
-const cidr = (text: string) => ipaddr.parseCIDR(text);
+function cidr(text: string): [IP, number] {
+  const { address, prefix } = parseCidr(text);
+  return [address, prefix];
+}
 
 /** Checked before range(): addresses inside blocks it would name otherwise, or not at all. */
 const OWN: Record<string, [IP, number][]> = {
@@ -85,7 +88,7 @@ export function refusedAddress(address: string): string | null {
       const why = refusedAddress(inner.toString());
       return why ? `${text} carries ${why}` : null;
     }
-    if (range === "unicast" && ip.match(IPV4_COMPATIBLE)) category = "reserved";
+    if (range === "unicast" && ip.match(...IPV4_COMPATIBLE)) category = "reserved";
   }
   return category ? `${text} is ${article(category)} ${category} address` : null;
 }
