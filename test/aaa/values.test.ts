@@ -127,15 +127,28 @@ test("ipaddr: dotted IPv4 only", () => {
     ["example.com", "256.0.0.1", "192.0.2", "192.0.2.01", "192.0.2.1/32", "::1", "", "1.2.3.4 "],
     /IPv4 address|empty/,
   );
+  // inet_aton's forms (short, hex, octal), which ipaddr.js would take, are refused.
+  refuses(
+    "Framed-IP-Address",
+    ["127.1", "0x7f000001", "0x7f.0.0.1", "010.0.0.1", "2130706433"],
+    /IPv4 address|empty/,
+  );
   accepts("Client-IP-Address", ["10.0.0.1"]);
 });
 
 test("ipv6addr", () => {
   const def = fake("ipv6addr");
-  for (const ok of ["2001:db8::1", "::1", "::", "fe80::1:2:3:4", "::ffff:192.0.2.1"]) {
+  for (const ok of [
+    "2001:db8::1",
+    "::1",
+    "::",
+    "fe80::1:2:3:4",
+    "::ffff:192.0.2.1",
+    "2001:DB8:0:0:0:0:0:1",
+  ]) {
     assert.equal(checkAttributeValue(def, ok), null, ok);
   }
-  for (const bad of ["2001:db8::g", "192.0.2.1", "fe80::1%eth0", "2001:db8::/64", "host"]) {
+  for (const bad of ["2001:db8::g", "192.0.2.1", "fe80::1%eth0", "2001:db8::/64", "host", "::ffff:127.1"]) {
     assert.equal(checkAttributeValue(def, bad), "must be an IPv6 address such as 2001:db8::1", bad);
   }
   accepts("Framed-IPv6-Address", ["2001:db8::5"]);
@@ -146,7 +159,15 @@ test("ipv4prefix and ipv6prefix: CIDR", () => {
   for (const ok of ["192.0.2.0/24", "0.0.0.0/0", "10.0.0.1/32", "10.0.0.1"]) {
     assert.equal(checkAttributeValue(v4, ok), null, ok);
   }
-  for (const bad of ["192.0.2.0/33", "192.0.2.0/", "192.0.2.0/x", "2001:db8::/32", "net/24"]) {
+  for (const bad of [
+    "192.0.2.0/33",
+    "192.0.2.0/",
+    "192.0.2.0/x",
+    "2001:db8::/32",
+    "net/24",
+    "10.1/16",
+    "010.0.0.0/8",
+  ]) {
     assert.match(checkAttributeValue(v4, bad) ?? "", /IPv4 prefix/, bad);
   }
   accepts("Framed-IPv6-Prefix", ["2001:db8::/32", "::/0", "2001:db8::1/128", "2001:db8::"]);

@@ -1,6 +1,7 @@
 // The key pipeline and the error shape on every path: 400/401/403/404/405/413/415/429/500.
 import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
+import { ValidationError } from "../../src/core/shared/errors.ts";
 import { dialects } from "../support/databases.ts";
 import { startTestServer, type TestServer } from "../support/server.ts";
 
@@ -107,6 +108,23 @@ for (const { dialect, skip } of await dialects()) {
       assert.equal((await server.call("GET", "/api/users", { key: local })).status, 200);
       const v6 = await server.key("default", { allowIps: "::1,127.0.0.0/8" });
       assert.equal((await server.call("GET", "/api/users", { key: v6 })).status, 200);
+      const full = await server.key("default", { allowIps: "0:0:0:0:0:0:0:1, 127.0.0.1/8" });
+      assert.equal((await server.call("GET", "/api/users", { key: full })).status, 200);
+      // inet_aton's forms, IPv4-mapped IPv6 and zones are refused, not read as something else.
+      for (const bad of [
+        "127.1",
+        "0x7f000001",
+        "010.0.0.1",
+        "::ffff:127.0.0.1",
+        "::1%lo",
+        "fe80::%eth0/64",
+      ]) {
+        await assert.rejects(
+          server.key("default", { allowIps: bad }),
+          (error: unknown) => error instanceof ValidationError && error.details[0]?.field === "allow_ips",
+          bad,
+        );
+      }
     });
 
     test("404 for unknown routes, 405 with Allow for a wrong method", async () => {

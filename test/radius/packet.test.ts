@@ -499,6 +499,37 @@ describe("value types", () => {
       "61 14 00 28 20 01 0d b8 00 00 00 00 00 00 00 00 00 00 00 00",
       "2001:db8::/40",
     ],
+    // RFC 3162 section 3 and RFC 6911 section 3.1: IPv6 text in, glibc's inet_ntop text out.
+    ["NAS-IPv6-Address", "2001:db8::5", "5f 12 20 01 0d b8 00 00 00 00 00 00 00 00 00 00 00 05"],
+    [
+      "Framed-IPv6-Address",
+      "2001:0DB8:0000:0000:0001:0000:0000:0005",
+      "a8 12 20 01 0d b8 00 00 00 00 00 01 00 00 00 00 00 05",
+      "2001:db8::1:0:0:5",
+    ],
+    ["NAS-IPv6-Address", "::ffff:10.0.0.1", "5f 12 00 00 00 00 00 00 00 00 00 00 ff ff 0a 00 00 01"],
+    [
+      "NAS-IPv6-Address",
+      "::FFFF:a00:1",
+      "5f 12 00 00 00 00 00 00 00 00 00 00 ff ff 0a 00 00 01",
+      "::ffff:10.0.0.1",
+    ],
+    // IPv4-compatible (RFC 4291 section 2.5.5.1): 96 zero bits, not the IPv4-mapped ::ffff:1.2.3.4.
+    ["Framed-IPv6-Address", "::1.2.3.4", "a8 12 00 00 00 00 00 00 00 00 00 00 00 00 01 02 03 04"],
+    ["Framed-IPv6-Address", "::", "a8 12 00 00 00 00 00 00 00 00 00 00 00 00 00 00 00 00"],
+    [
+      "Framed-IPv6-Prefix",
+      "2001:0db8:0:0:0:0:0:1/128",
+      "61 14 00 80 20 01 0d b8 00 00 00 00 00 00 00 00 00 00 00 01",
+      "2001:db8::1/128",
+    ],
+    ["Framed-IPv6-Prefix", "::/0", "61 14 00 00 00 00 00 00 00 00 00 00 00 00 00 00 00 00 00 00"],
+    [
+      "Delegated-IPv6-Prefix",
+      "2001:db8:1:ff00::/56",
+      "7b 14 00 38 20 01 0d b8 00 01 ff 00 00 00 00 00 00 00 00 00",
+      "2001:db8:1:ff00::/56",
+    ],
     ["Framed-Interface-Id", "0:0:ab:1", "60 0a 00 00 00 00 00 ab 00 01"],
     ["MIP6-Feature-Vector", "18446744073709551615", "7c 0a ff ff ff ff ff ff ff ff"],
     ["PMIP6-Home-IPv4-HoA", "10.1.2.3/16", "9b 08 00 10 0a 01 00 00", "10.1.0.0/16"],
@@ -513,6 +544,35 @@ describe("value types", () => {
       assert.deepEqual(show(decodePacket(buf)), [`${name}=${text ?? input}`]);
     });
   }
+
+  test("IPv6 prefixes: short prefix fields decode (RFC 3162 section 2.3), round trips keep the text", () => {
+    const short = reply(2, [["Framed-IPv6-Prefix", hex("00 30 20 01 0d b8 00 01")]]);
+    assert.deepEqual(show(decodePacket(short)), ["Framed-IPv6-Prefix=2001:db8:1::/48"]);
+    const texts = [
+      "2001:db8:1::/48",
+      "::ffff:192.0.2.0/120",
+      "fe80::/10",
+      "2001:db8:0:0:1::/80",
+      "2001:db8::1:0:0:1/128",
+    ];
+    const decoded = decodePacket(
+      reply(
+        2,
+        texts.map((text) => ["Framed-IPv6-Prefix", text] as AttributeInput),
+      ),
+    );
+    assert.deepEqual(
+      show(
+        decodePacket(
+          reply(
+            2,
+            decoded.attributes.map((a) => [a.name, a.value]),
+          ),
+        ),
+      ),
+      [...texts.map((text) => `Framed-IPv6-Prefix=${text}`)],
+    );
+  });
 
   test("vendor byte, signed, ether and WiMAX (continuation octet) attributes", () => {
     const buf = reply(2, [
@@ -544,6 +604,17 @@ describe("value types", () => {
       ["Framed-IP-Address", "example.com"],
       ["Login-IPv6-Host", "2001:db8::1%eth0"],
       ["Framed-IPv6-Prefix", "2001:db8::/129"],
+      // inet_aton's forms, which ipaddr.js would read, are not addresses here.
+      ["Framed-IP-Address", "127.1"],
+      ["Framed-IP-Address", "0x7f000001"],
+      ["Framed-IP-Address", "010.0.0.1"],
+      ["NAS-IPv6-Address", "::ffff:127.1"],
+      ["NAS-IPv6-Address", "::ffff:010.0.0.1"],
+      ["Framed-IPv6-Address", "192.0.2.1"],
+      ["Framed-IPv6-Prefix", "fe80::%eth0/64"],
+      ["Framed-IPv6-Prefix", "2001:db8::/64/1"],
+      ["Framed-IPv6-Prefix", "192.0.2.0/24"],
+      ["PMIP6-Home-IPv4-HoA", "10.1/16"],
       ["Framed-Interface-Id", "0:0:1"],
       ["Class", "0x123"],
       ["Reply-Message", "x".repeat(254)],

@@ -146,6 +146,24 @@ export const PARITY_CASES: ParityCase[] = [
   operatorCase("present-miss", ["Framed-IP-Address", "=*", "0.0.0.0"], "Access-Reject"),
   operatorCase("absent", ["Framed-IP-Address", "!*", "0.0.0.0"], "Access-Accept"),
   operatorCase("absent-miss", ["NAS-Port", "!*", "0"], "Access-Reject"),
+  // Addresses compare as addresses: by value, not by their text.
+  operatorCase("ip-lt", ["NAS-IP-Address", "<", "127.0.0.10"], "Access-Accept"),
+  operatorCase("ip-gt-miss", ["NAS-IP-Address", ">", "127.0.0.10"], "Access-Reject"),
+  ...(
+    [
+      ["ipv6-eq", "==", "2001:DB8:0:0:0:0:0:A", "Access-Accept"],
+      ["ipv6-lt", "<", "2001:db8::10", "Access-Accept"],
+      ["ipv6-gt-miss", ">", "2001:db8::10", "Access-Reject"],
+    ] as const
+  ).map(([name, op, value, expect]): ParityCase => {
+    const username = `op-${name}`;
+    return {
+      name: `check operator NAS-IPv6-Address ${op} ${value}`,
+      users: [{ username, check: [pw("pw"), ["NAS-IPv6-Address", op, value]] }],
+      request: [...pap(username, "pw"), ["NAS-IPv6-Address", "2001:db8::a"]],
+      expect,
+    };
+  }),
   {
     name: "reply: the user's = stays against a group's =, a group's := overrides",
     users: [

@@ -147,12 +147,35 @@ describe("webhook rules", () => {
       ["64:ff9b::a00:1", /private/],
       ["2002:7f00:1::1", /loopback/],
       ["[::1]", /loopback/],
+      ["[::ffff:127.0.0.1]", /loopback/],
+      ["::ffff:7f00:1", /loopback/],
+      ["0:0:0:0:0:0:0:1", /loopback/],
+      ["::FFFF:10.0.0.1", /private/],
+      ["::ffff:0:127.0.0.1", /loopback/], // IPv4-translated, RFC 6145
+      ["::8.8.8.8", /reserved/], // IPv4-compatible, deprecated
+      ["64:ff9b:1::808:808", /private/], // local-use NAT64
+      ["fec0::1", /private/],
+      ["2001:db8::1", /reserved/],
+      ["100::1", /reserved/],
     ];
     for (const [address, why] of refused) assert.match(refusedAddress(address) ?? "allowed", why, address);
-    for (const address of ["93.184.216.34", "8.8.8.8", "172.32.0.1", "100.128.0.1", "2606:4700:4700::1111"]) {
+    for (const address of [
+      "93.184.216.34",
+      "8.8.8.8",
+      "172.32.0.1",
+      "100.128.0.1",
+      "2606:4700:4700::1111",
+      "::ffff:8.8.8.8",
+      "64:ff9b::808:808",
+      "2002:808:808::1",
+    ]) {
       assert.equal(refusedAddress(address), null, address);
     }
     assert.match(refusedAddress("example.com") ?? "", /not an IP address/);
+    // inet_aton's forms are no address at all here (resolving them is the resolver's business).
+    for (const address of ["127.1", "0x7f000001", "010.0.0.1", "2130706433", "[::1]:80"]) {
+      assert.match(refusedAddress(address) ?? "allowed", /not an IP address/, address);
+    }
   });
 
   test("URLs: http(s) only, no credentials or fragments; kinds: all or known ones", () => {

@@ -1,6 +1,7 @@
 // Attribute-value pairs and the two FreeRADIUS operations the login decision is made of:
 // comparing check items with a request (paircompare) and merging items into a list
 // (radius_pairmove). Both follow FreeRADIUS 3.2, which is the reference.
+import { parseIp } from "../shared/ip.ts";
 import { parseAttributeName } from "./dictionary.ts";
 import { integerValue } from "./values.ts";
 
@@ -23,17 +24,6 @@ const ASSIGNMENTS = new Set([":=", "+="]);
 
 export type Comparator = (item: Pair) => boolean | undefined;
 
-function ipv4Number(text: string): number | undefined {
-  const parts = text.split(".");
-  if (parts.length !== 4) return undefined;
-  let n = 0;
-  for (const part of parts) {
-    if (!/^\d{1,3}$/.test(part) || Number(part) > 255) return undefined;
-    n = n * 256 + Number(part);
-  }
-  return n;
-}
-
 /** Orders two values of one attribute as FreeRADIUS does: numbers as numbers, the rest bytewise. */
 export function compareValues(attribute: string, left: string, right: string): number {
   const def = parseAttributeName(attribute)?.def;
@@ -43,10 +33,12 @@ export function compareValues(attribute: string, left: string, right: string): n
       const b = integerValue(def, right);
       if (a !== undefined && b !== undefined) return a < b ? -1 : a > b ? 1 : 0;
     }
-    if (def.type === "ipaddr") {
-      const a = ipv4Number(left);
-      const b = ipv4Number(right);
-      if (a !== undefined && b !== undefined) return Math.sign(a - b);
+    if (def.type === "ipaddr" || def.type === "ipv6addr") {
+      // Addresses compare as their octets (FreeRADIUS's value_data_cmp), whatever their spelling.
+      const family = def.type === "ipaddr" ? 4 : 6;
+      const a = parseIp(left, family);
+      const b = parseIp(right, family);
+      if (a && b) return Buffer.compare(Buffer.from(a.toByteArray()), Buffer.from(b.toByteArray()));
     }
   }
   return Buffer.compare(Buffer.from(left), Buffer.from(right));

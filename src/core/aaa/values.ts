@@ -1,7 +1,7 @@
 // Validation of attribute values before they are stored, following how FreeRADIUS 3.2 parses
 // them (value_data_from_str), but stricter where FreeRADIUS would silently misread a value.
 
-import { isIPv4, isIPv6 } from "node:net";
+import { type Family, parseCidr, parseIp } from "../shared/ip.ts";
 import { type AttributeDef, findValue } from "./dictionary.ts";
 
 /** Operators allowed on check (control) items, as in radcheck / radgroupcheck. */
@@ -118,20 +118,15 @@ function integerReason(def: AttributeDef, type: IntegerType): string {
   return `${base} or one of ${shown}${names.length > 6 ? ", ..." : ""}`;
 }
 
-function checkPrefix(value: string, family: 4 | 6): string | null {
-  const slash = value.indexOf("/");
-  const address = slash < 0 ? value : value.slice(0, slash);
-  const length = slash < 0 ? undefined : value.slice(slash + 1);
-  const maxLength = family === 4 ? 32 : 128;
-  const reason =
-    family === 4
+function checkPrefix(value: string, family: Family): string | null {
+  try {
+    parseCidr(value, family); // as in FreeRADIUS, a bare address is a full-length prefix
+    return null;
+  } catch {
+    return family === 4
       ? "must be an IPv4 prefix such as 192.0.2.0/24"
       : "must be an IPv6 prefix such as 2001:db8::/32";
-  const addressOk = family === 4 ? isIPv4(address) : isIPv6(address) && !address.includes("%");
-  if (!addressOk) return reason;
-  // As in FreeRADIUS, a bare address is a full-length prefix.
-  if (length !== undefined && (!/^\d{1,3}$/.test(length) || Number(length) > maxLength)) return reason;
-  return null;
+  }
 }
 
 const MAC = /^[0-9a-f]{2}([:-])[0-9a-f]{2}(\1[0-9a-f]{2}){4}$/i;
@@ -157,9 +152,9 @@ function checkTyped(def: AttributeDef, value: string): string | null {
       if (/^\d{1,10}$/.test(value) && Number(value) <= 4294967295) return null;
       return "must be a date as Unix seconds (digits only, up to 4294967295)";
     case "ipaddr":
-      return isIPv4(value) ? null : "must be an IPv4 address such as 192.0.2.1";
+      return parseIp(value, 4) ? null : "must be an IPv4 address such as 192.0.2.1";
     case "ipv6addr":
-      return isIPv6(value) && !value.includes("%") ? null : "must be an IPv6 address such as 2001:db8::1";
+      return parseIp(value, 6) ? null : "must be an IPv6 address such as 2001:db8::1";
     case "ipv4prefix":
       return checkPrefix(value, 4);
     case "ipv6prefix":

@@ -1,7 +1,10 @@
 // Which addresses a webhook may connect to. Deliveries go to the public internet only: never to
 // Wisp's own host, its network, the cloud metadata service or anything else a URL could aim at
 // to reach what only the server can reach (SSRF). WEBHOOK_ALLOW_PRIVATE=1 lifts the rule.
-import { BlockList, isIPv4, isIPv6 } from "node:net";
+// ipaddr.js's range() names the special-purpose blocks (IANA's registries, RFC 6890); the few it
+// does not know are listed here.
+import ipaddr from "ipaddr.js";
+import { type IP, parseCidr, parseIp } from "../shared/ip.ts";
 
 type Category =
   | "unspecified"
@@ -13,100 +16,79 @@ type Category =
   | "multicast"
   | "reserved";
 
-const V4: [string, number, Category][] = [
-  ["169.254.169.254", 32, "metadata"],
-  ["168.63.129.16", 32, "metadata"], // Azure's host endpoint
-  ["0.0.0.0", 8, "unspecified"],
-  ["127.0.0.0", 8, "loopback"],
-  ["10.0.0.0", 8, "private"],
-  ["172.16.0.0", 12, "private"],
-  ["192.168.0.0", 16, "private"],
-  ["100.64.0.0", 10, "CGNAT"],
-  ["169.254.0.0", 16, "link-local"],
-  ["224.0.0.0", 4, "multicast"],
-  ["192.0.0.0", 24, "reserved"],
-  ["192.0.2.0", 24, "reserved"],
-  ["198.18.0.0", 15, "reserved"],
-  ["198.51.100.0", 24, "reserved"],
-  ["203.0.113.0", 24, "reserved"],
-  ["240.0.0.0", 4, "reserved"],
-];
-
-const V6: [string, number, Category][] = [
-  ["fd00:ec2::254", 128, "metadata"],
-  ["::", 128, "unspecified"],
-  ["::1", 128, "loopback"],
-  ["fc00::", 7, "private"],
-  ["fe80::", 10, "link-local"],
-  ["fec0::", 10, "private"],
-  ["ff00::", 8, "multicast"],
-  ["::", 96, "reserved"], // IPv4-compatible (deprecated)
-  ["100::", 64, "reserved"],
-  ["2001:db8::", 32, "reserved"],
-  ["64:ff9b:1::", 48, "private"], // local-use NAT64
-];
-
-function listsOf(entries: [string, number, Category][], family: "ipv4" | "ipv6"): [Category, BlockList][] {
-  return entries.map(([network, prefix, category]) => {
-    const list = new BlockList();
-    list.addSubnet(network, prefix, family);
-    return [category, list];
-  });
+function cidr(text: string): [IP, number] {
+  const { address, prefix } = parseCidr(text);
+  return [address, prefix];
 }
 
-const v4Lists = listsOf(V4, "ipv4");
-const article = (category: Category) => (category === "unspecified" ? "an" : "a");
-const v6Lists = listsOf(V6, "ipv6");
+/** Checked before range(): addresses inside blocks it would name otherwise, or not at all. */
+const OWN: Record<string, [IP, number][]> = {
+  metadata: [
+    cidr("169.254.169.254/32"),
+    cidr("168.63.129.16/32"), // Azure's host endpoint
+    cidr("fd00:ec2::254/128"), // AWS's over IPv6
+  ],
+  private: [cidr("64:ff9b:1::/48")], // local-use NAT64, RFC 8215
+};
 
-/** The 16 bytes of an IPv6 address (which isIPv6 accepted). */
-function ipv6Bytes(address: string): number[] {
-  let text = address;
-  const dotted = /(\d+\.\d+\.\d+\.\d+)$/.exec(text);
-  if (dotted) {
-    const [a, b, c, d] = dotted[1]!.split(".").map(Number) as [number, number, number, number];
-    text = `${text.slice(0, dotted.index)}${((a << 8) | b).toString(16)}:${((c << 8) | d).toString(16)}`;
+/** range() names that are refused, and what they are called in the reason. */
+const REFUSED: Partial<Record<string, Category>> = {
+  unspecified: "unspecified",
+  loopback: "loopback",
+  private: "private", // RFC 1918
+  uniqueLocal: "private", // fc00::/7, RFC 4193
+  deprecatedSiteLocal: "private", // fec0::/10, RFC 3879
+  carrierGradeNat: "CGNAT", // RFC 6598
+  linkLocal: "link-local",
+  multicast: "multicast",
+  broadcast: "reserved",
+  reserved: "reserved",
+  benchmarking: "reserved",
+  discard: "reserved", // 100::/64, RFC 6666
+  segmentRouting: "reserved", // 5f00::/16, RFC 9602
+  orchid2: "reserved",
+  deprecatedOrchid: "reserved",
+};
+
+/** IPv4-compatible IPv6 (deprecated, RFC 4291 section 2.5.5.1); range() calls it unicast. */
+const IPV4_COMPATIBLE = cidr("::/96");
+
+/**
+ * The IPv4 address carried inside an IPv6 one, which a translator or relay would connect to:
+ * IPv4-mapped (RFC 4291 section 2.5.5.2), IPv4-translated (RFC 6145), the NAT64 well-known prefix
+ * 64:ff9b::/96 (RFC 6052) and 6to4 2002::/16 (RFC 3056, the address in bits 16-47).
+ */
+function embeddedIPv4(ip: ipaddr.IPv6, range: string): ipaddr.IPv4 | null {
+  const bytes = ip.toByteArray();
+  // rfc6052 is also the local-use 64:ff9b:1::/48, which OWN has answered for already.
+  if (range === "ipv4Mapped" || range === "rfc6145" || range === "rfc6052") {
+    return new ipaddr.IPv4(bytes.slice(12));
   }
-  const [head, tail] = text.includes("::") ? text.split("::") : [text, undefined];
-  const left = head ? head.split(":") : [];
-  const right = tail ? tail.split(":") : [];
-  const groups =
-    tail === undefined ? left : [...left, ...Array(8 - left.length - right.length).fill("0"), ...right];
-  return groups.flatMap((g) => {
-    const n = Number.parseInt(g, 16);
-    return [n >> 8, n & 0xff];
-  });
-}
-
-/** The IPv4 address carried inside an IPv6 one (mapped, NAT64, 6to4), if any. */
-function embeddedIPv4(address: string): string | null {
-  const b = ipv6Bytes(address);
-  const at = (i: number) => b.slice(i, i + 4).join(".");
-  const zero = (from: number, to: number) => b.slice(from, to).every((x) => x === 0);
-  if (zero(0, 10) && b[10] === 0xff && b[11] === 0xff) return at(12); // ::ffff:a.b.c.d
-  const nat64 = b[0] === 0x00 && b[1] === 0x64 && b[2] === 0xff && b[3] === 0x9b;
-  if (nat64 && zero(4, 12)) return at(12); // 64:ff9b::/96
-  if (b[0] === 0x20 && b[1] === 0x02) return at(2); // 2002::/16, 6to4
+  if (range === "6to4") return new ipaddr.IPv4(bytes.slice(2, 6));
   return null;
 }
+
+const article = (category: Category) => (category === "unspecified" ? "an" : "a");
 
 /**
  * Why an address may not be connected to ("a loopback address"), or null when it may. Names are
  * not accepted here: resolve first, then check every address.
  */
 export function refusedAddress(address: string): string | null {
-  const ip = address.replace(/^\[|\]$/g, "").replace(/%.*$/, "");
-  if (isIPv4(ip)) {
-    const found = v4Lists.find(([, list]) => list.check(ip, "ipv4"));
-    return found ? `${ip} is ${article(found[0])} ${found[0]} address` : null;
-  }
-  if (isIPv6(ip)) {
-    const inner = embeddedIPv4(ip);
+  const text = address.replace(/^\[|\]$/g, "").replace(/%.*$/, "");
+  const ip = parseIp(text);
+  if (!ip) return `${address} is not an IP address`;
+  const own = ipaddr.subnetMatch(ip, OWN, "") as Category | "";
+  if (own) return `${text} is ${article(own)} ${own} address`;
+  const range = ip.range();
+  let category = REFUSED[range];
+  if (ip instanceof ipaddr.IPv6) {
+    const inner = embeddedIPv4(ip, range);
     if (inner) {
-      const why = refusedAddress(inner);
-      return why ? `${ip} carries ${why}` : null;
+      const why = refusedAddress(inner.toString());
+      return why ? `${text} carries ${why}` : null;
     }
-    const found = v6Lists.find(([, list]) => list.check(ip, "ipv6"));
-    return found ? `${ip} is ${article(found[0])} ${found[0]} address` : null;
+    if (range === "unicast" && ip.match(...IPV4_COMPATIBLE)) category = "reserved";
   }
-  return `${address} is not an IP address`;
+  return category ? `${text} is ${article(category)} ${category} address` : null;
 }

@@ -1,9 +1,9 @@
 // Encoding values from FreeRADIUS text: 0x hex octets, integers and dates, IPv4/IPv6 addresses and
 // prefixes, interface ids and Ethernet addresses.
 
-import { isIPv4, isIPv6 } from "node:net";
 import type { AttributeDef } from "../../core/aaa/dictionary.ts";
 import { integerValue } from "../../core/aaa/values.ts";
+import { type Cidr, type Family, networkAddress, parseCidr, parseIp } from "../../core/shared/ip.ts";
 import { encodeError } from "./codes.ts";
 
 export const HEX_VALUE = /^0x((?:[0-9a-f]{2})*)$/i;
@@ -17,47 +17,31 @@ export function octetsFromText(text: string): Buffer {
   return Buffer.from(text, "utf8"); // FreeRADIUS takes other text as the octets themselves
 }
 
-function parseIPv4(text: string, at: number, out: Buffer): boolean {
-  if (!isIPv4(text)) return false;
-  const parts = text.split(".");
-  for (let i = 0; i < 4; i++) out[at + i] = Number(parts[i]);
-  return true;
+/** Writes an address of the family at `at` (RFC 8044 sections 3.8 and 3.9); false when invalid. */
+function writeAddress(text: string, family: Family, out: Buffer, at: number): boolean {
+  const ip = parseIp(text, family);
+  if (ip) out.set(ip.toByteArray(), at);
+  return ip !== null;
 }
 
-function parseIPv6(text: string, at: number, out: Buffer): boolean {
-  if (!isIPv6(text) || text.includes("%")) return false;
-  let s = text;
-  const lastColon = s.lastIndexOf(":");
-  if (s.includes(".", lastColon)) {
-    const v4 = s
-      .slice(lastColon + 1)
-      .split(".")
-      .map(Number);
-    const w = (a: number, b: number) => ((v4[a]! << 8) | v4[b]!).toString(16);
-    s = `${s.slice(0, lastColon + 1)}${w(0, 1)}:${w(2, 3)}`;
+/**
+ * Writes an ipv4prefix (RFC 8044 section 3.11) or ipv6prefix (RFC 3162 section 2.3, RFC 8044
+ * section 3.10) value: a reserved octet, the prefix length, then the prefix with the bits past the
+ * length cleared (FreeRADIUS masks prefixes it parses). A bare address is a full-length prefix.
+ * FreeRADIUS 3 sends all 16 octets of an IPv6 prefix. Returns the length, 0 when invalid.
+ */
+function writePrefix(text: string, family: Family, out: Buffer, at: number): number {
+  let cidr: Cidr;
+  try {
+    cidr = parseCidr(text, family);
+  } catch {
+    return 0;
   }
-  const [head = "", tail] = s.split("::");
-  const headWords = head ? head.split(":") : [];
-  const tailWords = tail ? tail.split(":") : [];
-  const words = [...headWords, ...Array(8 - headWords.length - tailWords.length).fill("0"), ...tailWords];
-  for (let i = 0; i < 8; i++) out.writeUInt16BE(Number.parseInt(words[i]!, 16), at + 2 * i);
-  return true;
-}
-
-/** Clears the bits past `bits` in `len` octets at `at` (FreeRADIUS masks prefixes it parses). */
-function maskPrefix(out: Buffer, at: number, len: number, bits: number): void {
-  for (let i = 0; i < len; i++) {
-    const keep = Math.max(0, Math.min(8, bits - 8 * i));
-    out[at + i]! &= (0xff << (8 - keep)) & 0xff;
-  }
-}
-
-function prefixParts(text: string, max: number): [address: string, bits: number] | undefined {
-  const slash = text.indexOf("/");
-  if (slash < 0) return [text, max];
-  const bits = text.slice(slash + 1);
-  if (!/^\d{1,3}$/.test(bits) || Number(bits) > max) return undefined;
-  return [text.slice(0, slash), Number(bits)];
+  out[at] = 0;
+  out[at + 1] = cidr.prefix;
+  const bytes = networkAddress(cidr).toByteArray();
+  out.set(bytes, at + 2);
+  return 2 + bytes.length;
 }
 
 const INTEGER_SIZES: Partial<Record<string, number>> = {
@@ -115,25 +99,13 @@ export function writeTyped(
 function writeAddressLike(def: AttributeDef, text: string, out: Buffer, at: number): number {
   switch (def.type) {
     case "ipaddr":
-      return parseIPv4(text, at, out) ? 4 : 0;
+      return writeAddress(text, 4, out, at) ? 4 : 0;
     case "ipv6addr":
-      return parseIPv6(text, at, out) ? 16 : 0;
-    case "ipv4prefix": {
-      const parts = prefixParts(text, 32);
-      if (!parts || !parseIPv4(parts[0], at + 2, out)) return 0;
-      out[at] = 0;
-      out[at + 1] = parts[1];
-      maskPrefix(out, at + 2, 4, parts[1]);
-      return 6;
-    }
-    case "ipv6prefix": {
-      const parts = prefixParts(text, 128);
-      if (!parts || !parseIPv6(parts[0], at + 2, out)) return 0;
-      out[at] = 0;
-      out[at + 1] = parts[1];
-      maskPrefix(out, at + 2, 16, parts[1]);
-      return 18; // FreeRADIUS 3 sends the full 16 address octets
-    }
+      return writeAddress(text, 6, out, at) ? 16 : 0;
+    case "ipv4prefix":
+      return writePrefix(text, 4, out, at);
+    case "ipv6prefix":
+      return writePrefix(text, 6, out, at);
     case "ifid": {
       if (!/^[0-9a-f]{1,4}(:[0-9a-f]{1,4}){3}$/i.test(text)) return 0;
       const words = text.split(":");

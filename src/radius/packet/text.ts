@@ -2,7 +2,9 @@
 // and prefixes, VALUE names for numbers, 0x hex for the rest.
 
 import { isUtf8 } from "node:buffer";
+import ipaddr from "ipaddr.js";
 import type { AttributeDef } from "../../core/aaa/dictionary.ts";
+import { formatIp } from "../../core/shared/ip.ts";
 
 const HEX_DIGITS = "0123456789abcdef";
 
@@ -79,41 +81,19 @@ function ipv4Text(d: Buffer, at: number): string {
   return `${d[at]}.${d[at + 1]}.${d[at + 2]}.${d[at + 3]}`;
 }
 
-/** glibc's inet_ntop(AF_INET6), which FreeRADIUS prints with: RFC 5952 plus ::ffff:a.b.c.d. */
-function ipv6Text(d: Buffer, at: number): string {
-  const words: number[] = [];
-  for (let i = 0; i < 8; i++) words.push((d[at + 2 * i]! << 8) | d[at + 2 * i + 1]!);
-  let bestBase = -1;
-  let bestLen = 0;
-  for (let i = 0; i < 8; ) {
-    if (words[i] !== 0) {
-      i++;
-      continue;
-    }
-    let j = i;
-    while (j < 8 && words[j] === 0) j++;
-    if (j - i > bestLen) {
-      bestBase = i;
-      bestLen = j - i;
-    }
-    i = j;
+/**
+ * FreeRADIUS prints IPv6 with glibc's inet_ntop(AF_INET6): RFC 5952 text (ipaddr.js writes it),
+ * except that glibc writes IPv4-mapped ::ffff:0:0/96 and IPv4-compatible ::/96 addresses (those
+ * outside ::/112, which stay ::x) with a dotted IPv4 tail (RFC 4291 section 2.2, form 3).
+ * ipaddr.js has no such form, so that case is written here, as glibc decides it.
+ */
+function ipv6Text(d: Buffer): string {
+  const ip = new ipaddr.IPv6(Array.from(d));
+  const p = ip.parts;
+  if (p.slice(0, 5).every((w) => w === 0) && (p[5] === 0xffff || (p[5] === 0 && p[6] !== 0))) {
+    return `::${p[5] ? "ffff:" : ""}${ipv4Text(d, 12)}`;
   }
-  if (bestLen < 2) bestBase = -1;
-  let out = "";
-  for (let i = 0; i < 8; i++) {
-    if (bestBase >= 0 && i >= bestBase && i < bestBase + bestLen) {
-      if (i === bestBase) out += ":";
-      continue;
-    }
-    if (i !== 0) out += ":";
-    if (i === 6 && bestBase === 0 && (bestLen === 6 || (bestLen === 5 && words[5] === 0xffff))) {
-      out += ipv4Text(d, at + 12);
-      break;
-    }
-    out += words[i]!.toString(16);
-  }
-  if (bestBase >= 0 && bestBase + bestLen === 8) out += ":";
-  return out;
+  return formatIp(ip);
 }
 
 // Number -> VALUE name per attribute. When several names share a number the last defined wins,
@@ -161,12 +141,12 @@ export function valueText(def: AttributeDef, d: Buffer, tagged: boolean): string
       if (d.length !== 6 || (d[1]! & 0x3f) > 32) return undefined;
       return `${ipv4Text(d, 2)}/${d[1]! & 0x3f}`;
     case "ipv6addr":
-      return d.length === 16 ? ipv6Text(d, 0) : undefined;
+      return d.length === 16 ? ipv6Text(d) : undefined;
     case "ipv6prefix": {
       if (d.length < 2 || d.length > 18 || d[1]! > 128) return undefined;
       const addr = Buffer.alloc(16);
       d.copy(addr, 0, 2);
-      return `${ipv6Text(addr, 0)}/${d[1]}`;
+      return `${ipv6Text(addr)}/${d[1]}`;
     }
     case "ifid": {
       if (d.length !== 8) return undefined;
