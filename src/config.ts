@@ -1,6 +1,7 @@
 // Typed configuration read from the environment, in one place for every door (server, CLI, worker).
 import net from "node:net";
 import path from "node:path";
+import { parseCidr } from "./core/shared/ip.ts";
 import { decodeKey } from "./core/webhooks/crypto.ts";
 import { DEFAULT_RETRY_SCHEDULE_MS } from "./core/webhooks/rules.ts";
 
@@ -104,15 +105,15 @@ function trustedProxies(env: NodeJS.ProcessEnv): string[] {
     .map((s) => s.trim())
     .filter(Boolean);
   for (const entry of entries) {
-    const [address = "", prefix, extra] = entry.split("/");
-    const family = net.isIP(address);
-    const max = family === 6 ? 128 : 32;
-    const goodPrefix = prefix === undefined || (/^\d{1,3}$/.test(prefix) && Number(prefix) <= max);
-    if (PROXY_RANGE_NAMES.includes(entry) || (family !== 0 && goodPrefix && extra === undefined)) continue;
-    throw new ConfigError(
-      `TRUSTED_PROXIES must be comma-separated IP addresses or CIDRs (like 10.0.0.1,192.168.0.0/16) ` +
-        `or ${PROXY_RANGE_NAMES.join(", ")}; "${entry}" is none of these`,
-    );
+    if (PROXY_RANGE_NAMES.includes(entry)) continue;
+    try {
+      parseCidr(entry);
+    } catch (error) {
+      throw new ConfigError(
+        `TRUSTED_PROXIES must be comma-separated IP addresses or CIDRs (like 10.0.0.1,192.168.0.0/16) ` +
+          `or ${PROXY_RANGE_NAMES.join(", ")}: ${(error as Error).message}`,
+      );
+    }
   }
   return entries;
 }
