@@ -42,12 +42,13 @@ export const PageQuery = {
  * The `sort` parameter of a list: one of `fields`, ascending, or with a leading "-", descending.
  * Listed as an enum, so the OpenAPI document names every order and validation refuses the rest.
  */
-export function SortQuery(fields: readonly string[], defaultOrder = "id") {
+export function SortQuery(fields: readonly string[], defaultOrder = "id", tieBreak = "id") {
   return Type.Optional(
     StringEnum(sortValues(fields), {
       description:
         `order of the list: a field ascending, or "-field" descending (default: ${defaultOrder}). ` +
-        "Text ignores case; missing values come last; ties are broken by id, so pages stay consistent.",
+        `Text ignores case; missing values come last; ties are broken by ${tieBreak} in the same ` +
+        "direction, so pages neither overlap nor skip.",
     }),
   );
 }

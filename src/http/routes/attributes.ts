@@ -72,7 +72,7 @@ const ListQuery = Type.Object(
     userid: Id("the user's id"),
     table: Type.Optional(StringEnum(USER_TABLES, { description: "omitted: radcheck rows, then radreply" })),
     ...PageQuery,
-    sort: SortQuery(ATTRIBUTE_SORT_FIELDS, "table, then id"),
+    sort: SortQuery(ATTRIBUTE_SORT_FIELDS, "table, then id", "table, then id"),
   },
   { additionalProperties: false },
 );

@@ -85,7 +85,7 @@ const ListQuery = Type.Object(
 );
 
 const MembersQuery = Type.Object(
-  { ...PageQuery, sort: SortQuery(MEMBER_SORT_FIELDS, "priority, then username") },
+  { ...PageQuery, sort: SortQuery(MEMBER_SORT_FIELDS, "priority, then username", "userid") },
   { additionalProperties: false },
 );
 
@@ -124,7 +124,7 @@ const GroupAttributesQuery = Type.Object(
       StringEnum(GROUP_TABLES, { description: "omitted: radgroupcheck, then radgroupreply" }),
     ),
     ...PageQuery,
-    sort: SortQuery(ATTRIBUTE_SORT_FIELDS, "table, then id"),
+    sort: SortQuery(ATTRIBUTE_SORT_FIELDS, "table, then id", "table, then id"),
   },
   { additionalProperties: false },
 );
