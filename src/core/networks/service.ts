@@ -142,12 +142,8 @@ export class NetworksService {
     page: PageRequest,
     sort?: string,
   ): Promise<Page<Network>> {
-    const { rows, total } = await this.repo.list(
-      accountId,
-      filter,
-      page,
-      parseSort(sort, NETWORK_SORT_FIELDS),
-    );
+    const order = parseSort(sort, NETWORK_SORT_FIELDS);
+    const { rows, total } = await this.repo.list(accountId, filter, page, order);
     return { data: rows.map(present), page: page.page, total, limit: page.limit };
   }
 

@@ -102,12 +102,8 @@ export class PortalsService {
     page: PageRequest,
     sort?: string,
   ): Promise<Page<CaptivePortal>> {
-    const { rows, total } = await this.repo.list(
-      accountId,
-      filter,
-      page,
-      parseSort(sort, PORTAL_SORT_FIELDS),
-    );
+    const order = parseSort(sort, PORTAL_SORT_FIELDS);
+    const { rows, total } = await this.repo.list(accountId, filter, page, order);
     return { data: rows.map((row) => this.present(row)), page: page.page, total, limit: page.limit };
   }
 

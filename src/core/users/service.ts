@@ -92,7 +92,8 @@ export class UsersService {
 
   /** `sort`: a field of USER_SORT_FIELDS, "-" first for descending; by id by default. */
   async list(accountId: number, filter: UserFilter, page: PageRequest, sort?: string): Promise<Page<User>> {
-    const { rows, total } = await this.repo.list(accountId, filter, page, parseSort(sort, USER_SORT_FIELDS));
+    const order = parseSort(sort, USER_SORT_FIELDS);
+    const { rows, total } = await this.repo.list(accountId, filter, page, order);
     return { data: rows.map(present), page: page.page, total, limit: page.limit };
   }
 

@@ -193,8 +193,12 @@ export class VouchersService {
     const order = parseSort(sort, VOUCHER_SORT_FIELDS);
     const now = isoNow();
     const condition = status === undefined ? undefined : statusCondition(status as VoucherStatus, now);
-    const filterRows = { status: condition, batchId, search };
-    const { rows, total } = await this.repo.list(accountId, filterRows, page, order);
+    const { rows, total } = await this.repo.list(
+      accountId,
+      { status: condition, batchId, search },
+      page,
+      order,
+    );
     return { data: rows.map((row) => present(row, now)), page: page.page, total, limit: page.limit };
   }
 
