@@ -7,6 +7,7 @@ import { ATTRIBUTE_SORT_FIELDS } from "../../src/core/attributes/rules.ts";
 import { GROUP_SORT_FIELDS, MEMBER_SORT_FIELDS } from "../../src/core/groups/rules.ts";
 import { NETWORK_SORT_FIELDS } from "../../src/core/networks/rules.ts";
 import { PORTAL_SORT_FIELDS } from "../../src/core/portals/rules.ts";
+import { ValidationError } from "../../src/core/shared/errors.ts";
 import { USER_SORT_FIELDS } from "../../src/core/users/rules.ts";
 import { VOUCHER_SORT_FIELDS } from "../../src/core/vouchers/rules.ts";
 import { dialects } from "../support/databases.ts";
@@ -370,6 +371,35 @@ for (const { dialect, skip } of await dialects()) {
           assert.match(res.body.details[0].message, /^must be one of /, label);
         }
       }
+    });
+
+    test("the services refuse other orders too, for doors without the API's schema", async () => {
+      const accountId = (await server.account("default")).id;
+      const page = { page: 1, limit: 10 };
+      const { users, groups, attributes, networks, portals, vouchers } = server.core;
+      const erin = (await users.list(accountId, { search: "erin" }, page)).data[0]!.id;
+      const staff = (await groups.list(accountId, "staff", page)).data[0]!.id;
+      for (const attempt of [
+        () => users.list(accountId, {}, page, "password"),
+        () => users.listJson(accountId, {}, page, "-api_json"),
+        () => groups.list(accountId, undefined, page, "description"),
+        () => groups.listMembers(accountId, staff, page, "priority-"),
+        () => attributes.listForUser(accountId, erin, undefined, page, "value"),
+        () => attributes.listForGroup(accountId, staff, undefined, page, "-value"),
+        () => networks.list(accountId, {}, page, "secret"),
+        () => portals.list(accountId, {}, page, "login_url"),
+        () => vouchers.list(accountId, {}, page, "status"),
+      ]) {
+        await assert.rejects(attempt, (error: ValidationError) => {
+          assert.ok(error instanceof ValidationError);
+          assert.deepEqual(
+            error.details.map((d) => d.field),
+            ["sort"],
+          );
+          return true;
+        });
+      }
+      assert.equal((await users.list(accountId, {}, page, "-username")).data[0]?.username, "erin");
     });
 
     test("the OpenAPI document lists every order of every list", async () => {
