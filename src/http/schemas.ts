@@ -1,6 +1,7 @@
 // Schemas shared by every route: the error body, pagination, the list envelope.
 import { type TSchema, type TUnsafe, Type } from "typebox";
 import { DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE } from "../core/shared/pages.ts";
+import { sortValues } from "../core/shared/sort.ts";
 
 export const ErrorBody = Type.Object(
   {
@@ -36,6 +37,21 @@ export const PageQuery = {
     }),
   ),
 };
+
+/**
+ * The `sort` parameter of a list: one of `fields`, ascending, or with a leading "-", descending.
+ * Listed as an enum, so the OpenAPI document names every order and validation refuses the rest.
+ */
+export function SortQuery(fields: readonly string[], defaultOrder = "id", tieBreak = "id") {
+  return Type.Optional(
+    StringEnum(sortValues(fields), {
+      description:
+        `order of the list: a field ascending, or "-field" descending (default: ${defaultOrder}). ` +
+        `Text ignores case; missing values come last; ties are broken by ${tieBreak} in the same ` +
+        "direction, so pages neither overlap nor skip.",
+    }),
+  );
+}
 
 export function ListOf<T extends TSchema>(item: T) {
   return Type.Object({

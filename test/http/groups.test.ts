@@ -158,7 +158,13 @@ for (const { dialect, skip } of await dialects()) {
       assert.equal((await call("GET", "/api/groups?search=%25")).body.total, 1);
       assert.equal((await call("GET", "/api/groups?search=_")).body.total, 1);
       assert.equal((await call("GET", "/api/groups?search=pg_")).body.total, 0);
-      for (const query of ["page=0", "limit=1001", "limit=x", "sort=name", `search=${"s".repeat(101)}`]) {
+      for (const query of [
+        "page=0",
+        "limit=1001",
+        "limit=x",
+        "sort=description",
+        `search=${"s".repeat(101)}`,
+      ]) {
         assert.equal((await call("GET", `/api/groups?${query}`)).status, 400, query);
       }
       const defaults = await call("GET", "/api/groups");

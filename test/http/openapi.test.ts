@@ -28,7 +28,7 @@ describe("OpenAPI document and docs", () => {
     assert.ok(body.components.schemas.Error && body.components.schemas.User);
     assert.deepEqual(body.security, [{ bearer: [] }]);
     const params = body.paths["/api/users"].get.parameters.map((p: { name: string }) => p.name).sort();
-    assert.deepEqual(params, ["limit", "page", "search", "status"]);
+    assert.deepEqual(params, ["limit", "page", "search", "sort", "status"]);
     assert.ok(!("/healthz" in body.paths), "operational routes stay out of the API document");
   });
 

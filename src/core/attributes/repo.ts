@@ -1,12 +1,14 @@
 // SQL for the four FreeRADIUS attribute tables. radcheck/radreply key rows by username,
 // radgroupcheck/radgroupreply by groupname; otherwise the tables are alike, so one repository
 // serves both kinds of owner.
-import type { Generated, Insertable, Kysely } from "kysely";
+import { type Generated, type Insertable, type Kysely, sql } from "kysely";
 import type { DialectName } from "../../db/database.ts";
 import { lockedInTransaction } from "../../db/locking.ts";
 import type { Schema } from "../../db/schema.ts";
+import { ordered, type SortPlan } from "../../db/sort.ts";
 import { offsetOf, type PageRequest } from "../shared/pages.ts";
-import type { AttributeTable, StoredItem } from "./rules.ts";
+import type { Sort } from "../shared/sort.ts";
+import type { AttributeSortField, AttributeTable, StoredItem } from "./rules.ts";
 
 /** Whose rows: a user's (by username) or a group's (by groupname). */
 export interface Owner {
@@ -37,6 +39,18 @@ interface AnyAttributeTable {
 // The four tables differ only in their owner column. Kysely cannot pick a table by a runtime name
 // across two shapes, so queries go through this wider view; ownerColumn keeps them honest.
 type AttributeTables = Kysely<Record<AttributeTable, AnyAttributeTable>>;
+
+/** Each table has its own id sequence: a row is its table and its id. */
+const SORT: SortPlan<AttributeSortField> = {
+  keys: {
+    id: { column: "id" },
+    attribute: { column: "attribute", text: true },
+    // Table names sort check before reply, for users (radcheck, radreply) and groups alike.
+    table: { column: "table_name" },
+  },
+  defaultOrder: [{ field: "table", descending: false }],
+  unique: [{ column: "table_name" }, { column: "id" }],
+};
 
 function ownerColumn(kind: Owner["kind"]): "username" | "groupname" {
   return kind === "user" ? "username" : "groupname";
@@ -96,45 +110,32 @@ export class AttributesRepo {
     ).executeTakeFirst();
   }
 
-  /** The owner's rows of the given tables, table by table in the order given, each by id. */
+  /** The owner's rows of the given tables, as one list: by table, then id, unless `sort` says otherwise. */
   async list(
     accountId: number,
     owner: Owner,
     tables: readonly AttributeTable[],
     page: PageRequest,
+    sort?: Sort<AttributeSortField>,
   ): Promise<{ rows: AttributeRow[]; total: number }> {
     const column = ownerColumn(owner.kind);
-    const scoped = (table: AttributeTable) =>
-      this.tables.selectFrom(table).where("account_id", "=", accountId).where(column, "=", owner.name);
-    const counts = await Promise.all(
-      tables.map(async (table) => {
-        const row = await scoped(table)
-          .select((eb) => eb.fn.countAll<number>().as("total"))
-          .executeTakeFirstOrThrow();
-        return Number(row.total);
-      }),
+    const [first, ...others] = tables.map((table) =>
+      this.tables
+        .selectFrom(table)
+        .select([sql.lit(table).as("table_name"), "id", "attribute", "op", "value", column])
+        .where("account_id", "=", accountId)
+        .where(column, "=", owner.name),
     );
-    // Each table has its own id sequence: page through the concatenation, table after table.
-    const rows: AttributeRow[] = [];
-    let skip = offsetOf(page);
-    for (const [i, table] of tables.entries()) {
-      const count = counts[i] ?? 0;
-      const wanted = page.limit - rows.length;
-      if (wanted <= 0) break;
-      if (skip >= count) {
-        skip -= count;
-        continue;
-      }
-      const found = await scoped(table)
-        .select(["id", "attribute", "op", "value", column])
-        .orderBy("id")
-        .limit(wanted)
-        .offset(skip)
-        .execute();
-      rows.push(...found.map((row) => this.toRow(table, row)));
-      skip = 0;
-    }
-    return { rows, total: counts.reduce((sum, n) => sum + n, 0) };
+    if (!first) return { rows: [], total: 0 };
+    const rows = this.tables.selectFrom(others.reduce((union, q) => union.unionAll(q), first).as("rows"));
+    const [found, count] = await Promise.all([
+      ordered(rows.selectAll(), this.dialect, SORT, sort).limit(page.limit).offset(offsetOf(page)).execute(),
+      rows.select((eb) => eb.fn.countAll<number>().as("total")).executeTakeFirstOrThrow(),
+    ]);
+    return {
+      rows: found.map((row) => this.toRow(row.table_name as AttributeTable, row)),
+      total: Number(count.total),
+    };
   }
 
   async find(accountId: number, table: AttributeTable, id: number): Promise<AttributeRow | undefined> {

@@ -116,3 +116,10 @@ export function checkItem(table: AttributeTable, input: ItemInput): StoredItem {
     value: canonicalValue(parsed.def, input.value, input.operator),
   };
 }
+
+/**
+ * What a list of attributes (a user's or a group's) may be sorted by; by default by table, then id.
+ * Not the value: secret values are masked, and their order would tell something about them.
+ */
+export const ATTRIBUTE_SORT_FIELDS = ["id", "attribute", "table"] as const;
+export type AttributeSortField = (typeof ATTRIBUTE_SORT_FIELDS)[number];

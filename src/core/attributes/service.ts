@@ -3,8 +3,10 @@
 // through the same rules (rules.ts) and the same repository.
 import { ConflictError, NotFoundError, ValidationError } from "../shared/errors.ts";
 import type { Page, PageRequest } from "../shared/pages.ts";
+import { parseSort } from "../shared/sort.ts";
 import type { AttributeRow, AttributesRepo, Owner } from "./repo.ts";
 import {
+  ATTRIBUTE_SORT_FIELDS,
   type AttributeTable,
   checkItem,
   GROUP_TABLES,
@@ -111,17 +113,20 @@ async function groupAttribute(
 export class AttributesService {
   constructor(private readonly repo: AttributesRepo) {}
 
+  /** `sort`: a field of ATTRIBUTE_SORT_FIELDS, "-" first for descending; by table, then id by default. */
   async listForUser(
     accountId: number,
     userId: number,
     table: string | undefined,
     page: PageRequest,
+    sort?: string,
   ): Promise<Page<UserAttribute>> {
     const tables = tablesOf(USER_TABLES, table);
+    const order = parseSort(sort, ATTRIBUTE_SORT_FIELDS);
     const user = await this.repo.findUser(accountId, userId);
     if (!user) throw userNotFound(userId);
     const owner: Owner = { kind: "user", name: user.username };
-    const { rows, total } = await this.repo.list(accountId, owner, tables, page);
+    const { rows, total } = await this.repo.list(accountId, owner, tables, page, order);
     return { data: rows.map((row) => userItem(row, user.id)), page: page.page, total, limit: page.limit };
   }
 
@@ -149,21 +154,20 @@ export class AttributesService {
     });
   }
 
+  /** `sort` as in listForUser. */
   async listForGroup(
     accountId: number,
     groupId: number,
     table: string | undefined,
     page: PageRequest,
+    sort?: string,
   ): Promise<Page<GroupAttribute>> {
     const tables = tablesOf(GROUP_TABLES, table);
+    const order = parseSort(sort, ATTRIBUTE_SORT_FIELDS);
     const group = await this.repo.findGroup(accountId, groupId);
     if (!group) throw groupNotFound(groupId);
-    const { rows, total } = await this.repo.list(
-      accountId,
-      { kind: "group", name: group.name },
-      tables,
-      page,
-    );
+    const owner: Owner = { kind: "group", name: group.name };
+    const { rows, total } = await this.repo.list(accountId, owner, tables, page, order);
     return { data: rows.map((row) => groupItem(row, group.id)), page: page.page, total, limit: page.limit };
   }
 

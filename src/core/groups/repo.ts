@@ -5,8 +5,11 @@ import type { DialectName } from "../../db/database.ts";
 import { lockedInTransaction } from "../../db/locking.ts";
 import { deleteRadiusRows, renameRadiusRows } from "../../db/radius-rows.ts";
 import type { GroupsTable, Schema } from "../../db/schema.ts";
+import { ordered, type SortPlan } from "../../db/sort.ts";
 import { offsetOf, type PageRequest } from "../shared/pages.ts";
+import type { Sort } from "../shared/sort.ts";
 import { likePattern } from "../shared/text.ts";
+import type { GroupSortField, MemberSortField } from "./rules.ts";
 
 export type GroupRow = Selectable<GroupsTable>;
 export type GroupChanges = Omit<Updateable<GroupsTable>, "id" | "account_id" | "created">;
@@ -16,6 +19,31 @@ export interface MemberRow {
   username: string;
   priority: number;
 }
+
+const GROUP_SORT: SortPlan<GroupSortField> = {
+  keys: {
+    id: { column: "id" },
+    name: { column: "name", text: true },
+    created: { column: "created" },
+    updated: { column: "updated" },
+  },
+  defaultOrder: [{ field: "id", descending: false }],
+  unique: [{ column: "id" }],
+};
+
+const MEMBER_SORT: SortPlan<MemberSortField> = {
+  keys: {
+    userid: { column: "users.id" },
+    username: { column: "users.username", text: true },
+    priority: { column: "radusergroup.priority" },
+  },
+  // FreeRADIUS's order of a user's groups; here, of a group's users.
+  defaultOrder: [
+    { field: "priority", descending: false },
+    { field: "username", descending: false },
+  ],
+  unique: [{ column: "users.id" }],
+};
 
 export class GroupsRepo {
   constructor(
@@ -33,6 +61,7 @@ export class GroupsRepo {
     accountId: number,
     search: string | undefined,
     page: PageRequest,
+    sort?: Sort<GroupSortField>,
   ): Promise<{ rows: GroupRow[]; total: number }> {
     let query = this.db.selectFrom("groups").where("account_id", "=", accountId);
     if (search) {
@@ -46,7 +75,10 @@ export class GroupsRepo {
       );
     }
     const [rows, count] = await Promise.all([
-      query.selectAll().orderBy("id").limit(page.limit).offset(offsetOf(page)).execute(),
+      ordered(query.selectAll(), this.dialect, GROUP_SORT, sort)
+        .limit(page.limit)
+        .offset(offsetOf(page))
+        .execute(),
       query.select((eb) => eb.fn.countAll<number>().as("total")).executeTakeFirstOrThrow(),
     ]);
     return { rows, total: Number(count.total) };
@@ -125,13 +157,16 @@ export class GroupsRepo {
     accountId: number,
     groupname: string,
     page: PageRequest,
+    sort?: Sort<MemberSortField>,
   ): Promise<{ rows: MemberRow[]; total: number }> {
     const query = this.members(accountId, groupname);
     const [rows, count] = await Promise.all([
-      query
-        .select(["users.id as userid", "users.username", "radusergroup.priority"])
-        .orderBy("radusergroup.priority")
-        .orderBy("users.username")
+      ordered(
+        query.select(["users.id as userid", "users.username", "radusergroup.priority"]),
+        this.dialect,
+        MEMBER_SORT,
+        sort,
+      )
         .limit(page.limit)
         .offset(offsetOf(page))
         .execute(),

@@ -12,3 +12,10 @@ export const MAX_SEARCH = 100;
 export const DEFAULT_PRIORITY = 1;
 export const MIN_PRIORITY = 0;
 export const MAX_PRIORITY = 1_000_000;
+
+/** What a groups list may be sorted by. */
+export const GROUP_SORT_FIELDS = ["id", "name", "created", "updated"] as const;
+export type GroupSortField = (typeof GROUP_SORT_FIELDS)[number];
+/** What a group's members may be sorted by; by default priority, then username. */
+export const MEMBER_SORT_FIELDS = ["userid", "username", "priority"] as const;
+export type MemberSortField = (typeof MEMBER_SORT_FIELDS)[number];

@@ -4,10 +4,18 @@ import { isUniqueViolation } from "../../db/database.ts";
 import { checkUsername } from "../aaa/values.ts";
 import { ConflictError, type FieldProblem, NotFoundError, ValidationError } from "../shared/errors.ts";
 import type { Page, PageRequest } from "../shared/pages.ts";
+import { parseSort } from "../shared/sort.ts";
 import { hasControlCharacters } from "../shared/text.ts";
 import { isoNow } from "../shared/time.ts";
 import type { GroupChanges, GroupRow, GroupsRepo, MemberRow } from "./repo.ts";
-import { DEFAULT_PRIORITY, MAX_DESCRIPTION, MAX_PRIORITY, MIN_PRIORITY } from "./rules.ts";
+import {
+  DEFAULT_PRIORITY,
+  GROUP_SORT_FIELDS,
+  MAX_DESCRIPTION,
+  MAX_PRIORITY,
+  MEMBER_SORT_FIELDS,
+  MIN_PRIORITY,
+} from "./rules.ts";
 
 export interface Group {
   id: number;
@@ -80,8 +88,15 @@ const notMember = (userId: number, groupId: number) =>
 export class GroupsService {
   constructor(private readonly repo: GroupsRepo) {}
 
-  async list(accountId: number, search: string | undefined, page: PageRequest): Promise<Page<Group>> {
-    const { rows, total } = await this.repo.list(accountId, search, page);
+  /** `sort`: a field of GROUP_SORT_FIELDS, "-" first for descending; by id by default. */
+  async list(
+    accountId: number,
+    search: string | undefined,
+    page: PageRequest,
+    sort?: string,
+  ): Promise<Page<Group>> {
+    const order = parseSort(sort, GROUP_SORT_FIELDS);
+    const { rows, total } = await this.repo.list(accountId, search, page, order);
     return { data: rows.map(present), page: page.page, total, limit: page.limit };
   }
 
@@ -149,10 +164,17 @@ export class GroupsService {
     });
   }
 
-  async listMembers(accountId: number, groupId: number, page: PageRequest): Promise<Page<Membership>> {
+  /** `sort`: a field of MEMBER_SORT_FIELDS, "-" first for descending; by priority, then username by default. */
+  async listMembers(
+    accountId: number,
+    groupId: number,
+    page: PageRequest,
+    sort?: string,
+  ): Promise<Page<Membership>> {
+    const order = parseSort(sort, MEMBER_SORT_FIELDS);
     const group = await this.repo.findById(accountId, groupId);
     if (!group) throw groupNotFound(groupId);
-    const { rows, total } = await this.repo.listMembers(accountId, group.name, page);
+    const { rows, total } = await this.repo.listMembers(accountId, group.name, page, order);
     return {
       data: rows.map((row) => membership(group.id, row)),
       page: page.page,

@@ -1,7 +1,11 @@
 import { type Kysely, type Selectable, sql, type Updateable } from "kysely";
+import type { DialectName } from "../../db/database.ts";
 import type { NasTable, Schema } from "../../db/schema.ts";
+import { ordered, type SortPlan } from "../../db/sort.ts";
 import { offsetOf, type PageRequest } from "../shared/pages.ts";
+import type { Sort } from "../shared/sort.ts";
 import { likePattern } from "../shared/text.ts";
+import type { NetworkSortField } from "./rules.ts";
 
 /** A `nas` row, secret included: only services see it, and only the RADIUS door gets it out. */
 export type NetworkRow = Selectable<NasTable>;
@@ -13,25 +17,40 @@ export interface NetworkFilter {
   search?: string | undefined;
 }
 
+const SORT: SortPlan<NetworkSortField> = {
+  keys: {
+    id: { column: "id" },
+    name: { column: "name", text: true },
+    created: { column: "created" },
+    updated: { column: "updated" },
+  },
+  defaultOrder: [{ field: "id", descending: false }],
+  unique: [{ column: "id" }],
+};
+
 export class NetworksRepo {
-  constructor(private readonly db: Kysely<Schema>) {}
+  constructor(
+    private readonly db: Kysely<Schema>,
+    private readonly dialect: DialectName,
+  ) {}
 
   /** Runs fn with a repository bound to one transaction. */
   transaction<T>(fn: (repo: NetworksRepo) => Promise<T>): Promise<T> {
-    return this.db.transaction().execute((trx) => fn(new NetworksRepo(trx)));
+    return this.db.transaction().execute((trx) => fn(new NetworksRepo(trx, this.dialect)));
   }
 
   async list(
     accountId: number,
     filter: NetworkFilter,
     page: PageRequest,
+    sort?: Sort<NetworkSortField>,
   ): Promise<{ rows: NetworkRow[]; total: number }> {
     let query = this.db.selectFrom("nas").where("account_id", "=", accountId);
     if (filter.search) {
       query = query.where(sql<boolean>`lower(name) like ${likePattern(filter.search)} escape '\\'`);
     }
     const [rows, count] = await Promise.all([
-      query.selectAll().orderBy("id").limit(page.limit).offset(offsetOf(page)).execute(),
+      ordered(query.selectAll(), this.dialect, SORT, sort).limit(page.limit).offset(offsetOf(page)).execute(),
       query.select((eb) => eb.fn.countAll<number>().as("total")).executeTakeFirstOrThrow(),
     ]);
     return { rows, total: Number(count.total) };

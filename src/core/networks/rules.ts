@@ -40,3 +40,7 @@ export function generateSecret(): string {
 export function shortnameOf(name: string): string {
   return Array.from(name).slice(0, MAX_SHORTNAME).join("").trimEnd();
 }
+
+/** What a networks list may be sorted by. */
+export const NETWORK_SORT_FIELDS = ["id", "name", "created", "updated"] as const;
+export type NetworkSortField = (typeof NETWORK_SORT_FIELDS)[number];

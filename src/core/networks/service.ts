@@ -5,6 +5,7 @@
 import { isUniqueViolation } from "../../db/database.ts";
 import { ConflictError, type FieldProblem, NotFoundError, ValidationError } from "../shared/errors.ts";
 import type { Page, PageRequest } from "../shared/pages.ts";
+import { parseSort } from "../shared/sort.ts";
 import { hasControlCharacters } from "../shared/text.ts";
 import { isoNow } from "../shared/time.ts";
 import { canonicalNasIp, containingNetworks } from "./address.ts";
@@ -15,6 +16,7 @@ import {
   MAX_DESCRIPTION,
   MAX_NAS_IDENTIFIER,
   MAX_NETWORK_NAME,
+  NETWORK_SORT_FIELDS,
   shortnameOf,
 } from "./rules.ts";
 
@@ -133,8 +135,15 @@ function notFound(id: number): NotFoundError {
 export class NetworksService {
   constructor(private readonly repo: NetworksRepo) {}
 
-  async list(accountId: number, filter: NetworkFilter, page: PageRequest): Promise<Page<Network>> {
-    const { rows, total } = await this.repo.list(accountId, filter, page);
+  /** `sort`: a field of NETWORK_SORT_FIELDS, "-" first for descending; by id by default. */
+  async list(
+    accountId: number,
+    filter: NetworkFilter,
+    page: PageRequest,
+    sort?: string,
+  ): Promise<Page<Network>> {
+    const order = parseSort(sort, NETWORK_SORT_FIELDS);
+    const { rows, total } = await this.repo.list(accountId, filter, page, order);
     return { data: rows.map(present), page: page.page, total, limit: page.limit };
   }
 

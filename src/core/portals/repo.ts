@@ -1,7 +1,11 @@
 import { type Kysely, type Selectable, sql, type Updateable } from "kysely";
+import type { DialectName } from "../../db/database.ts";
 import type { CaptivePortalsTable, Schema } from "../../db/schema.ts";
+import { ordered, type SortPlan } from "../../db/sort.ts";
 import { offsetOf, type PageRequest } from "../shared/pages.ts";
+import type { Sort } from "../shared/sort.ts";
 import { likePattern } from "../shared/text.ts";
+import type { PortalSortField } from "./rules.ts";
 
 export type PortalRow = Selectable<CaptivePortalsTable>;
 export type PortalListRow = PortalRow & { account_name: string };
@@ -18,18 +22,34 @@ export function isMissingReference(error: unknown): boolean {
   return code === "SQLITE_CONSTRAINT_FOREIGNKEY" || code === "23503";
 }
 
+const SORT: SortPlan<PortalSortField> = {
+  keys: {
+    id: { column: "id" },
+    name: { column: "name", text: true },
+    network_id: { column: "network_id" },
+    created: { column: "created" },
+    updated: { column: "updated" },
+  },
+  defaultOrder: [{ field: "id", descending: false }],
+  unique: [{ column: "id" }],
+};
+
 export class PortalsRepo {
-  constructor(private readonly db: Kysely<Schema>) {}
+  constructor(
+    private readonly db: Kysely<Schema>,
+    private readonly dialect: DialectName,
+  ) {}
 
   /** Runs fn with a repository bound to one transaction. */
   transaction<T>(fn: (repo: PortalsRepo) => Promise<T>): Promise<T> {
-    return this.db.transaction().execute((trx) => fn(new PortalsRepo(trx)));
+    return this.db.transaction().execute((trx) => fn(new PortalsRepo(trx, this.dialect)));
   }
 
   async list(
     accountId: number,
     filter: PortalFilter,
     page: PageRequest,
+    sort?: Sort<PortalSortField>,
   ): Promise<{ rows: PortalRow[]; total: number }> {
     let query = this.db.selectFrom("captive_portals").where("account_id", "=", accountId);
     if (filter.networkId !== undefined) query = query.where("network_id", "=", filter.networkId);
@@ -37,7 +57,7 @@ export class PortalsRepo {
       query = query.where(sql<boolean>`lower(name) like ${likePattern(filter.search)} escape '\\'`);
     }
     const [rows, count] = await Promise.all([
-      query.selectAll().orderBy("id").limit(page.limit).offset(offsetOf(page)).execute(),
+      ordered(query.selectAll(), this.dialect, SORT, sort).limit(page.limit).offset(offsetOf(page)).execute(),
       query.select((eb) => eb.fn.countAll<number>().as("total")).executeTakeFirstOrThrow(),
     ]);
     return { rows, total: Number(count.total) };

@@ -22,3 +22,7 @@ export function checkSuccessUrl(value: string): string | null {
   if (url.username || url.password) return "must not contain a user name or password";
   return null;
 }
+
+/** What a captive portals list may be sorted by. */
+export const PORTAL_SORT_FIELDS = ["id", "name", "network_id", "created", "updated"] as const;
+export type PortalSortField = (typeof PORTAL_SORT_FIELDS)[number];

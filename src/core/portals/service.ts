@@ -2,6 +2,7 @@
 // hangs off a network of the same account; its login URL is derived from the public address of Wisp.
 import { type FieldProblem, NotFoundError, ValidationError } from "../shared/errors.ts";
 import type { Page, PageRequest } from "../shared/pages.ts";
+import { parseSort } from "../shared/sort.ts";
 import { hasControlCharacters } from "../shared/text.ts";
 import { isoNow } from "../shared/time.ts";
 import {
@@ -12,7 +13,7 @@ import {
   type PortalRow,
   type PortalsRepo,
 } from "./repo.ts";
-import { checkSuccessUrl, MAX_PORTAL_NAME } from "./rules.ts";
+import { checkSuccessUrl, MAX_PORTAL_NAME, PORTAL_SORT_FIELDS } from "./rules.ts";
 
 export interface CaptivePortal {
   id: number;
@@ -94,8 +95,15 @@ export class PortalsService {
     return { ...this.present(row), account_id: row.account_id, account: row.account_name };
   }
 
-  async list(accountId: number, filter: PortalFilter, page: PageRequest): Promise<Page<CaptivePortal>> {
-    const { rows, total } = await this.repo.list(accountId, filter, page);
+  /** `sort`: a field of PORTAL_SORT_FIELDS, "-" first for descending; by id by default. */
+  async list(
+    accountId: number,
+    filter: PortalFilter,
+    page: PageRequest,
+    sort?: string,
+  ): Promise<Page<CaptivePortal>> {
+    const order = parseSort(sort, PORTAL_SORT_FIELDS);
+    const { rows, total } = await this.repo.list(accountId, filter, page, order);
     return { data: rows.map((row) => this.present(row)), page: page.page, total, limit: page.limit };
   }
 

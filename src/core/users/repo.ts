@@ -4,12 +4,30 @@ import { lockedInTransaction } from "../../db/locking.ts";
 import { prepared, preparedColumn } from "../../db/prepared.ts";
 import { deleteRadiusRows, renameRadiusRows } from "../../db/radius-rows.ts";
 import type { Schema, UsersTable } from "../../db/schema.ts";
+import { ordered, orderTerms, type SortPlan } from "../../db/sort.ts";
 import { TurnBatch } from "../../db/turn-batch.ts";
 import { type EventKind, insertEvents } from "../events/repo.ts";
 import { offsetOf, type PageRequest } from "../shared/pages.ts";
+import type { Sort } from "../shared/sort.ts";
 import { likePattern } from "../shared/text.ts";
+import type { UserSortField } from "./rules.ts";
 
 export type UserRow = Selectable<UsersTable>;
+export type UserSort = Sort<UserSortField>;
+
+const SORT: SortPlan<UserSortField> = {
+  keys: {
+    id: { column: "id" },
+    username: { column: "username", text: true },
+    email: { column: "email", text: true },
+    fullname: { column: "fullname", text: true },
+    status: { column: "status" },
+    created: { column: "created" },
+    updated: { column: "updated" },
+  },
+  defaultOrder: [{ field: "id", descending: false }],
+  unique: [{ column: "id" }],
+};
 
 interface FilterShape {
   status: boolean;
@@ -44,7 +62,7 @@ export class UsersRepo {
   private readonly jsonById;
   private readonly jsonBatch: TurnBatch<string> | undefined;
   private readonly userCount;
-  /** The list queries, compiled once per filter shape (see compiledFor). */
+  /** The list queries, compiled once per filter shape and order (see compiledFor). */
   private readonly listQueries = new Map<string, ListQueries>();
 
   constructor(
@@ -102,17 +120,18 @@ export class UsersRepo {
   /** Unfiltered, the account's count kept by the database (migration 008); filtered, a count. */
   private async total(accountId: number, filter: UserFilter): Promise<number> {
     if (!filter.status && !filter.search) return (await this.userCount(accountId))[0] ?? 0;
-    const [count] = await this.compiledFor(filter).total(...this.arguments(accountId, filter));
+    // The count ignores the order: any compiled set of this filter shape has it.
+    const [count] = await this.compiledFor(filter, undefined).total(...this.arguments(accountId, filter));
     return Number(count?.total ?? 0);
   }
 
-  /** One set of compiled list queries per filter shape (status given or not, search given or not). */
-  private compiledFor(filter: UserFilter): ListQueries {
+  /** One set of compiled list queries per filter shape (status given or not, search given or not) and order. */
+  private compiledFor(filter: UserFilter, sort: UserSort | undefined): ListQueries {
     const shape = { status: Boolean(filter.status), search: Boolean(filter.search) };
-    const name = `${shape.status}:${shape.search}`;
+    const name = `${shape.status}:${shape.search}:${sort?.field}:${sort?.descending}`;
     let queries = this.listQueries.get(name);
     if (!queries) {
-      queries = this.compileList(shape);
+      queries = this.compileList(shape, sort);
       this.listQueries.set(name, queries);
     }
     return queries;
@@ -122,17 +141,22 @@ export class UsersRepo {
     return [accountId, filter.status ?? "", filter.search ? likePattern(filter.search) : ""];
   }
 
-  private compileList(shape: FilterShape): ListQueries {
+  private compileList(shape: FilterShape, sort: UserSort | undefined): ListQueries {
     const page = (accountId: number, status: string, pattern: string, limit: number, offset: number) =>
-      this.filtered(accountId, shape, status, pattern).selectAll().orderBy("id").limit(limit).offset(offset);
+      ordered(this.filtered(accountId, shape, status, pattern).selectAll(), this.dialect, SORT, sort)
+        .limit(limit)
+        .offset(offset);
     return {
       rows: prepared(this.db, page, 5),
       json: preparedColumn(
         this.db,
         (accountId: number, status: string, pattern: string, limit: number, offset: number) =>
-          this.filtered(accountId, shape, status, pattern)
-            .select("api_json")
-            .orderBy("id")
+          ordered(
+            this.filtered(accountId, shape, status, pattern).select("api_json"),
+            this.dialect,
+            SORT,
+            sort,
+          )
             .limit(limit)
             .offset(offset),
         5,
@@ -141,17 +165,14 @@ export class UsersRepo {
       jsonAndTotal: prepared(
         this.db,
         (accountId: number, status: string, pattern: string, limit: number, offset: number) => {
-          const users = this.filtered(accountId, shape, status, pattern)
-            .select(["id", "api_json"])
-            .orderBy("id")
-            .limit(limit)
-            .offset(offset);
+          const users = page(accountId, status, pattern, limit, offset);
           const total =
             shape.status || shape.search
               ? this.counted(accountId, shape, status, pattern)
               : this.db.selectFrom("accounts").select("user_count").where("id", "=", accountId);
           const query = sql<{ data: string; total: number }>`select
-            coalesce((select string_agg(u.api_json, ',' order by u.id) from (${users}) as u), '') as data,
+            coalesce((select string_agg(u.api_json, ',' order by ${orderTerms(this.dialect, SORT, sort)})
+              from (${users}) as u), '') as data,
             (${total}) as total`;
           return { compile: () => query.compile(this.db) };
         },
@@ -166,13 +187,15 @@ export class UsersRepo {
     );
   }
 
+  /** A page of the account's users in the order asked for (by id by default). */
   async list(
     accountId: number,
     filter: UserFilter,
     page: PageRequest,
+    sort?: UserSort,
   ): Promise<{ rows: UserRow[]; total: number }> {
     const [rows, total] = await Promise.all([
-      this.compiledFor(filter).rows(...this.arguments(accountId, filter), page.limit, offsetOf(page)),
+      this.compiledFor(filter, sort).rows(...this.arguments(accountId, filter), page.limit, offsetOf(page)),
       this.total(accountId, filter),
     ]);
     return { rows, total };
@@ -186,8 +209,9 @@ export class UsersRepo {
     accountId: number,
     filter: UserFilter,
     page: PageRequest,
+    sort?: UserSort,
   ): Promise<{ json: string; total: number }> {
-    const queries = this.compiledFor(filter);
+    const queries = this.compiledFor(filter, sort);
     const args = [...this.arguments(accountId, filter), page.limit, offsetOf(page)] as const;
     if (this.dialect === "postgres") {
       // Each query is a round trip there: one for both.

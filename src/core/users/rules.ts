@@ -15,3 +15,15 @@ export const MAX_SEARCH = 100;
 export const USERNAME_RULE = "must be 1-64 characters from A-Z a-z 0-9 @ . _ : -";
 export const EMAIL_RULE = "must be an email address";
 export const PASSWORD_LENGTH_RULE = `must be 1-${128} characters`;
+
+/** What a users list may be sorted by (`sort=<field>` or `sort=-<field>`). */
+export const USER_SORT_FIELDS = [
+  "id",
+  "username",
+  "email",
+  "fullname",
+  "status",
+  "created",
+  "updated",
+] as const;
+export type UserSortField = (typeof USER_SORT_FIELDS)[number];

@@ -4,6 +4,7 @@ import { isUniqueViolation } from "../../db/database.ts";
 import { checkUsername, checkValueSafe } from "../aaa/values.ts";
 import { ConflictError, type FieldProblem, NotFoundError, ValidationError } from "../shared/errors.ts";
 import type { Page, PageRequest } from "../shared/pages.ts";
+import { parseSort } from "../shared/sort.ts";
 import { hasControlCharacters } from "../shared/text.ts";
 import { isoNow } from "../shared/time.ts";
 import type { UserChanges, UserFilter, UserRow, UsersRepo } from "./repo.ts";
@@ -14,6 +15,7 @@ import {
   MAX_FULLNAME,
   MAX_PASSWORD,
   PASSWORD_LENGTH_RULE,
+  USER_SORT_FIELDS,
   USER_STATUSES,
   type UserStatus,
 } from "./rules.ts";
@@ -88,14 +90,17 @@ function duplicate(username: string): ConflictError {
 export class UsersService {
   constructor(private readonly repo: UsersRepo) {}
 
-  async list(accountId: number, filter: UserFilter, page: PageRequest): Promise<Page<User>> {
-    const { rows, total } = await this.repo.list(accountId, filter, page);
+  /** `sort`: a field of USER_SORT_FIELDS, "-" first for descending; by id by default. */
+  async list(accountId: number, filter: UserFilter, page: PageRequest, sort?: string): Promise<Page<User>> {
+    const order = parseSort(sort, USER_SORT_FIELDS);
+    const { rows, total } = await this.repo.list(accountId, filter, page, order);
     return { data: rows.map(present), page: page.page, total, limit: page.limit };
   }
 
   /** list(), as the JSON text of the list shape, built by the database (the API's fast path). */
-  async listJson(accountId: number, filter: UserFilter, page: PageRequest): Promise<string> {
-    const { json, total } = await this.repo.listJson(accountId, filter, page);
+  async listJson(accountId: number, filter: UserFilter, page: PageRequest, sort?: string): Promise<string> {
+    const order = parseSort(sort, USER_SORT_FIELDS);
+    const { json, total } = await this.repo.listJson(accountId, filter, page, order);
     return `{"data":${json},"page":${page.page},"total":${total},"limit":${page.limit}}`;
   }
 

@@ -1,8 +1,11 @@
 import { CompiledQuery, type Kysely, type Selectable, sql } from "kysely";
 import type { DialectName } from "../../db/database.ts";
 import type { Schema, VoucherBatchesTable, VouchersTable } from "../../db/schema.ts";
+import { ordered, type SortPlan } from "../../db/sort.ts";
 import { offsetOf, type PageRequest } from "../shared/pages.ts";
+import type { Sort } from "../shared/sort.ts";
 import { likePattern } from "../shared/text.ts";
+import type { VoucherSortField } from "./rules.ts";
 
 export type VoucherRow = Selectable<VouchersTable>;
 export type NewVoucher = Omit<VoucherRow, "id" | "first_used" | "expires" | "devices_used">;
@@ -25,6 +28,19 @@ export interface VoucherFilter {
   /** Matched as a literal, case-insensitive substring of the code. */
   search?: string | undefined;
 }
+
+const SORT: SortPlan<VoucherSortField> = {
+  keys: {
+    id: { column: "id" },
+    code: { column: "code", text: true },
+    created: { column: "created" },
+    first_used: { column: "first_used", nullable: true },
+    expires: { column: "expires", nullable: true },
+    batch_id: { column: "batch_id", nullable: true },
+  },
+  defaultOrder: [{ field: "id", descending: false }],
+  unique: [{ column: "id" }],
+};
 
 /** The columns of an insert: the code varies per row, the rest comes from the template. */
 const SHARED_COLUMNS = [
@@ -61,6 +77,7 @@ export class VouchersRepo {
     accountId: number,
     filter: VoucherFilter,
     page: PageRequest,
+    sort?: Sort<VoucherSortField>,
   ): Promise<{ rows: VoucherRow[]; total: number }> {
     let query = this.db.selectFrom("vouchers").where("account_id", "=", accountId);
     const status = filter.status;
@@ -86,7 +103,7 @@ export class VouchersRepo {
       query = query.where(sql<boolean>`code like ${pattern} escape '\\'`);
     }
     const [rows, count] = await Promise.all([
-      query.selectAll().orderBy("id").limit(page.limit).offset(offsetOf(page)).execute(),
+      ordered(query.selectAll(), this.dialect, SORT, sort).limit(page.limit).offset(offsetOf(page)).execute(),
       query.select((eb) => eb.fn.countAll<number>().as("total")).executeTakeFirstOrThrow(),
     ]);
     return { rows, total: Number(count.total) };

@@ -34,3 +34,10 @@ export const VOUCHER_STATUSES = ["unused", "active", "expired", "exhausted", "di
 export type VoucherStatus = (typeof VOUCHER_STATUSES)[number];
 /** Stored statuses that turn into `expired` once `expires` is past. */
 export const LAPSING_STATUSES: readonly VoucherStatus[] = ["active", "exhausted"];
+
+/**
+ * What a vouchers list may be sorted by. Not `status`: past `expires` an active voucher reads as
+ * expired without its stored status changing, so the stored order would not be the one shown.
+ */
+export const VOUCHER_SORT_FIELDS = ["id", "code", "created", "first_used", "expires", "batch_id"] as const;
+export type VoucherSortField = (typeof VOUCHER_SORT_FIELDS)[number];

@@ -4,6 +4,7 @@ import { randomInt } from "node:crypto";
 import { isUniqueViolation } from "../../db/database.ts";
 import { ConflictError, type FieldProblem, NotFoundError, ValidationError } from "../shared/errors.ts";
 import type { Page, PageRequest } from "../shared/pages.ts";
+import { parseSort } from "../shared/sort.ts";
 import { isoNow } from "../shared/time.ts";
 import type { StatusCondition, VoucherRow, VouchersRepo, VoucherTemplate } from "./repo.ts";
 import {
@@ -21,6 +22,7 @@ import {
   PREFIX_PATTERN,
   PREFIX_RULE,
   RANDOM_LENGTH,
+  VOUCHER_SORT_FIELDS,
   VOUCHER_STATUSES,
   type VoucherStatus,
 } from "./rules.ts";
@@ -177,14 +179,26 @@ export class VouchersService {
 
   constructor(private readonly repo: VouchersRepo) {}
 
-  async list(accountId: number, filter: VoucherListFilter, page: PageRequest): Promise<Page<Voucher>> {
+  /** `sort`: a field of VOUCHER_SORT_FIELDS, "-" first for descending; by id by default. */
+  async list(
+    accountId: number,
+    filter: VoucherListFilter,
+    page: PageRequest,
+    sort?: string,
+  ): Promise<Page<Voucher>> {
     const { status, batchId, search } = filter;
     if (status !== undefined && !VOUCHER_STATUSES.includes(status as VoucherStatus)) {
       throw ValidationError.field("status", `must be one of ${VOUCHER_STATUSES.join(", ")}`);
     }
+    const order = parseSort(sort, VOUCHER_SORT_FIELDS);
     const now = isoNow();
     const condition = status === undefined ? undefined : statusCondition(status as VoucherStatus, now);
-    const { rows, total } = await this.repo.list(accountId, { status: condition, batchId, search }, page);
+    const { rows, total } = await this.repo.list(
+      accountId,
+      { status: condition, batchId, search },
+      page,
+      order,
+    );
     return { data: rows.map((row) => present(row, now)), page: page.page, total, limit: page.limit };
   }
 

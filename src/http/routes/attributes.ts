@@ -4,13 +4,14 @@ import type { FastifyInstance } from "fastify";
 import { type Static, Type } from "typebox";
 import {
   ALL_OPERATORS,
+  ATTRIBUTE_SORT_FIELDS,
   MAX_ATTRIBUTE_NAME,
   MAX_VALUE_BYTES,
   SECRET_MASK,
   USER_TABLES,
 } from "../../core/attributes/rules.ts";
 import type { AttributesService } from "../../core/attributes/service.ts";
-import { errorResponses, Id, ListOf, PageQuery, StringEnum } from "../schemas.ts";
+import { errorResponses, Id, ListOf, PageQuery, SortQuery, StringEnum } from "../schemas.ts";
 
 const SECRETS =
   "Secret values (any *-Password such as Cleartext-Password or NT-Password, password hashes, " +
@@ -71,6 +72,7 @@ const ListQuery = Type.Object(
     userid: Id("the user's id"),
     table: Type.Optional(StringEnum(USER_TABLES, { description: "omitted: radcheck rows, then radreply" })),
     ...PageQuery,
+    sort: SortQuery(ATTRIBUTE_SORT_FIELDS, "table, then id", "table, then id"),
   },
   { additionalProperties: false },
 );
@@ -107,8 +109,8 @@ export async function attributesRoutes(
       },
     },
     async (request) => {
-      const { userid, table, page = 1, limit = 50 } = request.query;
-      return attributes.listForUser(request.principal.accountId, userid, table, { page, limit });
+      const { userid, table, page = 1, limit = 50, sort } = request.query;
+      return attributes.listForUser(request.principal.accountId, userid, table, { page, limit }, sort);
     },
   );
 

@@ -2,19 +2,21 @@
 // HTTP and the groups and attributes services.
 import type { FastifyInstance } from "fastify";
 import { type Static, Type } from "typebox";
-import { GROUP_TABLES } from "../../core/attributes/rules.ts";
+import { ATTRIBUTE_SORT_FIELDS, GROUP_TABLES } from "../../core/attributes/rules.ts";
 import type { AttributesService } from "../../core/attributes/service.ts";
 import {
   DEFAULT_PRIORITY,
   GROUP_NAME_PATTERN,
+  GROUP_SORT_FIELDS,
   MAX_DESCRIPTION,
   MAX_PRIORITY,
   MAX_SEARCH,
+  MEMBER_SORT_FIELDS,
   MIN_PRIORITY,
 } from "../../core/groups/rules.ts";
 import type { GroupsService } from "../../core/groups/service.ts";
 import { NO_CONTROL_CHARACTERS } from "../../core/shared/text.ts";
-import { errorResponses, Id, ListOf, PageQuery, StringEnum } from "../schemas.ts";
+import { errorResponses, Id, ListOf, PageQuery, SortQuery, StringEnum } from "../schemas.ts";
 import { attributeFields } from "./attributes.ts";
 
 const Group = Type.Object(
@@ -77,11 +79,15 @@ const ListQuery = Type.Object(
         description: "case-insensitive substring of name or description",
       }),
     ),
+    sort: SortQuery(GROUP_SORT_FIELDS),
   },
   { additionalProperties: false },
 );
 
-const PageQueryObject = Type.Object({ ...PageQuery }, { additionalProperties: false });
+const MembersQuery = Type.Object(
+  { ...PageQuery, sort: SortQuery(MEMBER_SORT_FIELDS, "priority, then username", "userid") },
+  { additionalProperties: false },
+);
 
 const AddMember = Type.Object(
   {
@@ -118,6 +124,7 @@ const GroupAttributesQuery = Type.Object(
       StringEnum(GROUP_TABLES, { description: "omitted: radgroupcheck, then radgroupreply" }),
     ),
     ...PageQuery,
+    sort: SortQuery(ATTRIBUTE_SORT_FIELDS, "table, then id", "table, then id"),
   },
   { additionalProperties: false },
 );
@@ -163,8 +170,8 @@ export async function groupsRoutes(
       },
     },
     async (request) => {
-      const { page = 1, limit = 50, search } = request.query;
-      return groups.list(request.principal.accountId, search, { page, limit });
+      const { page = 1, limit = 50, search, sort } = request.query;
+      return groups.list(request.principal.accountId, search, { page, limit }, sort);
     },
   );
 
@@ -236,7 +243,7 @@ export async function groupsRoutes(
     },
   );
 
-  app.get<{ Params: GroupParams; Querystring: Static<typeof PageQueryObject> }>(
+  app.get<{ Params: GroupParams; Querystring: Static<typeof MembersQuery> }>(
     "/api/groups/:group_id/users",
     {
       config: read,
@@ -244,13 +251,14 @@ export async function groupsRoutes(
         tags,
         summary: "List a group's members, by priority then username",
         params: GroupParams,
-        querystring: PageQueryObject,
+        querystring: MembersQuery,
         response: { 200: ListOf(Type.Ref("Membership")), ...errorResponses },
       },
     },
     async (request) => {
-      const { page = 1, limit = 50 } = request.query;
-      return groups.listMembers(request.principal.accountId, request.params.group_id, { page, limit });
+      const { page = 1, limit = 50, sort } = request.query;
+      const { group_id } = request.params;
+      return groups.listMembers(request.principal.accountId, group_id, { page, limit }, sort);
     },
   );
 
@@ -325,11 +333,9 @@ export async function groupsRoutes(
       },
     },
     async (request) => {
-      const { table, page = 1, limit = 50 } = request.query;
-      return attributes.listForGroup(request.principal.accountId, request.params.group_id, table, {
-        page,
-        limit,
-      });
+      const { table, page = 1, limit = 50, sort } = request.query;
+      const { group_id } = request.params;
+      return attributes.listForGroup(request.principal.accountId, group_id, table, { page, limit }, sort);
     },
   );
 

@@ -2,10 +2,12 @@
 // the console and the CLI). Writes on these paths answer 405 through the app's not-found handler.
 import type { FastifyInstance } from "fastify";
 import { type Static, Type } from "typebox";
+import { NETWORK_SORT_FIELDS } from "../../core/networks/rules.ts";
 import type { NetworksService } from "../../core/networks/service.ts";
+import { PORTAL_SORT_FIELDS } from "../../core/portals/rules.ts";
 import type { PortalsService } from "../../core/portals/service.ts";
 import { MAX_SEARCH } from "../../core/users/rules.ts";
-import { errorResponses, Id, ListOf, PageQuery } from "../schemas.ts";
+import { errorResponses, Id, ListOf, PageQuery, SortQuery } from "../schemas.ts";
 
 const Network = Type.Object(
   {
@@ -48,7 +50,7 @@ const search = (what: string) =>
   );
 
 const NetworkQuery = Type.Object(
-  { ...PageQuery, search: search("network's name") },
+  { ...PageQuery, search: search("network's name"), sort: SortQuery(NETWORK_SORT_FIELDS) },
   { additionalProperties: false },
 );
 const PortalQuery = Type.Object(
@@ -56,6 +58,7 @@ const PortalQuery = Type.Object(
     ...PageQuery,
     search: search("portal's name"),
     network_id: Type.Optional(Id("only this network's portals")),
+    sort: SortQuery(PORTAL_SORT_FIELDS),
   },
   { additionalProperties: false },
 );
@@ -87,8 +90,8 @@ export async function networksRoutes(
       },
     },
     async (request) => {
-      const { page = 1, limit = 50, search } = request.query;
-      return networks.list(request.principal.accountId, { search }, { page, limit });
+      const { page = 1, limit = 50, search, sort } = request.query;
+      return networks.list(request.principal.accountId, { search }, { page, limit }, sort);
     },
   );
 
@@ -118,8 +121,9 @@ export async function networksRoutes(
       },
     },
     async (request) => {
-      const { page = 1, limit = 50, search, network_id } = request.query;
-      return portals.list(request.principal.accountId, { search, networkId: network_id }, { page, limit });
+      const { page = 1, limit = 50, search, network_id, sort } = request.query;
+      const filter = { search, networkId: network_id };
+      return portals.list(request.principal.accountId, filter, { page, limit }, sort);
     },
   );
 

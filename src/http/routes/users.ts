@@ -8,11 +8,12 @@ import {
   MAX_FULLNAME,
   MAX_PASSWORD,
   MAX_SEARCH,
+  USER_SORT_FIELDS,
   USER_STATUSES,
   USERNAME_PATTERN,
 } from "../../core/users/rules.ts";
 import type { UsersService } from "../../core/users/service.ts";
-import { errorResponses, Id, ListOf, PageQuery, StringEnum } from "../schemas.ts";
+import { errorResponses, Id, ListOf, PageQuery, SortQuery, StringEnum } from "../schemas.ts";
 
 const User = Type.Object(
   {
@@ -75,6 +76,7 @@ const ListQuery = Type.Object(
         description: "case-insensitive substring of username, email or fullname",
       }),
     ),
+    sort: SortQuery(USER_SORT_FIELDS),
   },
   { additionalProperties: false },
 );
@@ -100,8 +102,9 @@ export async function usersRoutes(app: FastifyInstance, { users }: { users: User
       },
     },
     async (request, reply) => {
-      const { page = 1, limit = 50, status, search } = request.query;
-      const body = await users.listJson(request.principal.accountId, { status, search }, { page, limit });
+      const { page = 1, limit = 50, status, search, sort } = request.query;
+      const filter = { status, search };
+      const body = await users.listJson(request.principal.accountId, filter, { page, limit }, sort);
       // Already JSON in the documented shape (the tests check it against the schema): sent as is.
       return reply.type("application/json; charset=utf-8").send(body);
     },

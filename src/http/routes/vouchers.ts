@@ -13,10 +13,11 @@ import {
   MIN_SESSION_TIMEOUT,
   MIN_VALIDITY,
   PREFIX_PATTERN,
+  VOUCHER_SORT_FIELDS,
   VOUCHER_STATUSES,
 } from "../../core/vouchers/rules.ts";
 import type { VouchersService } from "../../core/vouchers/service.ts";
-import { errorResponses, Id, ListOf, PageQuery, StringEnum } from "../schemas.ts";
+import { errorResponses, Id, ListOf, PageQuery, SortQuery, StringEnum } from "../schemas.ts";
 
 /**
  * `type: [T, "null"]` rather than anyOf: fast-json-stringify serializes it without trying each
@@ -116,6 +117,7 @@ const ListQuery = Type.Object(
     search: Type.Optional(
       Type.String({ maxLength: MAX_CODE, description: "case-insensitive substring of the code" }),
     ),
+    sort: SortQuery(VOUCHER_SORT_FIELDS),
   },
   { additionalProperties: false },
 );
@@ -141,12 +143,9 @@ export async function vouchersRoutes(app: FastifyInstance, { vouchers }: { vouch
       },
     },
     async (request) => {
-      const { page = 1, limit = 50, status, batch_id, search } = request.query;
-      return vouchers.list(
-        request.principal.accountId,
-        { status, batchId: batch_id, search },
-        { page, limit },
-      );
+      const { page = 1, limit = 50, status, batch_id, search, sort } = request.query;
+      const filter = { status, batchId: batch_id, search };
+      return vouchers.list(request.principal.accountId, filter, { page, limit }, sort);
     },
   );
 
