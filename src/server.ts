@@ -2,10 +2,11 @@
 import type { FastifyInstance } from "fastify";
 import type { Config } from "./config.ts";
 import { consolePlugin } from "./console/plugin.ts";
+import { DeploymentRepo } from "./core/deployment/repo.ts";
 import { type Core, createCore } from "./core/index.ts";
 import { apiPlugin } from "./http/app.ts";
 import { healthRoute } from "./http/health.ts";
-import { type CounterStore, createCounterStore } from "./http/rate-limit.ts";
+import { type CounterStore, MemoryCounterStore, RedisCounterStore } from "./http/rate-limit.ts";
 import { createHttpRoot } from "./http/root.ts";
 import { registerJobHandlers } from "./jobs/handlers.ts";
 import { Worker } from "./jobs/worker.ts";
@@ -25,7 +26,7 @@ export interface RunningServer {
 }
 
 export interface ServerOverrides {
-  /** Prefix of the Redis rate-limit keys; lets tests share one Redis without sharing counters. */
+  /** Prefix of the Redis rate-limit keys (before the deployment identity); tests set their own. */
   redisPrefix?: string;
   counters?: CounterStore;
 }
@@ -37,9 +38,17 @@ export async function startServer(config: Config, overrides: ServerOverrides = {
   let radius: RadiusServer | undefined;
   try {
     const core = createCore(database, config);
-    counters = overrides.counters ?? createCounterStore(config.redisUrl, overrides.redisPrefix);
     // The API and the console side by side on one HTTP server, with /healthz beside them.
     app = createHttpRoot({ logLevel: config.logLevel, trustedProxies: config.trustedProxies });
+    counters =
+      overrides.counters ??
+      (config.redisUrl
+        ? new RedisCounterStore(config.redisUrl, {
+            identity: await new DeploymentRepo(database.db).identity(),
+            prefix: overrides.redisPrefix,
+            log: app.log,
+          })
+        : new MemoryCounterStore());
     healthRoute(app, { database, counters });
     await app.register(apiPlugin, {
       core,

@@ -3,11 +3,19 @@
 // It runs on every API request, so the usual path (a known key, counters in memory) takes no
 // promise; stores and lookups that need I/O are awaited. The requests of one turn of the event
 // loop share one check that the known keys are still valid (KeysService.verifyQueued).
+//
+// A valid key is checked first and on its own: failed authentications from its address (other
+// clients behind the same NAT or proxy) never refuse it. Each failure (no key, malformed, unknown
+// or revoked) adds one to its address's counter (IPv6 by /64) in one atomic step, and that count
+// decides the answer: up to the limit 401, past it 429. A burst of N failures from one address
+// gets exactly the limit of 401s, however many arrive at once. The key lookup itself is one
+// indexed read, batched per turn; keys are 238 random bits, so the limit is a brake on careless
+// clients and scanners, not what keeps keys from being guessed.
 import type { FastifyInstance, FastifyReply, FastifyRequest, onRequestHookHandler } from "fastify";
 import type { Action, Resource } from "../core/keys/permissions.ts";
 import type { KeyPrincipal, KeysService } from "../core/keys/service.ts";
 import { sendError } from "./errors.ts";
-import type { CounterStore, WindowCount } from "./rate-limit.ts";
+import { addressGroup, type CounterStore, type WindowCount } from "./rate-limit.ts";
 
 declare module "fastify" {
   interface FastifyRequest {
@@ -58,28 +66,30 @@ export function registerAuth(app: FastifyInstance, options: AuthOptions): void {
     return secondsLeft;
   }
 
-  /** A counter store that fails (Redis down) must not take the API down with it: count nothing. */
-  function count(request: FastifyRequest, op: "hit" | "peek", name: string) {
-    const sync = op === "hit" ? counters.hitSync : counters.peekSync;
-    if (sync) return sync.call(counters, name, WINDOW_MS);
-    return counters[op](name, WINDOW_MS).catch((error) => {
-      request.log.warn({ err: error }, "rate-limit store unavailable; request not counted");
-      return null;
-    });
+  /**
+   * Adds one to a counter: at once in memory, awaited otherwise. The Redis store falls back to
+   * memory by itself (and logs it); any other store that fails counts nothing (null).
+   */
+  function hit(name: string): WindowCount | null | Promise<WindowCount | null> {
+    if (counters.hitSync) return counters.hitSync(name, WINDOW_MS);
+    return counters.hit(name, WINDOW_MS).catch(() => null);
   }
 
-  async function refuse(request: FastifyRequest, reply: FastifyReply, message: string) {
-    // Failed authentications count against the address, so keys cannot be guessed at speed.
-    await count(request, "hit", `authfail:${request.ip}`);
+  /** A failed authentication: counted against the address first, then 401, or 429 past the limit. */
+  function refuse(request: FastifyRequest, reply: FastifyReply, message: string): Outcome | Promise<Outcome> {
+    const failures = hit(`authfail:${addressGroup(request.ip)}`);
+    if (isPromise(failures)) return failures.then((f) => answerFailure(reply, f, message));
+    return answerFailure(reply, failures, message);
+  }
+
+  function answerFailure(reply: FastifyReply, failures: WindowCount | null, message: string): Outcome {
+    if (failures && failures.count > authFailureLimit) {
+      const wait = Math.max(1, Math.ceil((failures.resetAt - Date.now()) / 1000));
+      reply.header("Retry-After", wait);
+      return sendError(reply, 429, `too many failed authentications from this address; retry in ${wait} s`);
+    }
     reply.header("WWW-Authenticate", 'Bearer realm="wisp"');
     return sendError(reply, 401, message);
-  }
-
-  function checkFailures(reply: FastifyReply, failures: WindowCount | null): Outcome {
-    if (!failures || failures.count < authFailureLimit) return;
-    const wait = Math.max(1, Math.ceil((failures.resetAt - Date.now()) / 1000));
-    reply.header("Retry-After", wait);
-    return sendError(reply, 429, `too many failed authentications from this address; retry in ${wait} s`);
   }
 
   function checkPrincipal(request: FastifyRequest, reply: FastifyReply, principal: KeyPrincipal): Outcome {
@@ -131,27 +141,16 @@ export function registerAuth(app: FastifyInstance, options: AuthOptions): void {
     permission: [Resource, Action],
     done: Done,
   ): void {
-    const failures = count(request, "peek", `authfail:${request.ip}`);
-    if (isPromise(failures)) {
-      failures.then(
-        (f) => (checkFailures(reply, f) ? done() : readKey(request, reply, permission, done)),
-        done,
-      );
-    } else if (checkFailures(reply, failures)) done();
-    else readKey(request, reply, permission, done);
-  }
-
-  function readKey(request: FastifyRequest, reply: FastifyReply, permission: [Resource, Action], done: Done) {
     const header = request.headers.authorization;
-    if (header === undefined) {
-      return settle(
-        refuse(request, reply, "missing Authorization header; send Authorization: Bearer <API key>"),
-        done,
-      );
+    const match = header === undefined ? null : BEARER.exec(header);
+    if (!match) {
+      const message =
+        header === undefined
+          ? "missing Authorization header; send Authorization: Bearer <API key>"
+          : "the Authorization header must be 'Bearer <API key>'";
+      settle(refuse(request, reply, message), done);
+      return;
     }
-    const match = BEARER.exec(header);
-    if (!match)
-      return settle(refuse(request, reply, "the Authorization header must be 'Bearer <API key>'"), done);
     keys.verifyQueued(match[1]!, (error, principal) => {
       if (error) return done(error as Error);
       settle(afterKey(request, reply, permission, principal), done);
@@ -167,7 +166,7 @@ export function registerAuth(app: FastifyInstance, options: AuthOptions): void {
     if (!principal) return refuse(request, reply, "invalid or revoked API key");
     const refused = checkPrincipal(request, reply, principal);
     if (refused) return refused;
-    const window = count(request, "hit", `key:${principal.keyId}`);
+    const window = hit(`key:${principal.keyId}`);
     if (isPromise(window)) {
       return window.then(
         (w) => checkLimit(reply, principal, w) ?? checkRequest(request, reply, principal, permission),

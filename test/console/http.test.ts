@@ -222,7 +222,7 @@ for (const { dialect, skip } of await dialects()) {
       assert.equal(reused.status, 303);
     });
 
-    test("login is rate-limited per address: 10 failures in 15 minutes, then 429 with Retry-After", async () => {
+    test("login is rate-limited per email and address: 10 failures in 15 minutes, then 429", async () => {
       const from = { "x-forwarded-for": "203.0.113.77" };
       const client = new ConsoleClient(proxied.url, from);
       await client.get("/console/login");

@@ -1,7 +1,10 @@
-// The key pipeline and the error shape on every path: 400/401/403/404/405/413/415/429/500.
+// The key pipeline and the error shape on every path: 400/401/403/404/405/413/415/429/500, and
+// the limit on failed authentications under bursts.
 import assert from "node:assert/strict";
+import { randomBytes } from "node:crypto";
 import { after, before, describe, test } from "node:test";
 import { ValidationError } from "../../src/core/shared/errors.ts";
+import { burst } from "../support/burst.ts";
 import { dialects } from "../support/databases.ts";
 import { startTestServer, type TestServer } from "../support/server.ts";
 
@@ -213,8 +216,9 @@ describe("failures of the server itself", () => {
       const limited = await server.call("GET", "/api/users", { key: `wisp_${"y".repeat(40)}` });
       assertErrorShape(limited, 429);
       assert.ok(Number(limited.headers.get("retry-after")) >= 1);
-      // Guessing stops being checked at all: even a real key from this address waits out the minute.
-      assertErrorShape(await server.call("GET", "/api/users", { key }), 429);
+      // Others' failures at this address never refuse a valid key.
+      assert.equal((await server.call("GET", "/api/users", { key })).status, 200);
+      assertErrorShape(await server.call("GET", "/api/users", { key: `wisp_${"z".repeat(40)}` }), 429);
     } finally {
       await server.stop();
     }
@@ -234,6 +238,91 @@ describe("failures of the server itself", () => {
         await server.call("GET", "/api/users", { key, headers: { "x-forwarded-for": "198.51.100.1" } }),
         403,
       );
+    } finally {
+      await server.stop();
+    }
+  });
+});
+
+const wrongKey = () => `wisp_${randomBytes(20).toString("hex")}`;
+
+function tally(statuses: number[]): Record<number, number> {
+  const counts: Record<number, number> = {};
+  for (const status of statuses) counts[status] = (counts[status] ?? 0) + 1;
+  return counts;
+}
+
+for (const { dialect, skip } of await dialects()) {
+  describe(`failed authentications under bursts on ${dialect}`, { skip }, () => {
+    test("60 wrong keys at once from one address: exactly the limit get 401, the rest 429", async () => {
+      const server = await startTestServer({ dialect, env: { AUTH_FAILURE_LIMIT_PER_MINUTE: "10" } });
+      try {
+        const answers = await burst(
+          server.url,
+          Array.from({ length: 60 }, () => ({
+            method: "GET",
+            path: "/api/users",
+            headers: { authorization: `Bearer ${wrongKey()}` },
+          })),
+        );
+        assert.deepEqual(tally(answers.map((a) => a.status)), { 401: 10, 429: 50 });
+        for (const answer of answers) {
+          assertErrorShape({ status: answer.status, body: JSON.parse(answer.text) }, answer.status);
+          if (answer.status === 401) assert.match(answer.headers.get("www-authenticate") ?? "", /Bearer/);
+          else assert.ok(Number(answer.headers.get("retry-after")) >= 1);
+        }
+        // No key and a malformed header are failures of the same address too.
+        assertErrorShape(await server.call("GET", "/api/users"), 429);
+        assertErrorShape(
+          await server.call("GET", "/api/users", { headers: { authorization: "Basic eDp5" } }),
+          429,
+        );
+      } finally {
+        await server.stop();
+      }
+    });
+
+    test("a valid key is never refused for other clients' failures at its address", async () => {
+      const server = await startTestServer({ dialect, env: { AUTH_FAILURE_LIMIT_PER_MINUTE: "3" } });
+      try {
+        const key = await server.key("default", { rateLimit: 1000 });
+        // A careless client and a working integration behind one NAT, at the same time.
+        const answers = await burst(
+          server.url,
+          Array.from({ length: 60 }, (_, i) => ({
+            method: "GET",
+            path: "/api/users",
+            headers: { authorization: `Bearer ${i % 2 === 0 ? key : wrongKey()}` },
+          })),
+        );
+        const valid = answers.filter((_, i) => i % 2 === 0).map((a) => a.status);
+        const wrong = answers.filter((_, i) => i % 2 === 1).map((a) => a.status);
+        assert.deepEqual(tally(valid), { 200: 30 });
+        assert.deepEqual(tally(wrong), { 401: 3, 429: 27 });
+        assert.equal((await server.call("GET", "/api/users", { key })).status, 200);
+        assertErrorShape(await server.call("GET", "/api/users", { key: wrongKey() }), 429);
+      } finally {
+        await server.stop();
+      }
+    });
+  });
+}
+
+describe("failed authentications by address", () => {
+  test("IPv6 clients count by /64; other networks and valid keys are not affected", async () => {
+    const server = await startTestServer({
+      env: { AUTH_FAILURE_LIMIT_PER_MINUTE: "2", TRUSTED_PROXIES: "127.0.0.1,::1" },
+    });
+    try {
+      const key = await server.key("default");
+      const from = (ip: string, k: string) =>
+        server.call("GET", "/api/users", { key: k, headers: { "x-forwarded-for": ip } });
+      assert.equal((await from("2001:db8:1:2::1", wrongKey())).status, 401);
+      assert.equal((await from("2001:db8:1:2:aaaa:bbbb:cccc:dddd", wrongKey())).status, 401);
+      assertErrorShape(await from("2001:db8:1:2::beef", wrongKey()), 429);
+      assert.equal((await from("2001:db8:1:3::1", wrongKey())).status, 401, "another /64");
+      assert.equal((await from("198.51.100.1", wrongKey())).status, 401, "an IPv4 client");
+      assert.equal((await from("2001:db8:1:2::1", key)).status, 200, "a valid key from the limited /64");
     } finally {
       await server.stop();
     }

@@ -1,7 +1,13 @@
-// First-run setup, login and logout. Failed logins and wrong setup codes count against the
-// client's address: 10 in 15 minutes and that address gets a 429 page until the window ends.
+// First-run setup, login and logout. Login attempts count per console user's email and client
+// address (IPv6 by /64) together; setup attempts per address. Each attempt is counted in one atomic
+// step before the password is checked, so of any burst exactly 10 in 15 minutes get a check and the
+// rest a 429 page until the window ends; an attempt that succeeds takes its count back. A guesser
+// locks out only their own address: the same user logs in from anywhere else.
+import { createHash } from "node:crypto";
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
+import { normalizeEmail } from "../../core/admins/rules.ts";
 import { ConflictError, ValidationError } from "../../core/shared/errors.ts";
+import { addressGroup, type WindowCount } from "../../http/rate-limit.ts";
 import type { ConsoleContext } from "../context.ts";
 import { formOf } from "../forms.ts";
 import {
@@ -24,22 +30,28 @@ function safeNext(text: string): string {
 
 export async function authRoutes(app: FastifyInstance, { core, counters }: ConsoleContext): Promise<void> {
   const open = { config: { consolePublic: true } };
-  const counterName = (request: FastifyRequest) => `console-login:${request.ip}`;
+  /** The email is hashed: counter names (Redis keys) carry no addresses of people. */
+  const loginCounter = (request: FastifyRequest, email: string) =>
+    `console-login:${createHash("sha256").update(normalizeEmail(email)).digest("hex").slice(0, 32)}:` +
+    addressGroup(request.ip);
+  const setupCounter = (request: FastifyRequest) => `console-setup:${addressGroup(request.ip)}`;
 
-  /** Seconds to wait when the address is over its failure limit; null when it may try. */
-  async function blocked(request: FastifyRequest): Promise<number | null> {
-    try {
-      const window = await counters.peek(counterName(request), LOGIN_WINDOW_MS);
-      if (window.count < LOGIN_FAILURE_LIMIT) return null;
-      return Math.max(1, Math.ceil((window.resetAt - Date.now()) / 1000));
-    } catch (error) {
-      request.log.warn({ err: error }, "rate-limit store unavailable; console login not limited");
-      return null;
-    }
+  interface Attempt {
+    /** Seconds to wait when this attempt is over the limit; null when it may go on. */
+    wait: number | null;
+    /** Takes the attempt back from the count (it was not a failure). */
+    release(): Promise<void>;
   }
 
-  async function failed(request: FastifyRequest): Promise<void> {
-    await counters.hit(counterName(request), LOGIN_WINDOW_MS).catch(() => {});
+  /** Counts an attempt before its work. A store that fails counts nothing (Redis falls back itself). */
+  async function attempt(name: string): Promise<Attempt> {
+    const window: WindowCount | null = await counters.hit(name, LOGIN_WINDOW_MS).catch(() => null);
+    if (!window) return { wait: null, release: async () => {} };
+    const over = window.count > LOGIN_FAILURE_LIMIT;
+    return {
+      wait: over ? Math.max(1, Math.ceil((window.resetAt - Date.now()) / 1000)) : null,
+      release: () => counters.release(name, LOGIN_WINDOW_MS, window.resetAt).catch(() => {}),
+    };
   }
 
   function tooMany(request: FastifyRequest, reply: FastifyReply, wait: number) {
@@ -87,23 +99,25 @@ export async function authRoutes(app: FastifyInstance, { core, counters }: Conso
 
   app.post("/setup", open, async (request, reply) => {
     if (await core.admins.exist()) return reply.redirect("/console/login", 303);
-    const wait = await blocked(request);
-    if (wait !== null) return tooMany(request, reply, wait);
     const form = formOf(request);
     const values = { email: form.text("email") };
     const password = form.raw("password");
     if (password !== form.raw("password_confirm")) {
       return setupPage(request, reply, values, { password_confirm: "does not match the password" }, 400);
     }
+    // Only a wrong code stays counted.
+    const counted = await attempt(setupCounter(request));
+    if (counted.wait !== null) return tooMany(request, reply, counted.wait);
     try {
       await core.admins.setup({ code: form.text("code"), email: values.email, password });
     } catch (error) {
+      const errors = error instanceof ValidationError ? fieldErrors(error.details) : {};
+      if (!errors.code) await counted.release();
       if (error instanceof ConflictError) return reply.redirect("/console/login", 303);
       if (!(error instanceof ValidationError)) throw error;
-      const errors = fieldErrors(error.details);
-      if (errors.code) await failed(request);
       return setupPage(request, reply, values, errors, 400);
     }
+    await counted.release();
     const login = await core.admins.login(values.email, password);
     if (!login) return reply.redirect("/console/login?notice=setup-done", 303);
     setSessionCookie(request, reply, login.token);
@@ -118,15 +132,13 @@ export async function authRoutes(app: FastifyInstance, { core, counters }: Conso
   });
 
   app.post("/login", open, async (request, reply) => {
-    const wait = await blocked(request);
-    if (wait !== null) return tooMany(request, reply, wait);
     const form = formOf(request);
     const values = { email: form.text("email"), next: safeNext(form.text("next")) };
+    const counted = await attempt(loginCounter(request, values.email));
+    if (counted.wait !== null) return tooMany(request, reply, counted.wait);
     const login = await core.admins.login(values.email, form.raw("password"));
-    if (!login) {
-      await failed(request);
-      return loginPage(request, reply, values, "Wrong email or password.", 401);
-    }
+    if (!login) return loginPage(request, reply, values, "Wrong email or password.", 401);
+    await counted.release();
     // A session this browser had before is ended, not left behind.
     const previous = readCookie(request, SESSION_COOKIE);
     if (previous) await core.admins.logout(previous);

@@ -108,6 +108,12 @@ export class KeysService {
   private readonly principals = new Map<number, KeyPrincipal>();
   /** Verified, unrevoked keys by hash (see verify). */
   private readonly known = new Map<string, KnownKey>();
+  /**
+   * Counts the times `known` was emptied. A lookup remembers what it read only if no emptying
+   * came between its start and its answer: a read made before a revocation committed can answer
+   * the request it serves (that one arrived before), never a later one through the cache.
+   */
+  private generation = 0;
   /** Keys waiting for this turn's freshness check (see verifyQueued). */
   private queued: QueuedKey[] = [];
 
@@ -170,7 +176,7 @@ export class KeysService {
   async revoke(id: number): Promise<void> {
     const revoked = await this.repo.revoke(id, isoNow());
     // After the write: a verify racing the revocation must not keep the key it read before.
-    this.known.clear();
+    this.forget();
     if (revoked) return;
     const row = await this.repo.findById(id);
     if (!row) throw new NotFoundError(`no API key with id ${id}`);
@@ -193,24 +199,33 @@ export class KeysService {
     const queued = this.queued;
     this.queued = [];
     const digests: (Digest | null)[] = [];
+    // What the cache held for each key right after the check: the answer for this turn, whatever
+    // later turns do to the cache while this turn's lookup runs.
+    const entries: (KnownKey | undefined)[] = [];
     const missing = new Set<string>();
     try {
       this.refresh();
       for (const { key } of queued) {
         const digest = digestOf(key);
+        const known = digest ? this.known.get(digest.hex) : undefined;
         digests.push(digest);
-        if (digest && !this.known.has(digest.hex)) missing.add(digest.hex);
+        entries.push(known);
+        if (digest && !known) missing.add(digest.hex);
       }
     } catch (error) {
       for (const { callback } of queued) callback(error, null);
       return;
     }
     // One unknown key: verifyDigest looks it up (at once on SQLite). Several: one query for all.
-    if (missing.size < 2) return this.answerQueued(queued, digests, false);
+    if (missing.size < 2) return this.answerQueued(queued, digests, entries, undefined);
+    const generation = this.generation;
     this.repo.findByHashes([...missing]).then(
       (rows) => {
-        for (const row of rows) if (row.revoked === null) this.remember(row);
-        this.answerQueued(queued, digests, true);
+        const found = new Map<string, KnownKey>();
+        for (const row of rows) {
+          if (row.revoked === null) found.set(row.key_hash, this.remember(row, generation));
+        }
+        this.answerQueued(queued, digests, entries, found);
       },
       (error) => {
         for (const { callback } of queued) callback(error, null);
@@ -218,12 +233,17 @@ export class KeysService {
     );
   };
 
-  private answerQueued(queued: QueuedKey[], digests: (Digest | null)[], lookedUp: boolean): void {
+  private answerQueued(
+    queued: QueuedKey[],
+    digests: (Digest | null)[],
+    entries: (KnownKey | undefined)[],
+    found: Map<string, KnownKey> | undefined,
+  ): void {
     for (const [i, { callback }] of queued.entries()) {
       const digest = digests[i];
       let principal: KeyPrincipal | null | Promise<KeyPrincipal | null>;
       try {
-        principal = digest ? this.verifyDigest(digest, lookedUp) : null;
+        principal = digest ? this.verifyDigest(digest, entries[i], found) : null;
       } catch (error) {
         callback(error, null);
         continue;
@@ -242,10 +262,16 @@ export class KeysService {
    * on SQLite; always on PostgreSQL) or here (revoke): revocation stays immediate.
    */
   private refresh(): void {
-    if (this.repo.changedElsewhere()) this.known.clear();
+    if (this.repo.changedElsewhere()) this.forget();
   }
 
-  private remember(row: ApiKeyRow): KnownKey {
+  private forget(): void {
+    this.known.clear();
+    this.generation++;
+  }
+
+  /** A looked-up key, cached only if the cache was not emptied since the lookup began (`generation`). */
+  private remember(row: ApiKeyRow, generation: number): KnownKey {
     // A key's grants, allow-list and limit never change: its principal outlives the cache.
     let principal = this.principals.get(row.id);
     if (!principal) {
@@ -253,30 +279,35 @@ export class KeysService {
       this.principals.set(row.id, principal);
     }
     const known = { row, hash: Buffer.from(row.key_hash, "hex"), principal };
-    this.known.set(row.key_hash, known);
+    if (generation === this.generation) this.known.set(row.key_hash, known);
     return known;
   }
 
   /**
-   * Verifies a key by its digest, once refresh has run after the key arrived. `lookedUp`: the
-   * unknown keys were just read from the database, so a key still unknown is not valid.
+   * Verifies a key by its digest, once refresh has run after the key arrived: `known` is what the
+   * cache held then. `found`: the unknown keys were just read from the database, so a key not
+   * found there is not valid.
    */
   private verifyDigest(
     digest: Digest,
-    lookedUp: boolean,
+    known: KnownKey | undefined,
+    found: Map<string, KnownKey> | undefined,
   ): KeyPrincipal | null | Promise<KeyPrincipal | null> {
-    const known = this.known.get(digest.hex);
     // Every API request comes here: a known key needs no promise unless its last use is due.
     if (known && !this.touchDue(known.row)) return this.principalIfSame(known, digest.bytes);
-    if (!known && lookedUp) return null;
+    if (!known && found) {
+      known = found.get(digest.hex);
+      if (!known) return null;
+    }
     return this.verifyStored(digest, known);
   }
 
   private async verifyStored(digest: Digest, known: KnownKey | undefined): Promise<KeyPrincipal | null> {
     if (!known) {
+      const generation = this.generation;
       const row = await this.repo.findByHash(digest.hex);
       if (!row || row.revoked !== null) return null;
-      known = this.remember(row);
+      known = this.remember(row, generation);
     }
     if (this.touchDue(known.row)) await this.touch(known.row);
     return this.principalIfSame(known, digest.bytes);
