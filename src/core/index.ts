@@ -22,6 +22,7 @@ import { UsersService } from "./users/service.ts";
 import { createVoucherLogin } from "./vouchers/login.ts";
 import { VouchersRepo } from "./vouchers/repo.ts";
 import { VouchersService } from "./vouchers/service.ts";
+import { SecretBox } from "./webhooks/crypto.ts";
 import { createWebhooksService, type WebhooksService } from "./webhooks/service.ts";
 
 export interface Core {
@@ -71,7 +72,11 @@ export function createCore(database: Database, options: CoreOptions): Core {
     attributes: new AttributesService(new AttributesRepo(db, database.dialect)),
     groups: new GroupsService(new GroupsRepo(db, database.dialect)),
     networks: new NetworksService(new NetworksRepo(db)),
-    portals: new PortalsService(new PortalsRepo(db), options.publicUrl),
+    portals: new PortalsService(
+      new PortalsRepo(db),
+      options.publicUrl,
+      new SecretBox({ secretKey: options.webhookSecretKey, dataDir: options.dataDir }),
+    ),
     vouchers: new VouchersService(new VouchersRepo(db, database.dialect)),
     aaa,
     jobs: new JobQueue(db, database.dialect),
