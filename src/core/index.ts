@@ -19,7 +19,7 @@ import { PortalsService } from "./portals/service.ts";
 import { createReports, type ReportsService } from "./reports/service.ts";
 import { UsersRepo } from "./users/repo.ts";
 import { UsersService } from "./users/service.ts";
-import { createVoucherLogin } from "./vouchers/login.ts";
+import { createVoucherCheck, createVoucherLogin } from "./vouchers/login.ts";
 import { VouchersRepo } from "./vouchers/repo.ts";
 import { VouchersService } from "./vouchers/service.ts";
 import { SecretBox } from "./webhooks/crypto.ts";
@@ -59,6 +59,7 @@ export function createCore(database: Database, options: CoreOptions): Core {
   const { db } = database;
   const aaa = new AaaService(db, database.dialect);
   aaa.voucherLogin = createVoucherLogin(database.dialect);
+  aaa.voucherCheck = createVoucherCheck(db, database.dialect);
   return {
     database,
     accounts: new AccountsService(new AccountsRepo(db)),
