@@ -10,6 +10,7 @@ import { type CounterStore, MemoryCounterStore, RedisCounterStore } from "./http
 import { createHttpRoot } from "./http/root.ts";
 import { registerJobHandlers } from "./jobs/handlers.ts";
 import { Worker } from "./jobs/worker.ts";
+import { type PortalOptions, portalPlugin } from "./portal/plugin.ts";
 import { RadiusServer } from "./radius/server.ts";
 import { listenFailure, openMigratedDatabase } from "./startup.ts";
 import { VERSION } from "./version.ts";
@@ -29,6 +30,8 @@ export interface ServerOverrides {
   /** Prefix of the Redis rate-limit keys (before the deployment identity); tests set their own. */
   redisPrefix?: string;
   counters?: CounterStore;
+  /** Captive-portal attempt limits (tests use small ones). */
+  portal?: Pick<PortalOptions, "attemptsPerAddress" | "attemptsPerDevice" | "windowMs">;
 }
 
 export async function startServer(config: Config, overrides: ServerOverrides = {}): Promise<RunningServer> {
@@ -57,6 +60,7 @@ export async function startServer(config: Config, overrides: ServerOverrides = {
       authFailureLimit: config.authFailureLimit,
     });
     await app.register(consolePlugin, { prefix: "/console", core, counters });
+    await app.register(portalPlugin, { prefix: "/portal", core, counters, ...overrides.portal });
     await app.listen({ host: config.host, port: config.port }).catch((error) => {
       throw listenFailure(error, "HTTP", config.host, config.port);
     });

@@ -1,28 +1,104 @@
 // `wisp portals ...`: captive portals, each on a network of its own account.
+import { readFile } from "node:fs/promises";
 import type { Command } from "commander";
+import { PORTAL_LANGUAGES, PORTAL_METHODS, PORTAL_VENDORS } from "../core/portals/rules.ts";
 import type { PortalInput } from "../core/portals/service.ts";
 import { ValidationError } from "../core/shared/errors.ts";
 import { positiveInteger, type WithCore } from "./main.ts";
 import { namedAccount } from "./networks.ts";
-import { jsonOption, printList } from "./output.ts";
+import { jsonOption, printList, secretOption } from "./output.ts";
 
 interface PortalOptions {
   name?: string;
   network?: number;
   successUrl?: string;
   account?: string;
+  enabled?: string;
+  vendor?: string;
+  uamSecret?: string;
+  uamSecretStdin?: boolean;
+  title?: string;
+  welcomeText?: string;
+  terms?: string;
+  termsFile?: string;
+  methods?: string;
+  language?: string;
+  colorPrimary?: string;
+  colorBackground?: string;
+  genericLoginParam?: string;
+  genericUsernameField?: string;
+  genericPasswordField?: string;
+  genericRedirectField?: string;
 }
 
-function inputOf(options: PortalOptions): PortalInput {
-  return { name: options.name, network_id: options.network, success_url: options.successUrl };
+function yesNo(value: string | undefined): boolean | undefined {
+  if (value === undefined) return undefined;
+  if (value === "yes") return true;
+  if (value === "no") return false;
+  throw ValidationError.field("enabled", "must be yes or no");
+}
+
+async function inputOf(options: PortalOptions): Promise<PortalInput> {
+  if (options.terms !== undefined && options.termsFile !== undefined) {
+    throw new ValidationError("give --terms or --terms-file, not both");
+  }
+  const terms = options.termsFile !== undefined ? await readFile(options.termsFile, "utf8") : options.terms;
+  return {
+    name: options.name,
+    network_id: options.network,
+    success_url: options.successUrl,
+    enabled: yesNo(options.enabled),
+    vendor: options.vendor,
+    uam_secret: await secretOption(options.uamSecret, options.uamSecretStdin, "--uam-secret"),
+    title: options.title,
+    welcome_text: options.welcomeText,
+    terms,
+    methods: options.methods === undefined ? undefined : options.methods.split(","),
+    language: options.language,
+    color_primary: options.colorPrimary,
+    color_background: options.colorBackground,
+    generic_login_param: options.genericLoginParam,
+    generic_username_field: options.genericUsernameField,
+    generic_password_field: options.genericPasswordField,
+    generic_redirect_field: options.genericRedirectField,
+  };
+}
+
+/** The page and hand-off options shared by create and update. */
+function pageOptions(command: Command): Command {
+  return command
+    .option("--enabled <yes|no>", "whether the guest page answers (no: 404)")
+    .option("--vendor <vendor>", `the gateway: ${PORTAL_VENDORS.join(", ")} (default generic)`)
+    .option(
+      "--uam-secret <secret>",
+      "the UAM secret shared with a CoovaChilli gateway (write-only; '' removes)",
+    )
+    .option("--uam-secret-stdin", "read the UAM secret from standard input")
+    .option("--title <text>", "the page's heading (default: the portal's name)")
+    .option("--welcome-text <text>", "plain text under the title")
+    .option("--terms <text>", "plain-text terms of use (paragraphs, bare http(s) links)")
+    .option("--terms-file <path>", "read the terms from a UTF-8 text file")
+    .option(
+      "--methods <list>",
+      `comma-separated sign-in methods: ${PORTAL_METHODS.join(", ")} (default voucher)`,
+    )
+    .option("--language <code>", `auto (the guest's browser) or ${PORTAL_LANGUAGES.join(", ")}`)
+    .option("--color-primary <#rrggbb>", "header and button colour")
+    .option("--color-background <#rrggbb>", "page background colour")
+    .option("--generic-login-param <name>", "generic vendor: query parameter with the gateway's login URL")
+    .option("--generic-username-field <name>", "generic vendor: the login form's username field")
+    .option("--generic-password-field <name>", "generic vendor: the login form's password field")
+    .option(
+      "--generic-redirect-field <name>",
+      "generic vendor: field for the page after login ('' for none)",
+    );
 }
 
 export function registerPortalCommands(program: Command, withCore: WithCore): void {
   const portals = program.command("portals").description("manage captive portals (guest login pages)");
   const accountOption = "only act if the portal belongs to this account";
 
-  portals
-    .command("create")
+  pageOptions(portals.command("create"))
     .description("create a captive portal on a network of the account")
     .requiredOption("--name <name>", "what guests see it called")
     .requiredOption("--network <network-id>", "the network it serves (same account)", positiveInteger)
@@ -30,7 +106,7 @@ export function registerPortalCommands(program: Command, withCore: WithCore): vo
     .option("--account <name>", "the owning account (default: the account named default)")
     .action((options: PortalOptions) =>
       withCore(async (core) => {
-        const input = inputOf(options);
+        const input = await inputOf(options);
         // Refuse bad input before anything is written, even the default account.
         core.portals.validateNew(input);
         const account = await core.accounts.resolve(options.account);
@@ -51,14 +127,14 @@ export function registerPortalCommands(program: Command, withCore: WithCore): vo
         printList(
           options.json,
           rows,
+          // Every field, the page's included, is in --json; the table keeps to the essentials.
           ["ID", "ACCOUNT", "NAME", "NETWORK", "LOGIN URL", "SUCCESS URL", "CREATED"],
           (p) => [p.id, p.account, p.name, p.network_id, p.login_url, p.success_url, p.created],
         );
       }),
     );
 
-  portals
-    .command("update")
+  pageOptions(portals.command("update"))
     .description("change a captive portal (--success-url '' removes it)")
     .argument("<portal-id>", "the portal's id (see portals list)", positiveInteger)
     .option("--name <name>", "what guests see it called")
@@ -67,9 +143,11 @@ export function registerPortalCommands(program: Command, withCore: WithCore): vo
     .option("--account <name>", accountOption)
     .action((id: number, options: PortalOptions) =>
       withCore(async (core) => {
-        const input = inputOf(options);
+        const input = await inputOf(options);
         if (Object.values(input).every((value) => value === undefined)) {
-          throw new ValidationError("nothing to change: give --name, --network or --success-url");
+          throw new ValidationError(
+            "nothing to change: give --name, --network, --success-url or a page option",
+          );
         }
         const owner = await core.portals.locate(id, await namedAccount(core, options.account));
         const portal = await core.portals.update(owner.account_id, id, input);

@@ -19,9 +19,10 @@ import { PortalsService } from "./portals/service.ts";
 import { createReports, type ReportsService } from "./reports/service.ts";
 import { UsersRepo } from "./users/repo.ts";
 import { UsersService } from "./users/service.ts";
-import { createVoucherLogin } from "./vouchers/login.ts";
+import { createVoucherCheck, createVoucherLogin } from "./vouchers/login.ts";
 import { VouchersRepo } from "./vouchers/repo.ts";
 import { VouchersService } from "./vouchers/service.ts";
+import { SecretBox } from "./webhooks/crypto.ts";
 import { createWebhooksService, type WebhooksService } from "./webhooks/service.ts";
 
 export interface Core {
@@ -58,6 +59,7 @@ export function createCore(database: Database, options: CoreOptions): Core {
   const { db } = database;
   const aaa = new AaaService(db, database.dialect);
   aaa.voucherLogin = createVoucherLogin(database.dialect);
+  aaa.voucherCheck = createVoucherCheck(db, database.dialect);
   return {
     database,
     accounts: new AccountsService(new AccountsRepo(db)),
@@ -71,7 +73,11 @@ export function createCore(database: Database, options: CoreOptions): Core {
     attributes: new AttributesService(new AttributesRepo(db, database.dialect)),
     groups: new GroupsService(new GroupsRepo(db, database.dialect)),
     networks: new NetworksService(new NetworksRepo(db, database.dialect)),
-    portals: new PortalsService(new PortalsRepo(db, database.dialect), options.publicUrl),
+    portals: new PortalsService(
+      new PortalsRepo(db, database.dialect),
+      options.publicUrl,
+      new SecretBox({ secretKey: options.webhookSecretKey, dataDir: options.dataDir }),
+    ),
     vouchers: new VouchersService(new VouchersRepo(db, database.dialect)),
     aaa,
     jobs: new JobQueue(db, database.dialect),

@@ -11,6 +11,7 @@ import * as consoleTables from "./migrations/007_console.ts";
 import * as userListing from "./migrations/008_user_listing.ts";
 import * as consolePendingSecrets from "./migrations/009_console_pending_secrets.ts";
 import * as deploymentIdentity from "./migrations/012_deployment_identity.ts";
+import * as portalPages from "./migrations/014_portal_pages.ts";
 
 type Step = { up(db: Kysely<unknown>, dialect: DialectName): Promise<void> };
 const steps: Record<string, Step> = {
@@ -24,6 +25,7 @@ const steps: Record<string, Step> = {
   "008_user_listing": userListing,
   "009_console_pending_secrets": consolePendingSecrets,
   "012_deployment_identity": deploymentIdentity,
+  "014_portal_pages": portalPages,
 };
 
 class StaticProvider implements MigrationProvider {

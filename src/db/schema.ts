@@ -107,6 +107,23 @@ export interface CaptivePortalsTable {
   success_url: string;
   created: string;
   updated: string;
+  /** 1 on, 0 off (the guest page answers 404). */
+  enabled: Generated<number>;
+  vendor: Generated<string>;
+  /** Sealed with the webhook secrets' key; empty for none. Never leaves the core in clear but to a door's hand-off. */
+  uam_secret: Generated<string>;
+  title: Generated<string>;
+  welcome_text: Generated<string>;
+  terms: Generated<string>;
+  /** Comma-separated sign-in methods. */
+  methods: Generated<string>;
+  language: Generated<string>;
+  color_primary: Generated<string>;
+  color_background: Generated<string>;
+  generic_login_param: Generated<string>;
+  generic_username_field: Generated<string>;
+  generic_password_field: Generated<string>;
+  generic_redirect_field: Generated<string>;
 }
 
 export interface VoucherBatchesTable {

@@ -15,6 +15,15 @@ import { type AttemptRecord, RecordingRepo, type SessionContext } from "./record
 import { LoginRepo } from "./repo.ts";
 import { normalizeMac, parseCalledStation } from "./stations.ts";
 
+/** A voucher's verdict for a pre-check: nothing written; null when no voucher has the code. */
+export type VoucherCheck = (input: {
+  accountId: number;
+  code: string;
+  credentials: Credentials;
+  clientMac: string | null;
+  now: number;
+}) => Promise<{ voucherId: number; accepted: boolean; reason: string | null } | null>;
+
 /** The RADIUS client a packet came from: a Wisp network. */
 export interface Client {
   id: number;
@@ -66,6 +75,8 @@ export class AaaService {
   readonly writes: TransactionBatcher;
   private readonly attempts: AttemptQueue;
   voucherLogin: VoucherLogin | undefined;
+  /** The voucher rules without writing (a portal's pre-check). */
+  voucherCheck: VoucherCheck | undefined;
 
   constructor(db: Kysely<Schema>, dialect: DialectName) {
     this.logins = new LoginRepo(db, dialect);
@@ -99,39 +110,19 @@ export class AaaService {
     const accountId = client.account_id;
     const username = firstValue(request, "User-Name") ?? "";
     const place = where(request);
-    const user = await this.logins.findUser(accountId, username);
-    let result: LoginResult;
-    let voucherId: number | null = null;
-    if (user?.status === "disabled") {
-      result = { accepted: false, reply: [], reason: "user disabled" };
-    } else {
-      const authz = authorize(request, await this.logins.userItems(accountId, username));
-      const voucher =
-        !authz.found && this.voucherLogin
-          ? await this.voucherLogin({
-              accountId,
-              code: username,
-              credentials,
-              clientMac: place.clientMac,
-              now,
-              run: (w) => this.writes.run(w),
-            })
-          : null;
-      if (voucher) {
-        voucherId = voucher.voucherId;
-        result = voucher;
-      } else {
-        const decision = await decideLogin(
-          authz,
-          credentials,
-          this.logins.counters(accountId, username),
-          now,
-        );
-        result = decision.accepted
-          ? { accepted: true, reply: decision.reply, reason: null }
-          : { accepted: false, reply: [], reason: decision.reason };
-      }
-    }
+    const voucherLogin = this.voucherLogin;
+    const { result, user, voucherId } = await this.judge(accountId, request, credentials, now, (code) =>
+      voucherLogin
+        ? voucherLogin({
+            accountId,
+            code,
+            credentials,
+            clientMac: place.clientMac,
+            now,
+            run: (w) => this.writes.run(w),
+          })
+        : Promise.resolve(null),
+    );
     const attempt: AttemptRecord = {
       accountId,
       username,
@@ -148,6 +139,66 @@ export class AaaService {
       at: now,
     };
     return { result, attempt };
+  }
+
+  /**
+   * The same decision as a RADIUS login of `username`, made for a captive portal before it hands
+   * the guest to the gateway: nothing is recorded and no voucher is activated (the gateway's own
+   * Access-Request does that). The request is what the gateway will send: User-Name and the
+   * client's MAC as Calling-Station-Id.
+   */
+  async precheck(
+    accountId: number,
+    input: { username: string; password: string; clientMac: string | null },
+    now = Math.floor(Date.now() / 1000),
+  ): Promise<{ accepted: boolean; reason: string | null; voucher: boolean }> {
+    const request: Pair[] = [{ attribute: "User-Name", op: "=", value: input.username }];
+    if (input.clientMac) request.push({ attribute: "Calling-Station-Id", op: "=", value: input.clientMac });
+    const credentials: Credentials = { password: input.password };
+    const check = this.voucherCheck;
+    const { result, voucherId } = await this.judge(accountId, request, credentials, now, (code) =>
+      check
+        ? check({ accountId, code, credentials, clientMac: input.clientMac, now })
+        : Promise.resolve(null),
+    );
+    return { accepted: result.accepted, reason: result.reason, voucher: voucherId !== null };
+  }
+
+  /** FreeRADIUS's decision, then Wisp's rules for disabled users and vouchers (`voucher` decides a code). */
+  private async judge(
+    accountId: number,
+    request: Pair[],
+    credentials: Credentials,
+    now: number,
+    voucherStep: (
+      code: string,
+    ) => Promise<{ voucherId: number; accepted: boolean; reply?: Pair[]; reason: string | null } | null>,
+  ): Promise<{ result: LoginResult; user: { id: number } | undefined; voucherId: number | null }> {
+    const username = firstValue(request, "User-Name") ?? "";
+    const user = await this.logins.findUser(accountId, username);
+    let result: LoginResult;
+    let voucherId: number | null = null;
+    if (user?.status === "disabled") {
+      result = { accepted: false, reply: [], reason: "user disabled" };
+    } else {
+      const authz = authorize(request, await this.logins.userItems(accountId, username));
+      const voucher = authz.found ? null : await voucherStep(username);
+      if (voucher) {
+        voucherId = voucher.voucherId;
+        result = { accepted: voucher.accepted, reply: voucher.reply ?? [], reason: voucher.reason };
+      } else {
+        const decision = await decideLogin(
+          authz,
+          credentials,
+          this.logins.counters(accountId, username),
+          now,
+        );
+        result = decision.accepted
+          ? { accepted: true, reply: decision.reply, reason: null }
+          : { accepted: false, reply: [], reason: decision.reason };
+      }
+    }
+    return { result, user, voucherId };
   }
 
   /** The same attempt answered with a reject instead (the door could not send the accept). */

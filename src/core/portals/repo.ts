@@ -1,4 +1,4 @@
-import { type Kysely, type Selectable, sql, type Updateable } from "kysely";
+import { type Insertable, type Kysely, type Selectable, sql, type Updateable } from "kysely";
 import type { DialectName } from "../../db/database.ts";
 import type { CaptivePortalsTable, Schema } from "../../db/schema.ts";
 import { ordered, type SortPlan } from "../../db/sort.ts";
@@ -90,6 +90,11 @@ export class PortalsRepo {
       .executeTakeFirst();
   }
 
+  /** A portal by id alone, for the guest pages (the id in the login URL names its account). */
+  findForGuests(id: number): Promise<PortalRow | undefined> {
+    return this.db.selectFrom("captive_portals").selectAll().where("id", "=", id).executeTakeFirst();
+  }
+
   /** Whether the account has this network: a portal may only hang off its own account's networks. */
   async hasNetwork(accountId: number, networkId: number): Promise<boolean> {
     const row = await this.db
@@ -101,7 +106,7 @@ export class PortalsRepo {
     return row !== undefined;
   }
 
-  insert(row: Omit<PortalRow, "id">): Promise<PortalRow> {
+  insert(row: Insertable<CaptivePortalsTable>): Promise<PortalRow> {
     return this.db.insertInto("captive_portals").values(row).returningAll().executeTakeFirstOrThrow();
   }
 

@@ -26,3 +26,39 @@ export function checkSuccessUrl(value: string): string | null {
 /** What a captive portals list may be sorted by. */
 export const PORTAL_SORT_FIELDS = ["id", "name", "network_id", "created", "updated"] as const;
 export type PortalSortField = (typeof PORTAL_SORT_FIELDS)[number];
+
+/** The gateways a portal hands guests back to (src/portal/handoff.ts implements each protocol). */
+export const PORTAL_VENDORS = ["coovachilli", "mikrotik", "generic"] as const;
+export type PortalVendor = (typeof PORTAL_VENDORS)[number];
+/** Vendors whose hand-off needs the UAM secret shared with the gateway. */
+export const VENDORS_WITH_SECRET: readonly PortalVendor[] = ["coovachilli"];
+
+/** Sign-in methods implemented so far (click-through and registration come later). */
+export const PORTAL_METHODS = ["voucher", "password"] as const;
+export type PortalMethod = (typeof PORTAL_METHODS)[number];
+
+/** Languages of the guest pages' message catalogue (src/portal/i18n.ts has one entry per code). */
+export const PORTAL_LANGUAGES = ["en", "es", "fr"] as const;
+export type PortalLanguage = (typeof PORTAL_LANGUAGES)[number];
+
+export const MAX_TITLE = 100;
+export const MAX_WELCOME = 2000;
+export const MAX_TERMS = 20_000;
+export const MAX_UAM_SECRET = 64;
+export const COLOR_PATTERN = /^#[0-9a-fA-F]{6}$/;
+/** Form field and query parameter names a generic gateway uses: printable, no spaces or quotes. */
+export const FIELD_NAME_PATTERN = /^[A-Za-z0-9_.:[\]-]{1,64}$/;
+export const FIELD_NAME_RULE = "must be 1-64 characters from A-Z a-z 0-9 _ . : [ ] -";
+export const UAM_SECRET_RULE = `must be 1-${MAX_UAM_SECRET} printable ASCII characters without spaces`;
+
+/** Operator text: no control characters but line breaks (and tabs) where paragraphs are allowed. */
+export function checkText(value: string, max: number, multiline: boolean): string | null {
+  const rule = `must be at most ${max} characters${multiline ? "" : " on one line"} without control characters`;
+  if (value.length > max) return rule;
+  const stripped = multiline ? value.replace(/[\r\n\t]/g, "") : value;
+  return hasControlCharacters(stripped) ? rule : null;
+}
+
+export function checkUamSecret(value: string): string | null {
+  return /^[\x21-\x7e]+$/.test(value) && value.length <= MAX_UAM_SECRET ? null : UAM_SECRET_RULE;
+}

@@ -5,6 +5,7 @@ import type { Page, PageRequest } from "../shared/pages.ts";
 import { parseSort } from "../shared/sort.ts";
 import { hasControlCharacters } from "../shared/text.ts";
 import { isoNow } from "../shared/time.ts";
+import type { SecretBox } from "../webhooks/crypto.ts";
 import {
   isMissingReference,
   type PortalChanges,
@@ -13,7 +14,25 @@ import {
   type PortalRow,
   type PortalsRepo,
 } from "./repo.ts";
-import { checkSuccessUrl, MAX_PORTAL_NAME, PORTAL_SORT_FIELDS } from "./rules.ts";
+import {
+  COLOR_PATTERN,
+  checkSuccessUrl,
+  checkText,
+  checkUamSecret,
+  FIELD_NAME_PATTERN,
+  FIELD_NAME_RULE,
+  MAX_PORTAL_NAME,
+  MAX_TERMS,
+  MAX_TITLE,
+  MAX_WELCOME,
+  PORTAL_LANGUAGES,
+  PORTAL_METHODS,
+  PORTAL_SORT_FIELDS,
+  PORTAL_VENDORS,
+  type PortalMethod,
+  type PortalVendor,
+  VENDORS_WITH_SECRET,
+} from "./rules.ts";
 
 export interface CaptivePortal {
   id: number;
@@ -23,8 +42,46 @@ export interface CaptivePortal {
   login_url: string;
   /** Where guests go after logging in; empty for none. */
   success_url: string;
+  /** Off: the guest page answers 404. */
+  enabled: boolean;
+  vendor: PortalVendor;
+  /** Whether a UAM secret is set; the secret itself is write-only. */
+  uam_secret_set: boolean;
+  title: string;
+  welcome_text: string;
+  terms: string;
+  methods: PortalMethod[];
+  /** "auto" (the guest's Accept-Language) or a fixed language code. */
+  language: string;
+  color_primary: string;
+  color_background: string;
+  /** The generic vendor: the query parameter carrying the gateway's login URL, and the form's field names. */
+  generic_login_param: string;
+  generic_username_field: string;
+  generic_password_field: string;
+  /** Empty: no field with the page to land on after login. */
+  generic_redirect_field: string;
   created: string;
   updated: string;
+}
+
+/** What the guest pages need of a portal: its branding and hand-off, nothing else of its account. */
+export interface GuestPortal {
+  id: number;
+  accountId: number;
+  networkId: number;
+  title: string;
+  welcomeText: string;
+  terms: string;
+  methods: PortalMethod[];
+  language: string;
+  colorPrimary: string;
+  colorBackground: string;
+  successUrl: string;
+  vendor: PortalVendor;
+  /** In clear, for the hand-off's encoding; empty when none is set. */
+  uamSecret: string;
+  generic: { loginParam: string; usernameField: string; passwordField: string; redirectField: string };
 }
 
 export interface PortalListing extends CaptivePortal {
@@ -36,9 +93,84 @@ export interface PortalInput {
   name?: string | undefined;
   network_id?: number | undefined;
   success_url?: string | undefined;
+  enabled?: boolean | undefined;
+  vendor?: string | undefined;
+  /** Write-only; empty removes it. */
+  uam_secret?: string | undefined;
+  title?: string | undefined;
+  welcome_text?: string | undefined;
+  terms?: string | undefined;
+  methods?: string[] | undefined;
+  language?: string | undefined;
+  color_primary?: string | undefined;
+  color_background?: string | undefined;
+  generic_login_param?: string | undefined;
+  generic_username_field?: string | undefined;
+  generic_password_field?: string | undefined;
+  generic_redirect_field?: string | undefined;
 }
 
 const MAX_ID = 2_147_483_647;
+const TEXT_FIELDS = [
+  ["title", MAX_TITLE, false],
+  ["welcome_text", MAX_WELCOME, true],
+  ["terms", MAX_TERMS, true],
+] as const;
+const NAME_FIELDS = ["generic_login_param", "generic_username_field", "generic_password_field"] as const;
+
+function oneOf(values: readonly string[]): string {
+  return `must be one of ${values.join(", ")}`;
+}
+
+/** Checks the page and hand-off fields; pushes a problem per bad field. */
+function checkPage(input: PortalInput, clean: PortalInput, problems: FieldProblem[]): void {
+  if (input.vendor !== undefined && !(PORTAL_VENDORS as readonly string[]).includes(input.vendor)) {
+    problems.push({ field: "vendor", message: oneOf(PORTAL_VENDORS) });
+  }
+  if (input.uam_secret !== undefined && input.uam_secret !== "") {
+    const bad = checkUamSecret(input.uam_secret);
+    if (bad) problems.push({ field: "uam_secret", message: bad });
+  }
+  for (const [field, max, multiline] of TEXT_FIELDS) {
+    const value = input[field];
+    if (value === undefined) continue;
+    clean[field] = multiline ? value.replace(/\r\n?/g, "\n").trim() : value.trim();
+    const bad = checkText(clean[field] ?? "", max, multiline);
+    if (bad) problems.push({ field, message: bad });
+  }
+  if (input.methods !== undefined) {
+    const methods = input.methods.map((m) => m.trim().toLowerCase()).filter((m) => m !== "");
+    const unknown = methods.find((m) => !(PORTAL_METHODS as readonly string[]).includes(m));
+    if (methods.length === 0 || unknown !== undefined) {
+      problems.push({
+        field: "methods",
+        message: `must name at least one of ${PORTAL_METHODS.join(", ")}${unknown ? ` (not "${unknown}")` : ""}`,
+      });
+    }
+    clean.methods = PORTAL_METHODS.filter((m) => methods.includes(m));
+  }
+  if (input.language !== undefined) {
+    clean.language = input.language.trim().toLowerCase();
+    const allowed = ["auto", ...PORTAL_LANGUAGES];
+    if (!allowed.includes(clean.language)) problems.push({ field: "language", message: oneOf(allowed) });
+  }
+  for (const field of ["color_primary", "color_background"] as const) {
+    const value = input[field];
+    if (value === undefined) continue;
+    if (!COLOR_PATTERN.test(value)) {
+      problems.push({ field, message: "must be a hex colour like #1b5e9e" });
+    } else clean[field] = value.toLowerCase();
+  }
+  for (const field of NAME_FIELDS) {
+    const value = input[field];
+    if (value !== undefined && !FIELD_NAME_PATTERN.test(value))
+      problems.push({ field, message: FIELD_NAME_RULE });
+  }
+  const redirect = input.generic_redirect_field;
+  if (redirect !== undefined && redirect !== "" && !FIELD_NAME_PATTERN.test(redirect)) {
+    problems.push({ field: "generic_redirect_field", message: `${FIELD_NAME_RULE}, or empty` });
+  }
+}
 
 function check(input: PortalInput): PortalInput {
   const problems: FieldProblem[] = [];
@@ -58,6 +190,7 @@ function check(input: PortalInput): PortalInput {
   }
   const badUrl = input.success_url === undefined ? null : checkSuccessUrl(input.success_url);
   if (badUrl) problems.push({ field: "success_url", message: badUrl });
+  checkPage(input, clean, problems);
   const first = problems[0];
   if (first) throw new ValidationError(`${first.field} ${first.message}`, problems);
   return clean;
@@ -72,11 +205,52 @@ function notFound(id: number): NotFoundError {
   return new NotFoundError(`captive portal ${id} not found`);
 }
 
+/** A vendor that needs a UAM secret has one once the change is applied. */
+function secretProblem(vendor: string, hasSecret: boolean): ValidationError | null {
+  if (!VENDORS_WITH_SECRET.includes(vendor as PortalVendor) || hasSecret) return null;
+  return ValidationError.field("uam_secret", `is required when vendor is ${vendor}`);
+}
+
+/** Authenticated with the ciphertext, so a sealed secret copied to another portal does not open. */
+function sealContext(accountId: number, id: number): string {
+  return `captive portal uam secret ${accountId} ${id}`;
+}
+
+function methodsOf(stored: string): PortalMethod[] {
+  return PORTAL_METHODS.filter((m) => stored.split(",").includes(m));
+}
+
+/** The stored columns of the page and hand-off fields given. */
+function pageColumns(clean: PortalInput): PortalChanges {
+  const changes: PortalChanges = {};
+  if (clean.enabled !== undefined) changes.enabled = clean.enabled ? 1 : 0;
+  if (clean.vendor !== undefined) changes.vendor = clean.vendor;
+  if (clean.title !== undefined) changes.title = clean.title;
+  if (clean.welcome_text !== undefined) changes.welcome_text = clean.welcome_text;
+  if (clean.terms !== undefined) changes.terms = clean.terms;
+  if (clean.methods !== undefined) changes.methods = clean.methods.join(",");
+  if (clean.language !== undefined) changes.language = clean.language;
+  if (clean.color_primary !== undefined) changes.color_primary = clean.color_primary;
+  if (clean.color_background !== undefined) changes.color_background = clean.color_background;
+  if (clean.generic_login_param !== undefined) changes.generic_login_param = clean.generic_login_param;
+  if (clean.generic_username_field !== undefined)
+    changes.generic_username_field = clean.generic_username_field;
+  if (clean.generic_password_field !== undefined)
+    changes.generic_password_field = clean.generic_password_field;
+  if (clean.generic_redirect_field !== undefined)
+    changes.generic_redirect_field = clean.generic_redirect_field;
+  return changes;
+}
+
 export class PortalsService {
-  /** publicUrl: Wisp's address as guests reach it (PUBLIC_URL), the base of every login_url. */
+  /**
+   * publicUrl: Wisp's address as guests reach it (PUBLIC_URL), the base of every login_url.
+   * box: seals UAM secrets at rest with the webhook secrets' key.
+   */
   constructor(
     private readonly repo: PortalsRepo,
     private readonly publicUrl: string,
+    private readonly box: SecretBox,
   ) {}
 
   private present(row: PortalRow): CaptivePortal {
@@ -86,8 +260,53 @@ export class PortalsService {
       network_id: row.network_id,
       login_url: `${this.publicUrl}/portal/${row.id}`,
       success_url: row.success_url,
+      enabled: row.enabled === 1,
+      vendor: row.vendor as PortalVendor,
+      uam_secret_set: row.uam_secret !== "",
+      title: row.title,
+      welcome_text: row.welcome_text,
+      terms: row.terms,
+      methods: methodsOf(row.methods),
+      language: row.language,
+      color_primary: row.color_primary,
+      color_background: row.color_background,
+      generic_login_param: row.generic_login_param,
+      generic_username_field: row.generic_username_field,
+      generic_password_field: row.generic_password_field,
+      generic_redirect_field: row.generic_redirect_field,
       created: row.created,
       updated: row.updated,
+    };
+  }
+
+  /**
+   * The portal a guest page shows, whichever account owns it; undefined when it does not exist or
+   * is switched off (the page answers the same 404 either way).
+   */
+  async forGuests(id: number): Promise<GuestPortal | undefined> {
+    if (!Number.isInteger(id) || id < 1 || id > MAX_ID) return undefined;
+    const row = await this.repo.findForGuests(id);
+    if (row?.enabled !== 1) return undefined;
+    return {
+      id: row.id,
+      accountId: row.account_id,
+      networkId: row.network_id,
+      title: row.title || row.name,
+      welcomeText: row.welcome_text,
+      terms: row.terms,
+      methods: methodsOf(row.methods),
+      language: row.language,
+      colorPrimary: row.color_primary,
+      colorBackground: row.color_background,
+      successUrl: row.success_url,
+      vendor: row.vendor as PortalVendor,
+      uamSecret: row.uam_secret ? this.box.open(row.uam_secret, sealContext(row.account_id, row.id)) : "",
+      generic: {
+        loginParam: row.generic_login_param,
+        usernameField: row.generic_username_field,
+        passwordField: row.generic_password_field,
+        redirectField: row.generic_redirect_field,
+      },
     };
   }
 
@@ -135,7 +354,10 @@ export class PortalsService {
   validateNew(input: PortalInput): PortalInput {
     if (input.name === undefined) throw ValidationError.field("name", "is required");
     if (input.network_id === undefined) throw ValidationError.field("network_id", "is required");
-    return check(input);
+    const clean = check(input);
+    const missing = secretProblem(clean.vendor ?? "generic", Boolean(clean.uam_secret));
+    if (missing) throw missing;
+    return clean;
   }
 
   async create(accountId: number, input: PortalInput): Promise<CaptivePortal> {
@@ -145,14 +367,19 @@ export class PortalsService {
     try {
       return await this.repo.transaction(async (repo) => {
         if (!(await repo.hasNetwork(accountId, networkId))) throw noSuchNetwork(networkId);
-        const row = await repo.insert({
+        let row = await repo.insert({
           account_id: accountId,
           network_id: networkId,
           name: clean.name ?? "",
           success_url: clean.success_url ?? "",
           created: now,
           updated: now,
+          ...pageColumns(clean),
         });
+        if (clean.uam_secret) {
+          const uam_secret = this.box.seal(clean.uam_secret, sealContext(accountId, row.id));
+          row = (await repo.update(accountId, row.id, { uam_secret })) ?? row;
+        }
         return this.present(row);
       });
     } catch (error) {
@@ -167,8 +394,16 @@ export class PortalsService {
     const networkId = clean.network_id;
     try {
       return await this.repo.transaction(async (repo) => {
-        if (!(await repo.findById(accountId, id))) throw notFound(id);
-        const changes: PortalChanges = { updated: isoNow() };
+        const before = await repo.findById(accountId, id);
+        if (!before) throw notFound(id);
+        const hasSecret = clean.uam_secret === undefined ? before.uam_secret !== "" : clean.uam_secret !== "";
+        const missing = secretProblem(clean.vendor ?? before.vendor, hasSecret);
+        if (missing) throw missing;
+        const changes: PortalChanges = { ...pageColumns(clean), updated: isoNow() };
+        if (clean.uam_secret !== undefined) {
+          changes.uam_secret =
+            clean.uam_secret && this.box.seal(clean.uam_secret, sealContext(accountId, id));
+        }
         if (clean.name !== undefined) changes.name = clean.name;
         if (clean.success_url !== undefined) changes.success_url = clean.success_url;
         if (networkId !== undefined) {

@@ -1,6 +1,6 @@
 // The SQL of a voucher login: the voucher row locked for the login's transaction, its devices,
 // and its state change.
-import type { Transaction, Updateable } from "kysely";
+import type { Kysely, Transaction, Updateable } from "kysely";
 import type { DialectName } from "../../db/database.ts";
 import { lockedInTransaction } from "../../db/locking.ts";
 import type { Schema, VouchersTable } from "../../db/schema.ts";
@@ -21,7 +21,17 @@ export class VoucherLoginRepo {
     return lockedInTransaction(query, this.dialect, true).executeTakeFirst();
   }
 
-  async knowsDevice(trx: Trx, voucherId: number, mac: string): Promise<boolean> {
+  /** The same row read without a lock, outside a transaction (a portal's pre-check writes nothing). */
+  findForCheck(db: Kysely<Schema>, accountId: number, code: string): Promise<VoucherRow | undefined> {
+    return db
+      .selectFrom("vouchers")
+      .selectAll()
+      .where("account_id", "=", accountId)
+      .where("code", "=", code)
+      .executeTakeFirst();
+  }
+
+  async knowsDevice(trx: Kysely<Schema>, voucherId: number, mac: string): Promise<boolean> {
     const row = await trx
       .selectFrom("voucher_devices")
       .select("mac")

@@ -3,12 +3,15 @@
 // capped by session_timeout and by the voucher's expiry. Stock FreeRADIUS cannot express these
 // rules (deploy/freeradius/README.md says so); this is where they live.
 import { timingSafeEqual } from "node:crypto";
+import type { Kysely } from "kysely";
 import type { DialectName } from "../../db/database.ts";
+import type { Schema } from "../../db/schema.ts";
 import type { Credentials } from "../aaa/decide.ts";
-import type { VoucherLogin } from "../aaa/service.ts";
+import type { VoucherCheck, VoucherLogin } from "../aaa/service.ts";
 import { insertEvents } from "../events/repo.ts";
 import { isoNow } from "../shared/time.ts";
 import { VoucherLoginRepo } from "./login-repo.ts";
+import type { VoucherRow } from "./repo.ts";
 import { MAX_CODE } from "./rules.ts";
 import { effectiveStatus } from "./service.ts";
 
@@ -28,6 +31,70 @@ function passwordMatches(credentials: Credentials, code: string): boolean {
   return credentials.chap ? credentials.chap(code) || credentials.chap(code.toLowerCase()) : false;
 }
 
+/** What the rules say about one login with a voucher, before anything is written. */
+export type VoucherVerdict =
+  | {
+      accepted: false;
+      reason: string /** The stored status lags the clock: store `expired`. */;
+      lapsed: boolean;
+    }
+  | {
+      accepted: true;
+      first: boolean;
+      expiresAt: number;
+      /** The device is new to the voucher and takes a slot. */
+      newDevice: boolean;
+      devicesUsed: number;
+      nextStatus: string;
+    };
+
+/**
+ * The voucher rules, once: the code as password, disabled/expired, and the device slots. Used by
+ * the RADIUS login (which then writes the outcome) and by the captive portal's pre-check (which
+ * writes nothing: the gateway's RADIUS request does).
+ */
+export function judgeVoucher(
+  row: VoucherRow,
+  credentials: Credentials,
+  deviceKnown: boolean,
+  now: number,
+): VoucherVerdict {
+  const reject = (reason: string, lapsed = false) => ({ accepted: false as const, reason, lapsed });
+  if (!passwordMatches(credentials, row.code)) return reject("wrong password");
+  const at = isoNow(new Date(now * 1000));
+  const status = effectiveStatus(row, at);
+  if (status === "disabled") return reject("voucher disabled");
+  if (status === "expired") return reject("voucher expired", row.status !== "expired");
+  const first = row.status === "unused";
+  const expiresAt = first ? now + row.validity : Math.floor(Date.parse(row.expires ?? at) / 1000);
+  let devicesUsed = row.devices_used;
+  let nextStatus = first ? "active" : row.status;
+  if (!deviceKnown) {
+    if (row.usage_limit > 0 && devicesUsed >= row.usage_limit) {
+      return reject("voucher already used on its maximum number of devices");
+    }
+    devicesUsed++;
+    if (row.usage_limit > 0 && devicesUsed >= row.usage_limit) nextStatus = "exhausted";
+  }
+  return { accepted: true, first, expiresAt, newDevice: !deviceKnown, devicesUsed, nextStatus };
+}
+
+export function createVoucherCheck(db: Kysely<Schema>, dialect: DialectName): VoucherCheck {
+  const repo = new VoucherLoginRepo(dialect);
+  return async ({ accountId, code: username, credentials, clientMac, now }) => {
+    if (!CODE.test(username)) return null;
+    const row = await repo.findForCheck(db, accountId, username.toUpperCase());
+    if (!row) return null;
+    const known = await repo.knowsDevice(db, row.id, clientMac ?? UNKNOWN_DEVICE);
+    const verdict = judgeVoucher(row, credentials, known, now);
+    return {
+      voucherId: row.id,
+      accepted: verdict.accepted,
+      reason: verdict.accepted ? null : verdict.reason,
+    };
+  };
+}
+
 export function createVoucherLogin(dialect: DialectName): VoucherLogin {
   const repo = new VoucherLoginRepo(dialect);
   return async ({ accountId, code: username, credentials, clientMac, now, run }) => {
@@ -36,33 +103,19 @@ export function createVoucherLogin(dialect: DialectName): VoucherLogin {
     return run(async (trx) => {
       const row = await repo.findForLogin(trx, accountId, code);
       if (!row) return null;
-      const reject = (reason: string) => ({ voucherId: row.id, accepted: false, reply: [], reason });
-      if (!passwordMatches(credentials, code)) return reject("wrong password");
-      const at = isoNow(new Date(now * 1000));
-      const status = effectiveStatus(row, at);
-      if (status === "disabled") return reject("voucher disabled");
-      if (status === "expired") {
-        if (row.status !== "expired") await repo.update(trx, row.id, { status: "expired" });
-        return reject("voucher expired");
-      }
-
-      const first = row.status === "unused";
-      const expiresAt = first ? now + row.validity : Math.floor(Date.parse(row.expires ?? at) / 1000);
-      let devicesUsed = row.devices_used;
-      let nextStatus = first ? "active" : row.status;
       const mac = clientMac ?? UNKNOWN_DEVICE;
-      if (!(await repo.knowsDevice(trx, row.id, mac))) {
-        if (row.usage_limit > 0 && devicesUsed >= row.usage_limit) {
-          return reject("voucher already used on its maximum number of devices");
-        }
-        await repo.addDevice(trx, accountId, row.id, mac, at);
-        devicesUsed++;
-        if (row.usage_limit > 0 && devicesUsed >= row.usage_limit) nextStatus = "exhausted";
+      const verdict = judgeVoucher(row, credentials, await repo.knowsDevice(trx, row.id, mac), now);
+      if (!verdict.accepted) {
+        if (verdict.lapsed) await repo.update(trx, row.id, { status: "expired" });
+        return { voucherId: row.id, accepted: false, reply: [], reason: verdict.reason };
       }
+      const at = isoNow(new Date(now * 1000));
+      const { first, expiresAt } = verdict;
+      if (verdict.newDevice) await repo.addDevice(trx, accountId, row.id, mac, at);
       const expires = isoNow(new Date(expiresAt * 1000));
       await repo.update(trx, row.id, {
-        status: nextStatus,
-        devices_used: devicesUsed,
+        status: verdict.nextStatus,
+        devices_used: verdict.devicesUsed,
         ...(first ? { first_used: at, expires } : {}),
       });
       if (first) {

@@ -4,7 +4,12 @@ import type { FastifyInstance } from "fastify";
 import { type Static, Type } from "typebox";
 import { NETWORK_SORT_FIELDS } from "../../core/networks/rules.ts";
 import type { NetworksService } from "../../core/networks/service.ts";
-import { PORTAL_SORT_FIELDS } from "../../core/portals/rules.ts";
+import {
+  PORTAL_LANGUAGES,
+  PORTAL_METHODS,
+  PORTAL_SORT_FIELDS,
+  PORTAL_VENDORS,
+} from "../../core/portals/rules.ts";
 import type { PortalsService } from "../../core/portals/service.ts";
 import { MAX_SEARCH } from "../../core/users/rules.ts";
 import { errorResponses, Id, ListOf, PageQuery, SortQuery } from "../schemas.ts";
@@ -38,10 +43,41 @@ const CaptivePortal = Type.Object(
     network_id: Type.Integer(),
     login_url: Type.String({ format: "uri", description: "where the network's gateway sends guests" }),
     success_url: Type.String({ description: "where guests go after logging in; empty for none" }),
+    enabled: Type.Boolean({ description: "off: the guest page at login_url answers 404" }),
+    vendor: Type.Union(
+      PORTAL_VENDORS.map((v) => Type.Literal(v)),
+      { description: "the gateway protocol of the hand-off after sign-in" },
+    ),
+    uam_secret_set: Type.Boolean({
+      description:
+        "whether a UAM secret (shared with a CoovaChilli gateway) is set; the secret is never returned",
+    }),
+    title: Type.String({ description: "the page's heading; empty: the portal's name" }),
+    welcome_text: Type.String({ description: "plain text shown under the title" }),
+    terms: Type.String({ description: "plain text terms of use: paragraphs and bare http(s) links" }),
+    methods: Type.Array(Type.Union(PORTAL_METHODS.map((m) => Type.Literal(m))), {
+      description: "sign-in methods the page offers",
+    }),
+    language: Type.String({
+      description: `"auto" (the guest's Accept-Language) or one of ${PORTAL_LANGUAGES.join(", ")}`,
+    }),
+    color_primary: Type.String({ pattern: "^#[0-9a-f]{6}$", description: "header and button colour" }),
+    color_background: Type.String({ pattern: "^#[0-9a-f]{6}$", description: "page background colour" }),
+    generic_login_param: Type.String({
+      description: "generic vendor: the query parameter carrying the gateway's login URL",
+    }),
+    generic_username_field: Type.String({ description: "generic vendor: the login form's username field" }),
+    generic_password_field: Type.String({ description: "generic vendor: the login form's password field" }),
+    generic_redirect_field: Type.String({
+      description: "generic vendor: the login form's field for the page after login; empty for none",
+    }),
     created: Type.String({ format: "date-time" }),
     updated: Type.String({ format: "date-time" }),
   },
-  { $id: "CaptivePortal" },
+  {
+    $id: "CaptivePortal",
+    description: "A captive portal (guest sign-in page). Read-only here: managed in the console and the CLI.",
+  },
 );
 
 const search = (what: string) =>

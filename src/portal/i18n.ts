@@ -1,0 +1,177 @@
+// The guest pages' words in each language of PORTAL_LANGUAGES. A portal fixes one, or "auto" picks
+// the guest's first Accept-Language that has a catalogue; ?lang= (the visible switch) wins over both.
+import { PORTAL_LANGUAGES, type PortalLanguage } from "../core/portals/rules.ts";
+
+export interface Messages {
+  languageName: string;
+  signIn: string;
+  voucherHeading: string;
+  voucherLabel: string;
+  voucherHint: string;
+  voucherButton: string;
+  passwordHeading: string;
+  usernameLabel: string;
+  passwordLabel: string;
+  passwordButton: string;
+  termsHeading: string;
+  termsNote: string;
+  languageSwitch: string;
+  invalidCode: string;
+  codeExpired: string;
+  codeUsedUp: string;
+  wrongCredentials: string;
+  alreadyOnline: string;
+  gatewayRefused: string;
+  noGateway: string;
+  tooMany: string;
+  staleForm: string;
+  handoffTitle: string;
+  handoffText: string;
+  handoffButton: string;
+  onlineTitle: string;
+  onlineText: string;
+  continueLink: string;
+  notFoundTitle: string;
+  notFoundText: string;
+}
+
+const en: Messages = {
+  languageName: "English",
+  signIn: "Sign in to the Wi-Fi",
+  voucherHeading: "I have a code",
+  voucherLabel: "Access code",
+  voucherHint: "The code on your ticket or receipt.",
+  voucherButton: "Connect",
+  passwordHeading: "I have an account",
+  usernameLabel: "Username",
+  passwordLabel: "Password",
+  passwordButton: "Sign in",
+  termsHeading: "Terms of use",
+  termsNote: "By connecting you accept the terms of use.",
+  languageSwitch: "Language",
+  invalidCode: "That code is not valid. Check it and try again.",
+  codeExpired: "That code has expired.",
+  codeUsedUp: "That code is already in use on as many devices as it allows.",
+  wrongCredentials: "The username or password is not right, or this account cannot sign in now.",
+  alreadyOnline: "This account is already online on as many devices as it allows.",
+  gatewayRefused: "The network did not accept the sign-in. Please try again.",
+  noGateway:
+    "This page must be opened by the Wi-Fi network itself. Connect to the network and open any web page.",
+  tooMany: "Too many attempts. Wait a minute, then try again.",
+  staleForm: "This page was out of date. Please try again.",
+  handoffTitle: "Connecting…",
+  handoffText: "Your sign-in is checked. Press the button to finish connecting.",
+  handoffButton: "Finish connecting",
+  onlineTitle: "You are online",
+  onlineText: "Your device is connected. Enjoy the Wi-Fi.",
+  continueLink: "Continue",
+  notFoundTitle: "Page not found",
+  notFoundText: "There is no sign-in page at this address. Connect to the Wi-Fi and open any web page.",
+};
+
+const es: Messages = {
+  languageName: "Español",
+  signIn: "Conéctate al Wi-Fi",
+  voucherHeading: "Tengo un código",
+  voucherLabel: "Código de acceso",
+  voucherHint: "El código de tu ticket o recibo.",
+  voucherButton: "Conectar",
+  passwordHeading: "Tengo una cuenta",
+  usernameLabel: "Usuario",
+  passwordLabel: "Contraseña",
+  passwordButton: "Entrar",
+  termsHeading: "Condiciones de uso",
+  termsNote: "Al conectarte aceptas las condiciones de uso.",
+  languageSwitch: "Idioma",
+  invalidCode: "Ese código no es válido. Revísalo y vuelve a intentarlo.",
+  codeExpired: "Ese código ha caducado.",
+  codeUsedUp: "Ese código ya se usa en todos los dispositivos que permite.",
+  wrongCredentials: "El usuario o la contraseña no son correctos, o esta cuenta no puede entrar ahora.",
+  alreadyOnline: "Esta cuenta ya está conectada en todos los dispositivos que permite.",
+  gatewayRefused: "La red no aceptó el acceso. Vuelve a intentarlo.",
+  noGateway: "Esta página debe abrirla la propia red Wi-Fi. Conéctate a la red y abre cualquier página web.",
+  tooMany: "Demasiados intentos. Espera un minuto y vuelve a intentarlo.",
+  staleForm: "La página estaba desactualizada. Vuelve a intentarlo.",
+  handoffTitle: "Conectando…",
+  handoffText: "Tu acceso está comprobado. Pulsa el botón para terminar de conectarte.",
+  handoffButton: "Terminar de conectar",
+  onlineTitle: "Ya estás conectado",
+  onlineText: "Tu dispositivo está conectado. Disfruta del Wi-Fi.",
+  continueLink: "Continuar",
+  notFoundTitle: "Página no encontrada",
+  notFoundText:
+    "No hay ninguna página de acceso en esta dirección. Conéctate al Wi-Fi y abre cualquier página web.",
+};
+
+const fr: Messages = {
+  languageName: "Français",
+  signIn: "Connexion au Wi-Fi",
+  voucherHeading: "J’ai un code",
+  voucherLabel: "Code d’accès",
+  voucherHint: "Le code de votre ticket ou reçu.",
+  voucherButton: "Se connecter",
+  passwordHeading: "J’ai un compte",
+  usernameLabel: "Identifiant",
+  passwordLabel: "Mot de passe",
+  passwordButton: "Connexion",
+  termsHeading: "Conditions d’utilisation",
+  termsNote: "En vous connectant, vous acceptez les conditions d’utilisation.",
+  languageSwitch: "Langue",
+  invalidCode: "Ce code n’est pas valide. Vérifiez-le et réessayez.",
+  codeExpired: "Ce code a expiré.",
+  codeUsedUp: "Ce code est déjà utilisé sur autant d’appareils qu’il le permet.",
+  wrongCredentials:
+    "L’identifiant ou le mot de passe est incorrect, ou ce compte ne peut pas se connecter maintenant.",
+  alreadyOnline: "Ce compte est déjà connecté sur autant d’appareils qu’il le permet.",
+  gatewayRefused: "Le réseau n’a pas accepté la connexion. Veuillez réessayer.",
+  noGateway:
+    "Cette page doit être ouverte par le réseau Wi-Fi lui-même. Connectez-vous au réseau et ouvrez une page web.",
+  tooMany: "Trop de tentatives. Attendez une minute, puis réessayez.",
+  staleForm: "Cette page n’était plus à jour. Veuillez réessayer.",
+  handoffTitle: "Connexion…",
+  handoffText: "Votre accès est vérifié. Appuyez sur le bouton pour terminer la connexion.",
+  handoffButton: "Terminer la connexion",
+  onlineTitle: "Vous êtes connecté",
+  onlineText: "Votre appareil est connecté. Bonne navigation.",
+  continueLink: "Continuer",
+  notFoundTitle: "Page introuvable",
+  notFoundText:
+    "Il n’y a pas de page de connexion à cette adresse. Connectez-vous au Wi-Fi et ouvrez une page web.",
+};
+
+export const CATALOGUE: Record<PortalLanguage, Messages> = { en, es, fr };
+
+function isLanguage(code: string): code is PortalLanguage {
+  return (PORTAL_LANGUAGES as readonly string[]).includes(code);
+}
+
+/** The first language of an Accept-Language header (by q, then order) that has a catalogue. */
+export function fromAcceptLanguage(header: string | undefined): PortalLanguage | null {
+  if (!header) return null;
+  const ranked = header
+    .slice(0, 500)
+    .split(",")
+    .map((part, index) => {
+      const [tag = "", ...params] = part.trim().split(";");
+      const q = params.map((p) => /^\s*q=([01](?:\.\d{1,3})?)\s*$/.exec(p)?.[1]).find(Boolean);
+      return {
+        code: tag.trim().toLowerCase().split("-")[0] ?? "",
+        q: q === undefined ? 1 : Number(q),
+        index,
+      };
+    })
+    .filter((l) => l.q > 0)
+    .sort((a, b) => b.q - a.q || a.index - b.index);
+  return ranked.map((l) => l.code).find(isLanguage) ?? null;
+}
+
+/** ?lang= when it names a catalogue, else the portal's fixed language, else Accept-Language, else English. */
+export function chooseLanguage(
+  asked: unknown,
+  portalLanguage: string,
+  acceptLanguage: string | undefined,
+): PortalLanguage {
+  if (typeof asked === "string" && isLanguage(asked)) return asked;
+  if (isLanguage(portalLanguage)) return portalLanguage;
+  return fromAcceptLanguage(acceptLanguage) ?? "en";
+}

@@ -1,0 +1,289 @@
+// The captive-portal door: the guest pages at /portal/<id> (the portals' login_url). A gateway
+// redirects a new guest here with its own parameters; the page checks the code or the username and
+// password with the RADIUS rules (core: checkSignIn) and hands the guest back to the gateway in its
+// vendor's protocol (gateway.ts). Security headers, a double-submit CSRF token and attempt limits
+// per client address and device MAC are applied here, for every portal route.
+import { createHash, randomBytes, timingSafeEqual } from "node:crypto";
+import fs from "node:fs";
+import { fileURLToPath } from "node:url";
+import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
+import type { Core } from "../core/index.ts";
+import type { PortalLanguage } from "../core/portals/rules.ts";
+import type { GuestPortal } from "../core/portals/service.ts";
+import { checkSignIn, type SignInProblem } from "../core/portals/signin.ts";
+import type { CounterStore } from "../http/rate-limit.ts";
+import { gatewayOrigin, handoff, parseGateway, safeHttpUrl } from "./gateway.ts";
+import { CATALOGUE, chooseLanguage, type Messages } from "./i18n.ts";
+import { type Assets, colorsCss, handoffPage, messagePage, signInPage } from "./views.ts";
+
+export interface PortalOptions {
+  core: Core;
+  counters: CounterStore;
+  /** Sign-in attempts per window from one client address (guests behind one gateway share it). */
+  attemptsPerAddress?: number;
+  /** Sign-in attempts per window from one device (the gateway's MAC parameter). */
+  attemptsPerDevice?: number;
+  windowMs?: number;
+}
+
+const CSRF_COOKIE = "wisp_portal_csrf";
+const TOKEN = /^[A-Za-z0-9_-]{43}$/;
+const FORM_LIMIT = 16 * 1024;
+
+const STATIC = fileURLToPath(new URL("./static", import.meta.url));
+function asset(name: string, type: string) {
+  const body = fs.readFileSync(`${STATIC}/${name}`);
+  return { type, body, version: createHash("sha256").update(body).digest("hex").slice(0, 10) };
+}
+const FILES: Record<string, { type: string; body: Buffer; version: string }> = {
+  "portal.css": asset("portal.css", "text/css; charset=utf-8"),
+  "handoff.js": asset("handoff.js", "text/javascript; charset=utf-8"),
+};
+const ASSETS: Assets = {
+  css: `/portal/static/portal.css?v=${FILES["portal.css"]!.version}`,
+  js: `/portal/static/handoff.js?v=${FILES["handoff.js"]!.version}`,
+};
+
+/** The console's policy, with form-action widened to the one gateway this page hands off to. */
+function securityHeaders(reply: FastifyReply, formTarget?: string): void {
+  const formAction = formTarget ? `'self' ${formTarget}` : "'self'";
+  reply.header(
+    "Content-Security-Policy",
+    `default-src 'self'; frame-ancestors 'none'; base-uri 'none'; form-action ${formAction}; object-src 'none'`,
+  );
+  reply.header("X-Content-Type-Options", "nosniff");
+  reply.header("Referrer-Policy", "no-referrer");
+  reply.header("X-Frame-Options", "DENY");
+  reply.header("Permissions-Policy", "camera=(), microphone=(), geolocation=()");
+}
+
+function readCookie(request: FastifyRequest, name: string): string | undefined {
+  for (const part of (request.headers.cookie ?? "").split(";")) {
+    const eq = part.indexOf("=");
+    if (eq > 0 && part.slice(0, eq).trim() === name) return part.slice(eq + 1).trim();
+  }
+  return undefined;
+}
+
+/** The browser's double-submit token, or a new one set as a cookie now. */
+function csrfToken(request: FastifyRequest, reply: FastifyReply): string {
+  const existing = readCookie(request, CSRF_COOKIE);
+  if (existing && TOKEN.test(existing)) return existing;
+  const token = randomBytes(32).toString("base64url");
+  const secure = request.protocol === "https" ? "; Secure" : "";
+  reply.header("Set-Cookie", `${CSRF_COOKIE}=${token}; Path=/portal; HttpOnly; SameSite=Lax${secure}`);
+  return token;
+}
+
+function sameToken(given: string, expected: string | undefined): boolean {
+  if (!expected || !TOKEN.test(expected)) return false;
+  const a = Buffer.from(given);
+  const b = Buffer.from(expected);
+  return a.length === b.length && timingSafeEqual(a, b);
+}
+
+function positiveId(text: string): number | undefined {
+  return /^\d{1,9}$/.test(text) && Number(text) >= 1 ? Number(text) : undefined;
+}
+
+const PROBLEM_TEXT: Record<SignInProblem, keyof Messages> = {
+  invalid_code: "invalidCode",
+  code_expired: "codeExpired",
+  code_used_up: "codeUsedUp",
+  wrong_credentials: "wrongCredentials",
+  already_online: "alreadyOnline",
+  method_off: "staleForm",
+};
+
+function send(reply: FastifyReply, status: number, body: string, formTarget?: string) {
+  securityHeaders(reply, formTarget);
+  return reply.code(status).type("text/html; charset=utf-8").header("Cache-Control", "no-store").send(body);
+}
+
+export async function portalPlugin(app: FastifyInstance, options: PortalOptions): Promise<void> {
+  const { core, counters } = options;
+  const perAddress = options.attemptsPerAddress ?? 30;
+  const perDevice = options.attemptsPerDevice ?? 10;
+  const windowMs = options.windowMs ?? 60_000;
+
+  app.addHook("onRoute", (route) => {
+    route.schema = { ...route.schema, hide: true };
+  });
+  app.addContentTypeParser(
+    "application/x-www-form-urlencoded",
+    { parseAs: "string", bodyLimit: FORM_LIMIT },
+    (_request, body, done) => done(null, new URLSearchParams(body as string)),
+  );
+
+  const languageOf = (request: FastifyRequest, portal?: GuestPortal, asked?: unknown) =>
+    chooseLanguage(
+      asked ?? (request.query as Record<string, unknown>)?.lang,
+      portal?.language ?? "auto",
+      request.headers["accept-language"],
+    );
+
+  function notFound(request: FastifyRequest, reply: FastifyReply) {
+    const lang = languageOf(request);
+    const t = CATALOGUE[lang];
+    return send(reply, 404, messagePage(lang, ASSETS, t.notFoundTitle, t.notFoundText));
+  }
+
+  app.setNotFoundHandler(notFound);
+  app.setErrorHandler((error, request, reply) => {
+    const status = (error as { statusCode?: number }).statusCode ?? 500;
+    if (status >= 500) request.log.error({ err: error }, "portal error");
+    const lang = languageOf(request);
+    const t = CATALOGUE[lang];
+    return send(
+      reply,
+      status >= 400 && status < 500 ? status : 500,
+      messagePage(lang, ASSETS, t.staleForm, t.staleForm),
+    );
+  });
+
+  app.get<{ Params: { name: string } }>("/static/:name", async (request, reply) => {
+    const file = Object.hasOwn(FILES, request.params.name) ? FILES[request.params.name] : undefined;
+    if (request.params.name === "colors.css") {
+      const query = request.query as Record<string, unknown>;
+      const hex = (v: unknown) => (typeof v === "string" && /^[0-9a-f]{6}$/.test(v) ? `#${v}` : null);
+      const primary = hex(query.p);
+      const background = hex(query.b);
+      if (!primary || !background) return notFound(request, reply);
+      securityHeaders(reply);
+      return reply
+        .type("text/css; charset=utf-8")
+        .header("Cache-Control", "public, max-age=86400")
+        .send(colorsCss(primary, background));
+    }
+    if (!file) return notFound(request, reply);
+    securityHeaders(reply);
+    return reply
+      .type(file.type)
+      .header("Cache-Control", "public, max-age=31536000, immutable")
+      .send(file.body);
+  });
+
+  /** The page's address with another language and the same gateway parameters. */
+  const switcher = (id: number, gatewayQuery: string) => (lang: PortalLanguage) => {
+    const params = new URLSearchParams(gatewayQuery);
+    params.set("lang", lang);
+    return `/portal/${id}?${params}`;
+  };
+
+  function showSignIn(
+    request: FastifyRequest,
+    reply: FastifyReply,
+    portal: GuestPortal,
+    gatewayQuery: string,
+    lang: PortalLanguage,
+    extra: { status?: number; error?: string; username?: string } = {},
+  ) {
+    const page = signInPage({
+      portal,
+      lang,
+      assets: ASSETS,
+      action: `/portal/${portal.id}`,
+      csrf: csrfToken(request, reply),
+      gateway: gatewayQuery,
+      error: extra.error,
+      ...(extra.username ? { username: extra.username } : {}),
+      switchTo: switcher(portal.id, gatewayQuery),
+    });
+    return send(reply, extra.status ?? 200, page);
+  }
+
+  /** The gateway's query string without our own ?lang. */
+  function gatewayQueryOf(request: FastifyRequest): string {
+    const raw = request.url.includes("?") ? request.url.slice(request.url.indexOf("?") + 1) : "";
+    const params = new URLSearchParams(raw);
+    params.delete("lang");
+    return params.toString();
+  }
+
+  /** Where a signed-in guest lands: the portal's success URL, else the page first asked for. */
+  const landingOf = (portal: GuestPortal, original: string | null) =>
+    safeHttpUrl(portal.successUrl) ?? original;
+
+  app.get<{ Params: { id: string } }>("/:id", async (request, reply) => {
+    const id = positiveId(request.params.id);
+    const portal = id === undefined ? undefined : await core.portals.forGuests(id);
+    if (!portal) return notFound(request, reply);
+    const lang = languageOf(request, portal);
+    const t = CATALOGUE[lang];
+    const query = gatewayQueryOf(request);
+    const gateway = parseGateway(portal, new URLSearchParams(query));
+    if (!gateway) return send(reply, 400, messagePage(lang, ASSETS, portal.title, t.noGateway, { portal }));
+    if (gateway.vendor === "coovachilli") {
+      // The gateway's answer to a logon comes back here (coova-chilli src/redir.c): res=success
+      // or already (online now), failed (show the form again with the new challenge).
+      if (gateway.res === "success" || gateway.res === "already") {
+        const landing = landingOf(portal, gateway.userurl);
+        if (landing && gateway.res === "success") return reply.redirect(landing, 303);
+        return send(
+          reply,
+          200,
+          messagePage(lang, ASSETS, t.onlineTitle, t.onlineText, { portal, link: landing }),
+        );
+      }
+      if (gateway.res === "failed")
+        return showSignIn(request, reply, portal, query, lang, { error: t.gatewayRefused });
+    }
+    if (gateway.vendor === "mikrotik" && gateway.failed) {
+      return showSignIn(request, reply, portal, query, lang, { error: t.gatewayRefused });
+    }
+    return showSignIn(request, reply, portal, query, lang);
+  });
+
+  app.post<{ Params: { id: string } }>("/:id", async (request, reply) => {
+    const id = positiveId(request.params.id);
+    const portal = id === undefined ? undefined : await core.portals.forGuests(id);
+    if (!portal) return notFound(request, reply);
+    const form = request.body instanceof URLSearchParams ? request.body : new URLSearchParams();
+    const lang = languageOf(request, portal, form.get("lang"));
+    const t = CATALOGUE[lang];
+    const query = form.get("gw") ?? "";
+    const gateway = parseGateway(portal, new URLSearchParams(query));
+    if (!gateway) return send(reply, 400, messagePage(lang, ASSETS, portal.title, t.noGateway, { portal }));
+    if (!sameToken(form.get("_csrf") ?? "", readCookie(request, CSRF_COOKIE))) {
+      return showSignIn(request, reply, portal, query, lang, { status: 403, error: t.staleForm });
+    }
+
+    // Attempts per client address and per device; the friendlier page, with Retry-After.
+    const hits = [counters.hit(`portal:ip:${request.ip}`, windowMs)];
+    if (gateway.clientMac) hits.push(counters.hit(`portal:mac:${gateway.clientMac}`, windowMs));
+    const [byAddress, byDevice] = await Promise.all(hits);
+    if ((byAddress && byAddress.count > perAddress) || (byDevice && byDevice.count > perDevice)) {
+      const resetAt = Math.max(byAddress?.resetAt ?? 0, byDevice?.resetAt ?? 0);
+      reply.header("Retry-After", String(Math.max(1, Math.ceil((resetAt - Date.now()) / 1000))));
+      return send(reply, 429, messagePage(lang, ASSETS, portal.title, t.tooMany, { portal }));
+    }
+
+    const method = form.get("method") === "password" ? "password" : "voucher";
+    const result = await checkSignIn(core.aaa, portal, {
+      method,
+      code: form.get("code") ?? "",
+      username: form.get("username") ?? "",
+      password: form.get("password") ?? "",
+      clientMac: gateway.clientMac,
+    });
+    if (!result.ok) {
+      return showSignIn(request, reply, portal, query, lang, {
+        status: 401,
+        error: t[PROBLEM_TEXT[result.problem]],
+        username: method === "password" ? (form.get("username") ?? "").slice(0, 64) : "",
+      });
+    }
+    const original =
+      gateway.vendor === "coovachilli"
+        ? gateway.userurl
+        : gateway.vendor === "mikrotik"
+          ? gateway.linkOrig
+          : gateway.original;
+    const landing = landingOf(portal, original);
+    const next = handoff(portal, gateway, result.username, result.password, landing);
+    // The hand-off form may post to the gateway only; its redirect on Accept goes to the gateway
+    // itself or to the landing page, so both origins are allowed (browsers check the whole chain).
+    const targets = [gatewayOrigin(gateway), ...(landing ? [new URL(landing).origin] : [])];
+    return send(reply, 200, handoffPage(portal, lang, ASSETS, next), [...new Set(targets)].join(" "));
+  });
+}

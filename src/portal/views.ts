@@ -1,0 +1,171 @@
+// The guest pages: sign-in, hand-off to the gateway, "you are online", and the friendly errors.
+// Phone-first, no JavaScript needed, one small stylesheet from /portal/static; only the portal's
+// own branding, every operator and gateway string escaped (html.ts).
+import type { PortalLanguage } from "../core/portals/rules.ts";
+import type { GuestPortal } from "../core/portals/service.ts";
+import { textOn } from "./colors.ts";
+import type { Handoff } from "./gateway.ts";
+import { type Html, html, paragraphs } from "./html.ts";
+import { CATALOGUE, type Messages } from "./i18n.ts";
+
+export interface Assets {
+  css: string;
+  js: string;
+}
+
+interface Frame {
+  lang: PortalLanguage;
+  title: string;
+  portal?: GuestPortal | undefined;
+  assets: Assets;
+  /** Language switch links, when the page has them. */
+  switchTo?: ((lang: PortalLanguage) => string) | undefined;
+  script?: boolean;
+  /** Follow this URL at once (meta refresh: no script, and no form-action check). */
+  refresh?: string;
+}
+
+const DEFAULT_COLORS = { primary: "#1b5e9e", background: "#f4f6f8" };
+
+function layout(frame: Frame, body: Html): string {
+  const primary = frame.portal?.colorPrimary ?? DEFAULT_COLORS.primary;
+  const background = frame.portal?.colorBackground ?? DEFAULT_COLORS.background;
+  const t = CATALOGUE[frame.lang];
+  const languages = frame.switchTo
+    ? html`<nav aria-label="${t.languageSwitch}">${(Object.keys(CATALOGUE) as PortalLanguage[]).map((code) =>
+        code === frame.lang
+          ? html`<a href="${frame.switchTo!(code)}" lang="${code}" aria-current="true">${CATALOGUE[code].languageName}</a>`
+          : html`<a href="${frame.switchTo!(code)}" lang="${code}" hreflang="${code}">${CATALOGUE[code].languageName}</a>`,
+      )}</nav>`
+    : "";
+  // The operator's colours come as a tiny stylesheet of their own (inline styles would need
+  // 'unsafe-inline' in the CSP).
+  const colors = `p=${primary.slice(1)}&b=${background.slice(1)}`;
+  return html`<!doctype html>
+<html lang="${frame.lang}">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<meta name="robots" content="noindex">
+${frame.refresh ? html`<meta http-equiv="refresh" content="${`0;url=${frame.refresh}`}">` : ""}
+<title>${frame.title}</title>
+<link rel="stylesheet" href="${frame.assets.css}">
+<link rel="stylesheet" href="/portal/static/colors.css?${colors}">
+${frame.script ? html`<script src="${frame.assets.js}" defer></script>` : ""}
+</head>
+<body>
+<header><h1>${frame.portal?.title ?? frame.title}</h1></header>
+<main>
+${body}
+</main>
+${languages}
+</body>
+</html>
+`.value;
+}
+
+/** The per-portal colours as a stylesheet (no inline styles: the CSP forbids them). */
+export function colorsCss(primary: string, background: string): string {
+  return (
+    `:root{--primary:${primary};--primary-text:${textOn(primary)};` +
+    `--bg:${background};--bg-text:${textOn(background)}}\n`
+  );
+}
+
+export interface SignInPage {
+  portal: GuestPortal;
+  lang: PortalLanguage;
+  assets: Assets;
+  action: string;
+  csrf: string;
+  /** The gateway's query string, carried through the form. */
+  gateway: string;
+  error?: string | undefined;
+  /** What the guest typed, kept on an error (never the password). */
+  username?: string;
+  switchTo: (lang: PortalLanguage) => string;
+}
+
+export function signInPage(page: SignInPage): string {
+  const t: Messages = CATALOGUE[page.lang];
+  const { portal } = page;
+  const hidden = html`<input type="hidden" name="_csrf" value="${page.csrf}"><input type="hidden" name="gw" value="${page.gateway}"><input type="hidden" name="lang" value="${page.lang}">`;
+  const voucher = portal.methods.includes("voucher")
+    ? html`<section aria-labelledby="h-voucher"><h2 id="h-voucher">${t.voucherHeading}</h2>
+<form method="post" action="${page.action}">${hidden}<input type="hidden" name="method" value="voucher">
+<label for="code">${t.voucherLabel}</label>
+<input type="text" id="code" name="code" autocomplete="off" autocapitalize="characters" spellcheck="false" required maxlength="40" aria-describedby="code-hint">
+<p class="hint" id="code-hint">${t.voucherHint}</p>
+<button type="submit">${t.voucherButton}</button></form></section>`
+    : "";
+  const password = portal.methods.includes("password")
+    ? html`<section aria-labelledby="h-password"><h2 id="h-password">${t.passwordHeading}</h2>
+<form method="post" action="${page.action}">${hidden}<input type="hidden" name="method" value="password">
+<label for="username">${t.usernameLabel}</label>
+<input type="text" id="username" name="username" autocomplete="username" autocapitalize="none" spellcheck="false" required maxlength="64" value="${page.username ?? ""}">
+<label for="password">${t.passwordLabel}</label>
+<input type="password" id="password" name="password" autocomplete="current-password" required maxlength="128">
+<button type="submit">${t.passwordButton}</button></form></section>`
+    : "";
+  const terms = portal.terms
+    ? html`<section aria-labelledby="h-terms"><h2 id="h-terms">${t.termsHeading}</h2><div class="terms">${paragraphs(portal.terms)}</div></section>
+<p class="note">${t.termsNote}</p>`
+    : "";
+  const body = html`${page.error ? html`<p class="error" role="alert" id="error">${page.error}</p>` : ""}
+${portal.welcomeText ? html`<div class="welcome">${paragraphs(portal.welcomeText)}</div>` : ""}
+${voucher}${password}${terms}`;
+  return layout(
+    { lang: page.lang, title: portal.title, portal, assets: page.assets, switchTo: page.switchTo },
+    body,
+  );
+}
+
+/**
+ * The step that carries the credentials to the gateway: a form auto-submitted by handoff.js, or a
+ * link followed by meta refresh; either also works by hand, without JavaScript.
+ */
+export function handoffPage(
+  portal: GuestPortal,
+  lang: PortalLanguage,
+  assets: Assets,
+  next: Handoff,
+): string {
+  const t = CATALOGUE[lang];
+  const body =
+    next.kind === "form"
+      ? html`<section><h2>${t.handoffTitle}</h2><p>${t.handoffText}</p>
+<form id="handoff" method="post" action="${next.action}">
+${next.fields.map(([name, value]) => html`<input type="hidden" name="${name}" value="${value}">`)}
+<button type="submit">${t.handoffButton}</button></form></section>`
+      : html`<section><h2>${t.handoffTitle}</h2><p>${t.handoffText}</p>
+<p><a id="handoff-link" href="${next.url}">${t.handoffButton}</a></p></section>`;
+  return layout(
+    {
+      lang,
+      title: t.handoffTitle,
+      portal,
+      assets,
+      script: next.kind === "form",
+      ...(next.kind === "link" ? { refresh: next.url } : {}),
+    },
+    body,
+  );
+}
+
+/** A page with a heading and one message (online, refused, 404, too many attempts). */
+export function messagePage(
+  lang: PortalLanguage,
+  assets: Assets,
+  title: string,
+  message: string,
+  options: {
+    portal?: GuestPortal | undefined;
+    link?: string | null;
+    switchTo?: (lang: PortalLanguage) => string;
+  } = {},
+): string {
+  const t = CATALOGUE[lang];
+  const body = html`<section><h2>${title}</h2><p>${message}</p>
+${options.link ? html`<p><a href="${options.link}">${t.continueLink}</a></p>` : ""}</section>`;
+  return layout({ lang, title, portal: options.portal, assets, switchTo: options.switchTo }, body);
+}

@@ -1,0 +1,138 @@
+// The portal page model: every field validated with the API's error shape, the UAM secret sealed at
+// rest and write-only (the API and the CLI never show it), the read-only API returning the fields,
+// and the CLI's create/update options. On each dialect (PostgreSQL when it answers).
+import assert from "node:assert/strict";
+import { after, before, describe, test } from "node:test";
+import { ValidationError } from "../../src/core/shared/errors.ts";
+import { dialects } from "../support/databases.ts";
+import { databaseEnv, wisp } from "../support/processes.ts";
+import { startTestServer, type TestServer } from "../support/server.ts";
+
+for (const { dialect, skip } of await dialects()) {
+  describe(`captive portal page model on ${dialect}`, { skip }, () => {
+    let server: TestServer;
+    let accountId: number;
+    let networkId: number;
+    let key: string;
+
+    before(async () => {
+      server = await startTestServer({ dialect });
+      accountId = (await server.account("default")).id;
+      networkId = (await server.core.networks.create(accountId, { name: "lobby", nas_ip: "192.0.2.1" }))
+        .network.id;
+      key = await server.key("default", { permissions: "read" });
+    });
+    after(() => server?.stop());
+
+    async function refused(input: Record<string, unknown>, field: string, message: RegExp) {
+      const error = await server.core.portals
+        .create(accountId, { name: "P", network_id: networkId, ...input })
+        .then(
+          () => null,
+          (e: unknown) => e,
+        );
+      assert.ok(error instanceof ValidationError, `${JSON.stringify(input)} was accepted`);
+      const detail = error.details.find((d) => d.field === field);
+      assert.ok(detail, `${JSON.stringify(error.details)} names ${field}`);
+      assert.match(detail.message, message);
+    }
+
+    test("each field is checked and named in the error details", async () => {
+      await refused({ vendor: "cisco" }, "vendor", /coovachilli, mikrotik, generic/);
+      await refused({ vendor: "coovachilli" }, "uam_secret", /required when vendor is coovachilli/);
+      await refused({ vendor: "coovachilli", uam_secret: "has space" }, "uam_secret", /printable/);
+      await refused({ uam_secret: "x".repeat(65) }, "uam_secret", /1-64/);
+      await refused({ title: "a\u0007b" }, "title", /control characters/);
+      await refused({ title: "two\nlines" }, "title", /one line/);
+      await refused({ welcome_text: "x".repeat(2001) }, "welcome_text", /at most 2000/);
+      await refused({ terms: "ok\u0000" }, "terms", /control characters/);
+      await refused({ methods: [] }, "methods", /at least one of voucher, password/);
+      await refused({ methods: ["voucher", "clickthrough"] }, "methods", /not "clickthrough"/);
+      await refused({ language: "de" }, "language", /auto, en, es, fr/);
+      await refused({ color_primary: "blue" }, "color_primary", /hex colour/);
+      await refused({ color_background: "#fff" }, "color_background", /hex colour/);
+      await refused({ generic_login_param: "a b" }, "generic_login_param", /A-Z a-z 0-9/);
+      await refused({ generic_username_field: "" }, "generic_username_field", /1-64/);
+      await refused({ generic_redirect_field: 'x"y' }, "generic_redirect_field", /or empty/);
+      await refused({ success_url: "javascript:alert(1)" }, "success_url", /http/);
+    });
+
+    test("the UAM secret is sealed at rest, write-only in the API, open only for the guest page", async () => {
+      const portal = await server.core.portals.create(accountId, {
+        name: "Cafe",
+        network_id: networkId,
+        vendor: "coovachilli",
+        uam_secret: "uam-Secret-1",
+        title: "  Café Wi-Fi ",
+        terms: "First.\r\n\r\nSecond https://example.com/terms",
+        methods: ["password", "voucher", "voucher"],
+        language: "FR",
+        color_primary: "#FFCC00",
+      });
+      const row = await server.core.database.db
+        .selectFrom("captive_portals")
+        .selectAll()
+        .where("id", "=", portal.id)
+        .executeTakeFirstOrThrow();
+      assert.doesNotMatch(row.uam_secret, /uam-Secret-1/);
+      assert.match(row.uam_secret, /^v1\./);
+      const api = await server.call("GET", `/api/captiveportals/${portal.id}`, { key });
+      assert.equal(api.status, 200);
+      assert.doesNotMatch(api.text, /uam-Secret-1|v1\./);
+      assert.equal(api.body.uam_secret_set, true);
+      assert.equal(api.body.title, "Café Wi-Fi");
+      assert.equal(api.body.terms, "First.\n\nSecond https://example.com/terms");
+      assert.deepEqual(api.body.methods, ["voucher", "password"]);
+      assert.equal(api.body.language, "fr");
+      assert.equal(api.body.color_primary, "#ffcc00");
+      assert.equal(api.body.vendor, "coovachilli");
+      const guest = await server.core.portals.forGuests(portal.id);
+      assert.equal(guest?.uamSecret, "uam-Secret-1");
+
+      // Removing the secret of a CoovaChilli portal is refused; switching vendor first is fine.
+      await assert.rejects(
+        server.core.portals.update(accountId, portal.id, { uam_secret: "" }),
+        /uam_secret/,
+      );
+      const off = await server.core.portals.update(accountId, portal.id, {
+        vendor: "mikrotik",
+        uam_secret: "",
+        enabled: false,
+      });
+      assert.equal(off.uam_secret_set, false);
+      assert.equal(off.enabled, false);
+      assert.equal(
+        await server.core.portals.forGuests(portal.id),
+        undefined,
+        "a disabled portal has no page",
+      );
+      assert.equal(await server.core.portals.forGuests(999999), undefined);
+    });
+
+    test("the CLI sets page fields, reads the UAM secret from stdin and never prints it", async () => {
+      const env = { ...databaseEnv(server.database), PUBLIC_URL: "https://wifi.example.org" };
+      const created = await wisp(
+        [
+          ...["portals", "create", "--name", "Hotel", "--network", String(networkId)],
+          ...["--vendor", "coovachilli", "--uam-secret-stdin", "--methods", "voucher,password"],
+          ...["--title", "Hotel guests", "--color-primary", "#224466", "--language", "es"],
+        ],
+        env,
+        "stdin-Secret-9\n",
+      );
+      assert.equal(created.code, 0, created.stderr);
+      const id = Number(/captive portal (\d+)/.exec(created.stdout)?.[1]);
+      const listed = await wisp(["portals", "list", "--json"], env);
+      assert.doesNotMatch(listed.stdout + created.stdout, /stdin-Secret-9/);
+      const mine = JSON.parse(listed.stdout).find((p: { id: number }) => p.id === id);
+      assert.equal(mine.uam_secret_set, true);
+      assert.deepEqual(mine.methods, ["voucher", "password"]);
+      assert.equal((await server.core.portals.forGuests(id))?.uamSecret, "stdin-Secret-9");
+      const bad = await wisp(["portals", "update", String(id), "--color-background", "red"], env);
+      assert.equal(bad.code, 1);
+      assert.match(bad.stderr, /color_background must be a hex colour/);
+      const noSecret = await wisp(["portals", "update", String(id), "--uam-secret", ""], env);
+      assert.match(noSecret.stderr, /uam_secret is required when vendor is coovachilli/);
+    });
+  });
+}
