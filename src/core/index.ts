@@ -70,7 +70,7 @@ export function createCore(database: Database, options: CoreOptions): Core {
     reports: createReports(database, options),
     attributes: new AttributesService(new AttributesRepo(db, database.dialect)),
     groups: new GroupsService(new GroupsRepo(db, database.dialect)),
-    networks: new NetworksService(new NetworksRepo(db)),
+    networks: new NetworksService(new NetworksRepo(db, database.dialect)),
     portals: new PortalsService(new PortalsRepo(db), options.publicUrl),
     vouchers: new VouchersService(new VouchersRepo(db, database.dialect)),
     aaa,

@@ -10,6 +10,7 @@ import * as webhooks from "./migrations/006_webhooks.ts";
 import * as consoleTables from "./migrations/007_console.ts";
 import * as userListing from "./migrations/008_user_listing.ts";
 import * as consolePendingSecrets from "./migrations/009_console_pending_secrets.ts";
+import * as accountIsolation from "./migrations/011_account_isolation.ts";
 
 type Step = { up(db: Kysely<unknown>, dialect: DialectName): Promise<void> };
 const steps: Record<string, Step> = {
@@ -22,6 +23,7 @@ const steps: Record<string, Step> = {
   "007_console": consoleTables,
   "008_user_listing": userListing,
   "009_console_pending_secrets": consolePendingSecrets,
+  "011_account_isolation": accountIsolation,
 };
 
 class StaticProvider implements MigrationProvider {

@@ -8,6 +8,7 @@ import dgram from "node:dgram";
 import { after, before, describe, test } from "node:test";
 import type { AccountRow } from "../../src/core/accounts/repo.ts";
 import type { Network } from "../../src/core/networks/service.ts";
+import { ConflictError } from "../../src/core/shared/errors.ts";
 import { accessRequestPap, sendRadius } from "../../src/radius/client.ts";
 import { type AttributeInput, encodePacket, verifyResponse } from "../../src/radius/packet.ts";
 import { dialects } from "../support/databases.ts";
@@ -445,6 +446,50 @@ for (const { dialect, skip } of await dialects()) {
         rows.map((r) => r.account_id),
         [mine.id, theirs.id],
       );
+    });
+
+    test("another account cannot claim addresses of this account's network: its APs stay ours", async () => {
+      const RANGE_SECRET = "acct-Range-63";
+      const range = (
+        await server.core.networks.create(mine.id, {
+          name: "Lobby range",
+          nas_ip: "127.0.1.0/24",
+          secret: RANGE_SECRET,
+        })
+      ).network;
+      for (const nasIp of ["127.0.1.5", "127.0.1.0/25", "127.0.0.0/16", "127.0.0.0/8"]) {
+        await assert.rejects(
+          server.core.networks.create(theirs.id, { name: "claim", nas_ip: nasIp, secret: OTHER_SECRET }),
+          (error: unknown) =>
+            error instanceof ConflictError &&
+            error.message === `nas_ip ${nasIp} overlaps another account's network`,
+        );
+      }
+      // A packet from an access point in our range is judged with our secret and is ours.
+      const login = (secret: string, identifier: number) =>
+        encodePacket(
+          {
+            code: 1,
+            identifier,
+            attributes: [
+              ["User-Name", "carol"],
+              ["User-Password", "pw-acct-7"],
+            ],
+          },
+          secret,
+          { messageAuthenticator: true },
+        );
+      const ours = login(RANGE_SECRET, 41);
+      const [answer] = await exchange([ours], authPort, "127.0.1.5", 500);
+      assert.ok(answer && verifyResponse(answer, RANGE_SECRET, ours.subarray(4, 20)));
+      assert.equal(answer[0], 2, "Access-Accept");
+      assert.deepEqual(await exchange([login(OTHER_SECRET, 42)], authPort, "127.0.1.5", 500), []);
+      const rows = await db()
+        .selectFrom("radpostauth")
+        .select(["account_id", "network_id", "reply"])
+        .where("network_id", "=", range.id)
+        .execute();
+      assert.deepEqual(rows, [{ account_id: mine.id, network_id: range.id, reply: "Access-Accept" }]);
     });
 
     test("sessions open across the upgrade (keyed by FreeRADIUS's hash alone) are still found", async () => {
