@@ -72,6 +72,41 @@ query = "\
 	WHERE username = '%{${key}}'"
 SQL
 
+# Sessions stay in their account (issue 12). acctuniqueid is a hash of the session's own
+# attributes, so two accounts whose access points send the same ones (the same private
+# NAS-IP-Address, NAS-Identifier, session ids) share it, and the stock queries, matching on it
+# alone, let one account's packets update the other's sessions (and an Accounting-On close them).
+# Each client's short name ends with its network's account and id (client_query), the wisp site
+# copies them into control:Wisp-Account-Id / Wisp-Network-Id and hashes the account into
+# Acct-Unique-Session-Id (as Wisp's own server does), and the accounting queries write them and
+# match sessions within the account. A client that is no Wisp network (clients.conf) has
+# no account: its sessions are written and matched as rows without one, as the stock queries do.
+grep -q "Wisp-Account-Id" "$raddb/dictionary" || cat >> "$raddb/dictionary" <<'DICT'
+# Wisp (deploy/freeradius/configure.sh): the account and network of the client; server-side only.
+ATTRIBUTE	Wisp-Account-Id		3210	integer
+ATTRIBUTE	Wisp-Network-Id		3211	integer
+DICT
+perl -0pi -e '
+  my $account = q{%{%{control:Wisp-Account-Id}:-NULL}};
+  my $network = q{%{%{control:Wisp-Network-Id}:-NULL}};
+  my %made;
+  $made{client_query} = s{SELECT id, nasname, shortname, type}
+    {SELECT id, nasname, shortname || \x27 (account \x27 || account_id || \x27, network \x27 || id || \x27)\x27, type}g;
+  $made{column_list} = s{(\tdelegatedipv6prefix) \\\n(\s*\$\{\.\.class\.column_name\})}
+    {$1, account_id, network_id \\\n$2}g;
+  $made{inserts} = s{(\x27%\{Delegated-IPv6-Prefix\}\x27) \\\n(\s*\$\{\.\.\.\.class\.packet_xlat\}\))}
+    {$1, $account, $network \\\n$2}g;
+  $made{updates} = s{(WHERE AcctUniqueId = \x27%\{Acct-Unique-Session-Id\}\x27)"}
+    {$1 AND account_id IS $account"}g;
+  $made{accounting_on} = s{(AND acctstarttime <= \$\{\.\.\.\.event_timestamp\})"}
+    {$1 AND account_id IS $account"}g;
+  my %want = (client_query => 1, column_list => 1, inserts => 3, updates => 3, accounting_on => 1);
+  for (sort keys %want) {
+    die "configure.sh: $_: expected $want{$_} change(s) in queries.conf, made " . ($made{$_} || 0) . "\n"
+      if ($made{$_} || 0) != $want{$_};
+  }
+' "$raddb/mods-config/sql/main/sqlite/queries.conf"
+
 sed -i -e 's|^proxy_requests\s*=.*|proxy_requests = no|' "$raddb/radiusd.conf"
 if [ "$lab" = "--lab" ]; then
   printf "# clients come from the nas table (Wisp networks)\n" > "$raddb/clients.conf"

@@ -58,7 +58,10 @@ export function registerNetworkCommands(program: Command, withCore: WithCore): v
     .command("create")
     .description("create a network and print its shared secret (alone on stdout; it is not shown again)")
     .requiredOption("--name <name>", "what the site is called")
-    .requiredOption("--nas-ip <ip|cidr>", "address or CIDR the RADIUS requests come from (unique overall)")
+    .requiredOption(
+      "--nas-ip <ip|cidr>",
+      "address or CIDR the RADIUS requests come from (unique, and apart from other accounts' networks)",
+    )
     .option("--secret <secret>", "the RADIUS shared secret (default: a generated one)")
     .option("--secret-stdin", "read the shared secret from standard input (keeps it out of ps and history)")
     .option("--nas-identifier <id>", "the NAS-Identifier the devices send")
@@ -133,7 +136,10 @@ export function registerNetworkCommands(program: Command, withCore: WithCore): v
     .description("change a network; with --secret, prints the new secret alone on stdout")
     .argument("<network-id>", "the network's id (see networks list)", positiveInteger)
     .option("--name <name>", "what the site is called")
-    .option("--nas-ip <ip|cidr>", "address or CIDR the RADIUS requests come from (unique overall)")
+    .option(
+      "--nas-ip <ip|cidr>",
+      "address or CIDR the RADIUS requests come from (unique, and apart from other accounts' networks)",
+    )
     .option("--secret <secret>", "a new RADIUS shared secret (rotate-secret generates one)")
     .option("--secret-stdin", "read the new shared secret from standard input")
     .option("--nas-identifier <id>", "the NAS-Identifier the devices send")

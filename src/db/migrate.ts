@@ -10,6 +10,7 @@ import * as webhooks from "./migrations/006_webhooks.ts";
 import * as consoleTables from "./migrations/007_console.ts";
 import * as userListing from "./migrations/008_user_listing.ts";
 import * as consolePendingSecrets from "./migrations/009_console_pending_secrets.ts";
+import * as accountIsolation from "./migrations/011_account_isolation.ts";
 import * as deploymentIdentity from "./migrations/012_deployment_identity.ts";
 import * as portalPages from "./migrations/014_portal_pages.ts";
 
@@ -24,6 +25,7 @@ const steps: Record<string, Step> = {
   "007_console": consoleTables,
   "008_user_listing": userListing,
   "009_console_pending_secrets": consolePendingSecrets,
+  "011_account_isolation": accountIsolation,
   "012_deployment_identity": deploymentIdentity,
   "014_portal_pages": portalPages,
 };

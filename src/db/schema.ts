@@ -97,6 +97,13 @@ export interface NasTable {
   require_message_authenticator: number;
   created: string;
   updated: string;
+  /**
+   * The first and last address of nasname as keys that compare as text ("4" + 8 hex digits,
+   * "6" + 32: core/networks/address.ts), so overlapping networks are found with an index
+   * (migration 011). Null only for rows Wisp did not write.
+   */
+  range_start: string | null;
+  range_end: string | null;
 }
 
 export interface CaptivePortalsTable {

@@ -160,6 +160,19 @@ for (const { dialect, skip } of await dialects()) {
           "networks create --name x --nas-ip 192.0.2.0/24 --account other",
           /^wisp: nas_ip 192\.0\.2\.0\/24 is already used by another network\n$/,
         ],
+        // Sharing addresses with another account's network, either way round: refused, naming none.
+        [
+          "networks create --name x --nas-ip 192.0.2.5 --account other",
+          /^wisp: nas_ip 192\.0\.2\.5 overlaps another account's network\n$/,
+        ],
+        [
+          "networks create --name x --nas-ip 203.0.0.0/16",
+          /^wisp: nas_ip 203\.0\.0\.0\/16 overlaps another account's network\n$/,
+        ],
+        [
+          `networks update ${theirs} --nas-ip 192.0.0.0/8`,
+          /^wisp: nas_ip 192\.0\.0\.0\/8 overlaps another account's network\n$/,
+        ],
         [`networks update ${lobby}`, /nothing to change/],
         ["portals create --name P --network 999999", /network_id 999999 is not a network of this account/],
         [`portals create --name P --network ${theirs}`, /network_id \d+ is not a network of this account/],
@@ -168,6 +181,29 @@ for (const { dialect, skip } of await dialects()) {
       for (const [i, result] of results.entries()) assertFailed(result, cases[i]![1]);
       assert.deepEqual(await counts(), before);
       assert.deepEqual(await allSecrets(), secretsBefore);
+    });
+
+    test("two accounts creating overlapping networks from separate processes: one of each pair wins", async () => {
+      const before = await counts();
+      const pairs = [0, 1, 2].map((i) => [
+        `networks create --name A${i} --nas-ip 10.70.${i}.0/24`,
+        `networks create --name B${i} --nas-ip 10.70.${i}.${9 + i} --account other`,
+      ]);
+      const results = await reads(...pairs.flat());
+      for (const [i] of pairs.entries()) {
+        const [a, b] = [results[2 * i]!, results[2 * i + 1]!];
+        assert.equal([a, b].filter((r) => r.code === 0).length, 1, `${describeRun(a)}\n${describeRun(b)}`);
+        for (const loser of [a, b].filter((r) => r.code !== 0)) {
+          assertFailed(loser, /^wisp: nas_ip \S+ overlaps another account's network\n$/);
+        }
+      }
+      assert.equal((await counts()).nas, before.nas + pairs.length);
+      const rows = await db
+        .selectFrom("nas")
+        .select(["id", "nasname"])
+        .where("nasname", "like", "10.70.%")
+        .execute();
+      for (const row of rows) await db.deleteFrom("nas").where("id", "=", row.id).execute();
     });
 
     test("list and show never print secrets", async () => {

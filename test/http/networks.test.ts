@@ -4,6 +4,7 @@ import { ConfigError, loadConfig } from "../../src/config.ts";
 import type { Network } from "../../src/core/networks/service.ts";
 import type { CaptivePortal } from "../../src/core/portals/service.ts";
 import { ConflictError, NotFoundError, ValidationError } from "../../src/core/shared/errors.ts";
+import { ConsoleClient } from "../support/browser.ts";
 import { dialects } from "../support/databases.ts";
 import { type ApiResponse, startTestServer, type TestServer } from "../support/server.ts";
 
@@ -376,10 +377,11 @@ for (const { dialect, skip } of await dialects()) {
       await networks.delete(accountId, ok.network.id);
     });
 
-    test("findClientByAddress: exact address, then the most specific CIDR, across accounts", async () => {
+    test("findClientByAddress: exact address, then the most specific CIDR of the account", async () => {
       const networks = server.core.networks;
-      // Inside the default account's 192.0.2.0/24: one host of another account, a /25 of this one.
-      const host = await network(otherAccountId, {
+      // Inside the default account's 192.0.2.0/24: a host and a /25 of this account. Another
+      // account's networks cannot be there (see the overlap test).
+      const host = await network(accountId, {
         name: "their AP",
         nas_ip: "192.0.2.10",
         secret: "Their-Secret-1",
@@ -390,7 +392,7 @@ for (const { dialect, skip } of await dialects()) {
         const row = await networks.findClientByAddress(ip);
         return row && { id: row.id, account_id: row.account_id };
       };
-      assert.deepEqual(await find("192.0.2.10"), { id: host.id, account_id: otherAccountId });
+      assert.deepEqual(await find("192.0.2.10"), { id: host.id, account_id: accountId });
       assert.equal((await networks.findClientByAddress("192.0.2.10"))?.secret, "Their-Secret-1");
       assert.deepEqual(await find("192.0.2.11"), { id: lobby.id, account_id: accountId });
       assert.equal((await networks.findClientByAddress("192.0.2.11"))?.secret, "Lobby-Secret-123");
@@ -413,8 +415,181 @@ for (const { dialect, skip } of await dialects()) {
         assert.equal(await networks.findClientByAddress(unknown), undefined, unknown);
       }
       // Deleting the host hands its address back to the enclosing network.
-      await networks.delete(otherAccountId, host.id);
+      await networks.delete(accountId, host.id);
       assert.deepEqual(await find("192.0.2.10"), { id: lobby.id, account_id: accountId });
+      await networks.delete(accountId, half.id);
+      await networks.delete(accountId, v6.id);
+    });
+
+    test("a network may not overlap another account's networks; the refusal names none of them", async () => {
+      const networks = server.core.networks;
+      const count = async () => (await networks.listAll()).length;
+      const before = await count();
+      const stored = async () =>
+        JSON.stringify(await server.core.database.db.selectFrom("nas").selectAll().orderBy("id").execute());
+      const rows = await stored();
+      // Every way of sharing an address with another account's network: inside it, around it,
+      // the whole address space, both families; from either account.
+      const refusals: [number, string, string][] = [
+        [otherAccountId, "192.0.2.10", "192.0.2.10"],
+        [otherAccountId, "192.0.2.128/25", "192.0.2.128/25"],
+        [otherAccountId, "192.0.2.255", "192.0.2.255"],
+        [otherAccountId, "192.0.0.0/16", "192.0.0.0/16"],
+        [otherAccountId, "192.0.2.77/23", "192.0.2.0/23"],
+        [otherAccountId, "0.0.0.0/0", "0.0.0.0/0"],
+        [otherAccountId, "198.51.100.6/31", "198.51.100.6/31"],
+        [otherAccountId, "198.51.100.0/24", "198.51.100.0/24"],
+        [otherAccountId, "2001:db8:10:5::/64", "2001:db8:10:5::/64"],
+        [otherAccountId, "2001:DB8:10:FFFF:FFFF:FFFF:FFFF:FFFF", "2001:db8:10:ffff:ffff:ffff:ffff:ffff"],
+        [otherAccountId, "2001:db8::/32", "2001:db8::/32"],
+        [otherAccountId, "::/0", "::/0"],
+        [accountId, "203.0.113.77", "203.0.113.77"],
+        [accountId, "203.0.113.0/25", "203.0.113.0/25"],
+        [accountId, "203.0.112.0/22", "203.0.112.0/22"],
+      ];
+      for (const [account, given, canonical] of refusals) {
+        await assert.rejects(
+          networks.create(account, { name: "overlap", nas_ip: given, secret: "Overlap-Secret-1" }),
+          (error: unknown) => {
+            assert.ok(error instanceof ConflictError, `${given}: ${error}`);
+            assert.equal(error.message, `nas_ip ${canonical} overlaps another account's network`);
+            return true;
+          },
+          given,
+        );
+      }
+      // Moving a network onto another account's addresses is refused the same way.
+      for (const [account, id, nasIp] of [
+        [otherAccountId, theirs.id, "192.0.2.0/23"],
+        [otherAccountId, theirs.id, "192.0.2.0/24"],
+        [accountId, cafe.id, "203.0.113.128/25"],
+        [accountId, office.id, "203.0.113.1"],
+      ] as const) {
+        await assert.rejects(
+          networks.update(account, id, { nas_ip: nasIp, name: "moved" }),
+          ConflictError,
+          nasIp,
+        );
+      }
+      assert.equal(await count(), before, "nothing was created");
+      assert.equal(await stored(), rows, "nothing was changed");
+
+      // Next to another account's addresses is fine, and so is any overlap within one account.
+      const fine: [number, string][] = [
+        [otherAccountId, "192.0.3.0/24"],
+        [otherAccountId, "192.0.1.255"],
+        [otherAccountId, "198.51.100.0/30"],
+        [otherAccountId, "198.51.100.8"],
+        [otherAccountId, "2001:db8:11::/48"],
+        // IPv6 networks never hold IPv4 sources (those are matched as IPv4), not even ::/64.
+        [otherAccountId, "::/64"],
+        [accountId, "192.0.2.64/26"],
+        [accountId, "192.0.2.0/25"],
+        [accountId, "2001:db8:10:5::/64"],
+      ];
+      const made: [number, number][] = [];
+      for (const [account, nasIp] of fine) {
+        made.push([account, (await network(account, { name: "fine", nas_ip: nasIp })).id]);
+      }
+      // Updating everything but the address of a network is no move.
+      const renamed = await networks.update(otherAccountId, theirs.id, { name: "Lobby elsewhere" });
+      assert.equal(renamed.network.nas_ip, "203.0.113.0/24");
+      for (const [account, id] of made) await networks.delete(account, id);
+    });
+
+    test("the console refuses an overlapping network with a message that names no other network", async () => {
+      const other = await server.account("other-tenant");
+      await server.core.admins.create(other, {
+        email: "overlap@example.com",
+        password: "a long enough password",
+      });
+      const client = new ConsoleClient(server.url);
+      assert.equal((await client.login("overlap@example.com", "a long enough password")).status, 303);
+      await client.get("/console/networks/new");
+      const fields = (nasIp: string) => ({
+        name: "Squatter",
+        nas_ip: nasIp,
+        secret: "",
+        nas_identifier: "",
+        description: "",
+      });
+      for (const [nasIp, canonical] of [
+        ["192.0.2.10", "192.0.2.10"],
+        ["192.0.0.0/8", "192.0.0.0/8"],
+        ["2001:db8:10::1", "2001:db8:10::1"],
+      ] as const) {
+        const res = await client.post("/console/networks", fields(nasIp));
+        assert.equal(res.status, 400, nasIp);
+        assert.ok(res.text.includes(`nas_ip ${canonical} overlaps another account&#39;s network`), res.text);
+        // (The form's placeholder is an example that happens to be the lobby's address.)
+        const page = res.text.replace(/ placeholder="[^"]*"/g, "");
+        for (const leak of ["Lobby APs", "192.0.2.0/24", "Office_Controller", "2001:db8:10::/48", "Café"]) {
+          assert.ok(!page.includes(leak), `${nasIp}: the page names ${leak}`);
+        }
+        assert.ok(
+          !new RegExp(`networks/(${lobby.id}|${office.id})\\b`).test(page),
+          "no link to their network",
+        );
+      }
+      const edit = await client.get(`/console/networks/${theirs.id}/edit`);
+      assert.equal(edit.status, 200);
+      const moved = await client.post(`/console/networks/${theirs.id}`, fields("192.0.2.0/25"));
+      assert.equal(moved.status, 400);
+      assert.ok(!moved.text.includes("Lobby APs"));
+      assert.equal((await server.core.networks.get(otherAccountId, theirs.id)).nas_ip, "203.0.113.0/24");
+    });
+
+    test("two accounts creating overlapping networks at the same moment: exactly one succeeds", async () => {
+      // Real concurrent requests through the console, one admin per account; on PostgreSQL each
+      // runs on its own connection.
+      const clients: ConsoleClient[] = [];
+      for (const [name, email] of [
+        ["default", "race-a@example.com"],
+        ["other-tenant", "race-b@example.com"],
+      ] as const) {
+        await server.core.admins.create(await server.account(name), {
+          email,
+          password: "a long enough password",
+        });
+        const client = new ConsoleClient(server.url);
+        assert.equal((await client.login(email, "a long enough password")).status, 303);
+        await client.get("/console/networks/new");
+        clients.push(client);
+      }
+      const [a, b] = clients as [ConsoleClient, ConsoleClient];
+      const ROUNDS = 12;
+      const post = (client: ConsoleClient, nasIp: string) =>
+        client.post("/console/networks", {
+          name: `race ${nasIp}`,
+          nas_ip: nasIp,
+          secret: "",
+          nas_identifier: "",
+          description: "",
+        });
+      const results = await Promise.all(
+        Array.from({ length: ROUNDS }, (_, round) =>
+          Promise.all([
+            post(a, `10.90.${round}.0/24`),
+            post(b, round % 2 === 0 ? `10.90.${round}.${round + 1}` : `10.90.${round}.0/25`),
+          ]),
+        ),
+      );
+      for (const [round, pair] of results.entries()) {
+        const statuses = pair.map((res) => res.status).sort();
+        assert.deepEqual(statuses, [303, 400], `round ${round}`);
+      }
+      const rows = await server.core.database.db
+        .selectFrom("nas")
+        .select(["account_id", "nasname"])
+        .where("nasname", "like", "10.90.%")
+        .execute();
+      assert.equal(rows.length, ROUNDS);
+      const accounts = new Set(rows.map((row) => row.account_id));
+      assert.ok(accounts.size >= 1);
+      for (const row of rows) {
+        const network = await server.core.networks.findClientByAddress(row.nasname.split("/")[0]!);
+        assert.equal(network?.account_id, row.account_id);
+      }
     });
 
     test("captive portals hang off a network of their own account, with an http(s) success_url", async () => {

@@ -8,6 +8,7 @@ import dgram from "node:dgram";
 import { after, before, describe, test } from "node:test";
 import type { AccountRow } from "../../src/core/accounts/repo.ts";
 import type { Network } from "../../src/core/networks/service.ts";
+import { ConflictError } from "../../src/core/shared/errors.ts";
 import { accessRequestPap, sendRadius } from "../../src/radius/client.ts";
 import { type AttributeInput, encodePacket, verifyResponse } from "../../src/radius/packet.ts";
 import { dialects } from "../support/databases.ts";
@@ -18,10 +19,25 @@ const SECRET = "acct-Secret-41";
 const OTHER_SECRET = "acct-Other-52";
 const T0 = 1_700_000_000;
 
+const md5 = (text: string) => createHash("md5").update(text).digest("hex");
+
 /** FreeRADIUS's acct_unique policy (policy.d/accounting), without a Class from insert_acct_class. */
-function acctUnique(fields: { user: string; session: string; nas: string; nasId: string; port: string }) {
-  const key = [fields.user, fields.session, fields.nas, fields.nasId, "", fields.port].join(",");
-  return createHash("md5").update(key).digest("hex");
+function freeradiusUnique(fields: {
+  user: string;
+  session: string;
+  nas: string;
+  nasId: string;
+  port: string;
+}) {
+  return md5([fields.user, fields.session, fields.nas, fields.nasId, "", fields.port].join(","));
+}
+
+/** A session's acctuniqueid: FreeRADIUS's hash hashed again with the account (issue 12). */
+function acctUnique(
+  fields: { user: string; session: string; nas: string; nasId: string; port: string },
+  accountId: number,
+) {
+  return md5(`${freeradiusUnique(fields)},${accountId}`);
 }
 
 /** Unix seconds from a radacct time column (integer on SQLite, timestamptz on PostgreSQL). */
@@ -54,11 +70,13 @@ for (const { dialect, skip } of await dialects()) {
     let carolId: number;
 
     const db = () => server.core.database.db;
-    const session = (acctuniqueid: string) =>
+    /** The session of one account (this suite's own by default): another may have the same id. */
+    const session = (acctuniqueid: string, accountId = mine.id) =>
       db()
         .selectFrom("radacct")
         .selectAll()
         .where("acctuniqueid", "=", acctuniqueid)
+        .where("account_id", "=", accountId)
         .executeTakeFirstOrThrow();
     const sessionsOf = (username: string) =>
       db().selectFrom("radacct").selectAll().where("username", "=", username).orderBy("radacctid").execute();
@@ -99,8 +117,8 @@ for (const { dialect, skip } of await dialects()) {
       });
       assert.equal(answer.type, "Accounting-Response");
     };
-    const unique = (user: string, id: string) =>
-      acctUnique({ user, session: id, nas: "127.0.0.1", nasId: "lobby-ap", port: "20" });
+    const unique = (user: string, id: string, accountId = mine.id) =>
+      acctUnique({ user, session: id, nas: "127.0.0.1", nasId: "lobby-ap", port: "20" }, accountId);
     const login = (user: string) =>
       sendRadius({
         ...accessRequestPap(user, "pw-acct-7"),
@@ -292,13 +310,10 @@ for (const { dialect, skip } of await dialects()) {
         assert.equal(row.acctterminatecause, "NAS-Reboot", id);
         assert.equal((await eventsOf("session.stopped", row.radacctid)).length, 1, id);
       }
-      const offId = acctUnique({
-        user: "carol",
-        session: "off-1",
-        nas: "10.9.9.9",
-        nasId: "lobby-ap",
-        port: "20",
-      });
+      const offId = acctUnique(
+        { user: "carol", session: "off-1", nas: "10.9.9.9", nasId: "lobby-ap", port: "20" },
+        mine.id,
+      );
       assert.equal((await session(offId)).acctstoptime, null, "another NAS's session stays open");
 
       await account([
@@ -368,6 +383,166 @@ for (const { dialect, skip } of await dialects()) {
       assert.equal(row.acctstoptime, null, "still open");
       assert.equal(row.acctsessiontime, 0, "not updated by the other account's packet");
       assert.equal(row.account_id, mine.id);
+    });
+
+    test("two accounts whose APs send identical session attributes each keep their own session", async () => {
+      // Both accounts' access points sit behind the same private addressing: the packets differ only
+      // in the address they come from (127.0.0.1: this account's network, 127.0.0.2: the other's).
+      const fromThem = async (attributes: AttributeInput[], identifier: number) => {
+        const request = encodePacket({ code: 4, identifier, attributes }, OTHER_SECRET);
+        const answers = await exchange([request], acctPort, "127.0.0.2", 300);
+        assert.equal(answers.length, 1, "the other account's packet is answered");
+        assert.ok(verifyResponse(answers[0]!, OTHER_SECRET, request.subarray(4, 20)));
+      };
+      await account(packet("carol", "twin-1", "Start", T0 + 4000));
+      await fromThem(packet("carol", "twin-1", "Start", T0 + 4010), 200);
+      // The same attributes, the same FreeRADIUS hash: the key includes the account.
+      const [id, theirId] = [unique("carol", "twin-1"), unique("carol", "twin-1", theirs.id)];
+      assert.notEqual(id, theirId);
+      const ours = await session(id);
+      const theirsRow = await session(theirId, theirs.id);
+      assert.deepEqual(
+        [
+          ours.network_id,
+          seconds(ours.acctstarttime),
+          theirsRow.network_id,
+          seconds(theirsRow.acctstarttime),
+        ],
+        [lobby.id, T0 + 4000, other.id, T0 + 4010],
+      );
+      const started = await db()
+        .selectFrom("events")
+        .select(["account_id", "data"])
+        .where("kind", "=", "session.started")
+        .execute();
+      const startedFor = (row: { radacctid: number }) =>
+        started.filter((e) => JSON.parse(e.data).session_id === row.radacctid).map((e) => e.account_id);
+      assert.deepEqual(startedFor(ours), [mine.id]);
+      assert.deepEqual(startedFor(theirsRow), [theirs.id]);
+
+      // Their Interim-Update and Stop change their session only; ours keeps its own counters.
+      await fromThem(
+        packet("carol", "twin-1", "Interim-Update", T0 + 4100, [
+          ["Acct-Session-Time", 90],
+          ["Acct-Input-Octets", 12345],
+        ]),
+        201,
+      );
+      assert.equal(Number((await session(theirId, theirs.id)).acctinputoctets), 12345);
+      assert.equal(Number((await session(id)).acctinputoctets), 0);
+      await account(packet("carol", "twin-1", "Stop", T0 + 4200, [["Acct-Session-Time", 200]]));
+      assert.equal(seconds((await session(id)).acctstoptime), T0 + 4200);
+      assert.equal((await session(theirId, theirs.id)).acctstoptime, null, "their session stays open");
+      await fromThem(packet("carol", "twin-1", "Stop", T0 + 4300, [["Acct-Session-Time", 290]]), 202);
+      assert.equal((await session(id)).acctsessiontime, 200, "ours is not touched by their Stop");
+      assert.equal((await session(theirId, theirs.id)).acctsessiontime, 290);
+      const rows = await db()
+        .selectFrom("radacct")
+        .select("account_id")
+        .where("acctsessionid", "=", "twin-1")
+        .orderBy("radacctid")
+        .execute();
+      assert.deepEqual(
+        rows.map((r) => r.account_id),
+        [mine.id, theirs.id],
+      );
+    });
+
+    test("another account cannot claim addresses of this account's network: its APs stay ours", async () => {
+      const RANGE_SECRET = "acct-Range-63";
+      const range = (
+        await server.core.networks.create(mine.id, {
+          name: "Lobby range",
+          nas_ip: "127.0.1.0/24",
+          secret: RANGE_SECRET,
+        })
+      ).network;
+      for (const nasIp of ["127.0.1.5", "127.0.1.0/25", "127.0.0.0/16", "127.0.0.0/8"]) {
+        await assert.rejects(
+          server.core.networks.create(theirs.id, { name: "claim", nas_ip: nasIp, secret: OTHER_SECRET }),
+          (error: unknown) =>
+            error instanceof ConflictError &&
+            error.message === `nas_ip ${nasIp} overlaps another account's network`,
+        );
+      }
+      // A packet from an access point in our range is judged with our secret and is ours.
+      const login = (secret: string, identifier: number) =>
+        encodePacket(
+          {
+            code: 1,
+            identifier,
+            attributes: [
+              ["User-Name", "carol"],
+              ["User-Password", "pw-acct-7"],
+            ],
+          },
+          secret,
+          { messageAuthenticator: true },
+        );
+      const ours = login(RANGE_SECRET, 41);
+      const [answer] = await exchange([ours], authPort, "127.0.1.5", 500);
+      assert.ok(answer && verifyResponse(answer, RANGE_SECRET, ours.subarray(4, 20)));
+      assert.equal(answer[0], 2, "Access-Accept");
+      assert.deepEqual(await exchange([login(OTHER_SECRET, 42)], authPort, "127.0.1.5", 500), []);
+      const rows = await db()
+        .selectFrom("radpostauth")
+        .select(["account_id", "network_id", "reply"])
+        .where("network_id", "=", range.id)
+        .execute();
+      assert.deepEqual(rows, [{ account_id: mine.id, network_id: range.id, reply: "Access-Accept" }]);
+    });
+
+    test("sessions open across the upgrade (keyed by FreeRADIUS's hash alone) are still found", async () => {
+      // Before issue 12 a session's key was FreeRADIUS's hash of its attributes alone.
+      const fields = { user: "carol", session: "old-1", nas: "127.0.0.1", nasId: "lobby-ap", port: "20" };
+      const insertOld = (accountId: number, networkId: number) =>
+        db()
+          .insertInto("radacct")
+          .values({
+            acctsessionid: fields.session,
+            acctuniqueid: freeradiusUnique(fields),
+            username: "carol",
+            nasipaddress: "127.0.0.1",
+            acctstarttime: dialect === "sqlite" ? T0 + 5000 : new Date((T0 + 5000) * 1000),
+            account_id: accountId,
+            network_id: networkId,
+          })
+          .returning("radacctid")
+          .executeTakeFirstOrThrow();
+      // The old key is unique across accounts: only one account can have such a row; theirs here.
+      const old = await insertOld(theirs.id, other.id);
+      // Our packets with the same attributes are ours: a new session of ours, theirs untouched.
+      await account(packet("carol", "old-1", "Interim-Update", T0 + 5100, [["Acct-Session-Time", 100]]));
+      const ours = await session(unique("carol", "old-1"));
+      assert.equal(ours.acctsessiontime, 100);
+      const untouched = await db()
+        .selectFrom("radacct")
+        .selectAll()
+        .where("radacctid", "=", old.radacctid)
+        .executeTakeFirstOrThrow();
+      assert.deepEqual([untouched.acctsessiontime, untouched.acctupdatetime], [null, null]);
+      // Their own Stop finds their old row and closes it, without a new one.
+      const stop = encodePacket(
+        {
+          code: 4,
+          identifier: 210,
+          attributes: packet("carol", "old-1", "Stop", T0 + 5200, [["Acct-Session-Time", 200]]),
+        },
+        OTHER_SECRET,
+      );
+      assert.equal((await exchange([stop], acctPort, "127.0.0.2", 300)).length, 1);
+      const closed = await db()
+        .selectFrom("radacct")
+        .selectAll()
+        .where("radacctid", "=", old.radacctid)
+        .executeTakeFirstOrThrow();
+      assert.deepEqual([closed.acctsessiontime, seconds(closed.acctstoptime)], [200, T0 + 5200]);
+      const all = await db()
+        .selectFrom("radacct")
+        .select("account_id")
+        .where("acctsessionid", "=", "old-1")
+        .execute();
+      assert.equal(all.length, 2, "one session per account");
     });
   });
 }

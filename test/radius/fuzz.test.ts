@@ -6,6 +6,7 @@
 import assert from "node:assert/strict";
 import dgram from "node:dgram";
 import { after, before, describe, test } from "node:test";
+import { ConflictError } from "../../src/core/shared/errors.ts";
 import { accessRequestPap, RadiusClient, type RadiusRequest, sendRadius } from "../../src/radius/client.ts";
 import { type AttributeInput, encodePacket, verifyResponse } from "../../src/radius/packet.ts";
 import { freeUdpPort } from "../support/freeradius-lab.ts";
@@ -404,6 +405,84 @@ describe("RADIUS server under fuzzing", () => {
       (await sendRadius({ code: "Status-Server", ...target(acctPort) })).type,
       "Accounting-Response",
     );
+    assert.deepEqual(errors, [], `seed ${SEED}`);
+  });
+
+  test("another account's network: it claims none of ours, and its identical accounting stays its own", async () => {
+    const OTHER_SECRET = "fuzz-Other-77";
+    const ours = (await server.account("default")).id;
+    const theirs = (await server.account("second")).id;
+    // Claims on our 127.0.0.1, from inside or around it, are refused; next to it is fine.
+    for (const nasIp of ["127.0.0.1", "127.0.0.0/31", "127.0.0.0/8", "0.0.0.0/0"]) {
+      await assert.rejects(
+        server.core.networks.create(theirs, { name: "claim", nas_ip: nasIp, secret: OTHER_SECRET }),
+        (error: unknown) => error instanceof ConflictError,
+        nasIp,
+      );
+    }
+    await server.core.networks.create(theirs, { name: "twin", nas_ip: "127.0.0.2", secret: OTHER_SECRET });
+
+    // The same accounting packets (same NAS-IP-Address, NAS-Identifier, session ids) from both
+    // networks, each signed with its network's secret: every one answered, each kept in its account.
+    const sockets = await Promise.all(
+      ["127.0.0.1", "127.0.0.2"].map(async (address) => {
+        const socket = dgram.createSocket("udp4");
+        const answers: Buffer[] = [];
+        socket.on("message", (message) => answers.push(message));
+        await new Promise<void>((resolve) => socket.bind(0, address, () => resolve()));
+        return { socket, answers };
+      }),
+    );
+    const PACKETS = 120;
+    const sent: Buffer[][] = [[], []];
+    try {
+      for (let i = 0; i < PACKETS; i++) {
+        const attributes: AttributeInput[] = [
+          ["User-Name", random.pick(["alice", "bob"])],
+          ["Acct-Status-Type", random.pick(["Start", "Interim-Update", "Stop"])],
+          ["Acct-Session-Id", `twin-${random.int(12)}`],
+          ["NAS-IP-Address", "10.0.0.1"],
+          ["NAS-Identifier", "twin-ap"],
+          ["NAS-Port", random.int(3)],
+          ["Acct-Session-Time", random.int(1000)],
+          ["Event-Timestamp", 1_700_000_000 + i],
+        ];
+        for (const [j, secret] of [SECRET, OTHER_SECRET].entries()) {
+          const packet = encodePacket({ code: 4, identifier: i % 256, attributes }, secret);
+          sent[j]!.push(packet);
+          sockets[j]!.socket.send(packet, acctPort, "127.0.0.1");
+        }
+        if (i % 10 === 9) await new Promise((resolve) => setTimeout(resolve, 20));
+      }
+      await new Promise((resolve) => setTimeout(resolve, 500));
+    } finally {
+      for (const { socket } of sockets) socket.close();
+    }
+    for (const [j, secret] of [SECRET, OTHER_SECRET].entries()) {
+      const answers = sockets[j]!.answers;
+      assert.equal(answers.length, PACKETS, `seed ${SEED}: every packet of network ${j} answered`);
+      const byIdentifier = new Map(sent[j]!.map((packet) => [packet[1], packet]));
+      for (const answer of answers) {
+        assert.ok(
+          verifyResponse(answer, secret, byIdentifier.get(answer[1])!.subarray(4, 20)),
+          `seed ${SEED}`,
+        );
+      }
+    }
+    const sessions = async (accountId: number) =>
+      (
+        await db()
+          .selectFrom("radacct")
+          .select(["username", "acctsessionid", "nasportid", "acctuniqueid"])
+          .where("account_id", "=", accountId)
+          .where("acctsessionid", "like", "twin-%")
+          .execute()
+      )
+        .map((r) => `${r.username} ${r.acctsessionid} ${r.nasportid}`)
+        .sort();
+    const [mine, their] = [await sessions(ours), await sessions(theirs)];
+    assert.ok(mine.length > 0, `seed ${SEED}`);
+    assert.deepEqual(their, mine, `seed ${SEED}: the same sessions, one set in each account`);
     assert.deepEqual(errors, [], `seed ${SEED}`);
   });
 });

@@ -5,6 +5,7 @@ import assert from "node:assert/strict";
 import { randomBytes } from "node:crypto";
 import path from "node:path";
 import { after, before, describe, test } from "node:test";
+import { acctUniqueId } from "../../src/core/aaa/accounting.ts";
 import {
   type FreeRadiusLab,
   freeradiusUnavailable,
@@ -17,6 +18,8 @@ import { startTestServer, type TestServer } from "../support/server.ts";
 import { PARITY_CASES, type ParityCase } from "./parity-cases.ts";
 
 const SECRET = "parity-secret-1";
+/** A second account's network (127.0.0.2): radclient sends from there with Packet-Src-IP-Address. */
+const OTHER_SECRET = "parity-secret-2";
 const unavailable = freeradiusUnavailable();
 if (unavailable) console.log(`# skipping the FreeRADIUS parity suite: ${unavailable}`);
 
@@ -36,6 +39,8 @@ describe("parity with FreeRADIUS 3.2 on one SQLite database", { skip: unavailabl
   let server: TestServer;
   let freeradius: FreeRadiusLab;
   let wispPort: number;
+  let accounts: { mine: number; theirs: number };
+  let networks: { mine: number; theirs: number };
 
   async function setUp(accountId: number, testCase: ParityCase) {
     const core = server.core;
@@ -115,11 +120,19 @@ describe("parity with FreeRADIUS 3.2 on one SQLite database", { skip: unavailabl
       },
     });
     const account = await server.account("default");
-    await server.core.networks.create(account.id, {
+    const mine = await server.core.networks.create(account.id, {
       name: "parity lab",
       nas_ip: "127.0.0.1",
       secret: SECRET,
     });
+    const second = await server.account("second");
+    const theirs = await server.core.networks.create(second.id, {
+      name: "second lab",
+      nas_ip: "127.0.0.2",
+      secret: OTHER_SECRET,
+    });
+    accounts = { mine: account.id, theirs: second.id };
+    networks = { mine: mine.network.id, theirs: theirs.network.id };
     for (const testCase of PARITY_CASES) await setUp(account.id, testCase);
     // FreeRADIUS reads its clients (the nas table) at start: start it once the data is there.
     freeradius = await startFreeRadius(path.join(server.database.dataDir, "wisp.db"));
@@ -146,4 +159,84 @@ describe("parity with FreeRADIUS 3.2 on one SQLite database", { skip: unavailabl
       }
     });
   }
+
+  test("accounting: two accounts' APs with identical session attributes keep their own sessions", async () => {
+    // Both accounts' access points send the same NAS-IP-Address, NAS-Identifier and session id;
+    // only the address they send from (their Wisp network) differs.
+    const base = (
+      status: string,
+      at: number,
+      extra: [string, string][] = [],
+      id = "fr-1",
+    ): [string, string][] => [
+      ["Acct-Status-Type", status],
+      ["User-Name", "fr-carol"],
+      ["Acct-Session-Id", id],
+      ["NAS-IP-Address", "10.0.0.1"],
+      ["NAS-Identifier", "shared-ap"],
+      ["NAS-Port", "1"],
+      ["Event-Timestamp", String(at)],
+      ...extra,
+    ];
+    const send = async (from: "mine" | "theirs", attributes: [string, string][]) => {
+      const [address, secret] = from === "mine" ? ["127.0.0.1", SECRET] : ["127.0.0.2", OTHER_SECRET];
+      const answer = await radclient(freeradius.acctPort, "acct", secret, [
+        ["Packet-Src-IP-Address", address],
+        ...attributes,
+      ]);
+      assert.equal(answer.code, "Accounting-Response", `${from}: ${JSON.stringify(attributes)}`);
+    };
+    const db = server.core.database.db;
+    const rows = () =>
+      db.selectFrom("radacct").selectAll().where("username", "=", "fr-carol").orderBy("radacctid").execute();
+    const T = 1_790_000_000;
+    await send("mine", base("Start", T));
+    await send("theirs", base("Start", T + 10));
+    let [ours, theirs] = await rows();
+    assert.ok(ours && theirs, "a session in each account");
+    // The configured FreeRADIUS keys sessions as Wisp's own server does: by account.
+    const pairs = base("Start", T).map(([attribute, value]) => ({ attribute, op: "=", value }));
+    assert.deepEqual(
+      [ours.acctuniqueid, ours.account_id, ours.network_id, Number(ours.acctstarttime)],
+      [acctUniqueId(pairs, accounts.mine), accounts.mine, networks.mine, T],
+    );
+    assert.deepEqual(
+      [theirs.acctuniqueid, theirs.account_id, theirs.network_id, Number(theirs.acctstarttime)],
+      [acctUniqueId(pairs, accounts.theirs), accounts.theirs, networks.theirs, T + 10],
+    );
+
+    // Their Interim-Update and Stop change their session only.
+    await send(
+      "theirs",
+      base("Interim-Update", T + 60, [
+        ["Acct-Session-Time", "50"],
+        ["Acct-Input-Octets", "777"],
+      ]),
+    );
+    [ours, theirs] = await rows();
+    assert.deepEqual([Number(ours!.acctinputoctets), Number(theirs!.acctinputoctets)], [0, 777]);
+    await send("mine", base("Stop", T + 120, [["Acct-Session-Time", "120"]]));
+    [ours, theirs] = await rows();
+    assert.deepEqual([Number(ours!.acctsessiontime), ours!.acctstoptime === null], [120, false]);
+    assert.equal(theirs!.acctstoptime, null, "their session stays open");
+
+    // An Accounting-On from their NAS (same NAS-IP-Address) closes their sessions only.
+    await send("mine", base("Start", T + 200, [], "fr-2"));
+    await send("theirs", [
+      ["Acct-Status-Type", "Accounting-On"],
+      ["NAS-IP-Address", "10.0.0.1"],
+      ["Acct-Session-Id", "0"],
+      ["Event-Timestamp", String(T + 300)],
+    ]);
+    const after = await rows();
+    assert.equal(after.length, 3);
+    assert.deepEqual(
+      after.map((row) => [row.acctsessionid, row.account_id, row.acctstoptime === null]),
+      [
+        ["fr-1", accounts.mine, false],
+        ["fr-1", accounts.theirs, false],
+        ["fr-2", accounts.mine, true],
+      ],
+    );
+  });
 });

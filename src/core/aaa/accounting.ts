@@ -8,7 +8,10 @@ export type AcctStatus = "start" | "interim-update" | "stop" | "accounting-on" |
 
 export interface SessionValues {
   acctsessionid: string;
+  /** The session's key in radacct: see acctUniqueId. */
   acctuniqueid: string;
+  /** The key sessions had before it included the account (FreeRADIUS's own hash): see acctUniqueId. */
+  formerAcctuniqueid: string;
   username: string;
   realm: string;
   nasipaddress: string;
@@ -65,28 +68,52 @@ function octets(request: readonly Pair[], direction: "Input" | "Output"): number
   );
 }
 
-/** FreeRADIUS's acct_unique policy: MD5 over the fields that identify one session. */
-export function acctUniqueId(request: readonly Pair[]): string {
+const md5 = (text: string) => createHash("md5").update(text).digest("hex");
+
+/**
+ * FreeRADIUS's acct_unique policy (policy.d/accounting, without a Class from insert_acct_class):
+ * MD5 over the attributes that identify one session on its NAS.
+ */
+export function freeradiusAcctUniqueId(request: readonly Pair[]): string {
   const text = (name: string) => firstValue(request, name) ?? "";
   const nas = text("NAS-IPv6-Address") || text("NAS-IP-Address");
-  const key = [
-    text("User-Name"),
-    text("Acct-Session-Id"),
-    nas,
-    text("NAS-Identifier"),
-    text("NAS-Port-Id"),
-    text("NAS-Port"),
-  ].join(",");
-  return createHash("md5").update(key).digest("hex");
+  return md5(
+    [
+      text("User-Name"),
+      text("Acct-Session-Id"),
+      nas,
+      text("NAS-Identifier"),
+      text("NAS-Port-Id"),
+      text("NAS-Port"),
+    ].join(","),
+  );
 }
 
-export function sessionValues(request: readonly Pair[], sourceAddress: string, now: number): SessionValues {
+/**
+ * The session's key in radacct (acctuniqueid, unique across the installation): FreeRADIUS's hash
+ * hashed again with the account, "md5(<acct_unique>,<account id>)". The attributes alone do not
+ * tell accounts apart (two accounts' access points can send the same private NAS-IP-Address,
+ * NAS-Identifier and session ids), and the key must stay unique on its own: FreeRADIUS's queries
+ * find sessions by it alone (its PostgreSQL ones with ON CONFLICT (AcctUniqueId)).
+ * deploy/freeradius/wisp-site computes the same value, so both servers agree.
+ */
+export function acctUniqueId(request: readonly Pair[], accountId: number): string {
+  return md5(`${freeradiusAcctUniqueId(request)},${accountId}`);
+}
+
+export function sessionValues(
+  request: readonly Pair[],
+  accountId: number,
+  sourceAddress: string,
+  now: number,
+): SessionValues {
   const text = (name: string) => firstValue(request, name) ?? "";
   const optional = (name: string) => firstValue(request, name) ?? null;
   const timestamp = integer(request, "Event-Timestamp");
   return {
     acctsessionid: text("Acct-Session-Id"),
-    acctuniqueid: acctUniqueId(request),
+    acctuniqueid: acctUniqueId(request, accountId),
+    formerAcctuniqueid: freeradiusAcctUniqueId(request),
     username: text("User-Name"),
     realm: text("Realm"),
     nasipaddress: text("NAS-IP-Address") || sourceAddress,

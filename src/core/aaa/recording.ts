@@ -42,13 +42,13 @@ type Trx = Transaction<Schema>;
 export class RecordingRepo {
   /** Every accounting packet looks its session up: compiled once (per database: placeholders differ). */
   private readonly sessionByUniqueId = preparedOn(
-    (db, accountId: number, acctuniqueid: string) =>
+    (db, accountId: number, acctuniqueid: string, former: string) =>
       db
         .selectFrom("radacct")
         .selectAll()
-        .where("acctuniqueid", "=", acctuniqueid)
+        .where("acctuniqueid", "in", [acctuniqueid, former])
         .where("account_id", "=", accountId),
-    2,
+    3,
   );
 
   constructor(private readonly dialect: DialectName) {}
@@ -103,9 +103,13 @@ export class RecordingRepo {
     for (let i = 0; i < events.length; i += 1000) await insertEvents(trx, events.slice(i, i + 1000));
   }
 
-  /** A session of this account; another account's session with the same id is not this one's to touch. */
-  async findSession(trx: Trx, accountId: number, acctuniqueid: string) {
-    return (await this.sessionByUniqueId(trx, accountId, acctuniqueid))[0];
+  /**
+   * A session of this account, by its key, or by the key it had before keys included the account
+   * (sessions open across that upgrade); never another account's session.
+   */
+  async findSession(trx: Trx, accountId: number, acctuniqueid: string, former: string) {
+    const rows = await this.sessionByUniqueId(trx, accountId, acctuniqueid, former);
+    return rows.find((row) => row.acctuniqueid === acctuniqueid) ?? rows[0];
   }
 
   async insertSession(

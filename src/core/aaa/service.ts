@@ -238,8 +238,8 @@ export class AaaService {
   ): Promise<void> {
     const status = acctStatus(request);
     if (status === null) return;
-    const values = sessionValues(request, sourceAddress, now);
     const accountId = client.account_id;
+    const values = sessionValues(request, accountId, sourceAddress, now);
     if (status === "accounting-on" || status === "accounting-off") {
       await this.writes.run((trx) => this.closeNasSessions(trx, accountId, values));
       return;
@@ -255,7 +255,7 @@ export class AaaService {
     };
     await this.writes.run(async (trx) => {
       const r = this.recording;
-      const existing = await r.findSession(trx, accountId, values.acctuniqueid);
+      const existing = await r.findSession(trx, accountId, values.acctuniqueid, values.formerAcctuniqueid);
       const events: NewEvent[] = [];
       const stopped = status === "stop";
       if (!existing) {

@@ -26,6 +26,38 @@ export function canonicalNasIp(text: string): string {
   return canonical(parseNetwork(text.trim()));
 }
 
+/** The sortable key of an address: "4" and 8 hex digits, or "6" and 32 (see addressRange). */
+function keyOf(bytes: number[]): string {
+  return (bytes.length === 4 ? "4" : "6") + bytes.map((b) => b.toString(16).padStart(2, "0")).join("");
+}
+
+/** The first and last address of a network (canonical text, as canonicalNasIp returns). */
+export interface AddressRange {
+  /** The first address's key: "4" and 8 hex digits for IPv4, "6" and 32 for IPv6. */
+  start: string;
+  /** The last address's key. */
+  end: string;
+  /** The canonical texts of every network holding this one, itself included, narrowest first. */
+  enclosing: string[];
+}
+
+/**
+ * A network's addresses as keys that compare as text (the `nas.range_start` / `range_end`
+ * columns): "contains" and "overlaps" become range comparisons in any database. The family comes
+ * first: IPv4 and IPv6 networks never share an address, as sources are matched as IPv4 whenever
+ * they are (IPv4-mapped included, see containingNetworks), so ::/0 does not hold 10.0.0.1.
+ */
+export function addressRange(nasIp: string): AddressRange {
+  const network = parseNetwork(nasIp);
+  const first = networkAddress(network).toByteArray();
+  const last = first.map((byte, i) => byte | (0xff >> Math.min(8, Math.max(0, network.prefix - i * 8))));
+  const address = networkAddress(network);
+  const enclosing = Array.from({ length: network.prefix + 1 }, (_, i) =>
+    canonical({ address, prefix: network.prefix - i }),
+  );
+  return { start: keyOf(first), end: keyOf(last), enclosing };
+}
+
 /**
  * The canonical texts of every network that contains the address, most specific first (the address
  * itself, then /31, /30 ... /0). Empty when the text is not an address. IPv4-mapped IPv6 addresses

@@ -27,6 +27,11 @@ const SORT: SortPlan<NetworkSortField> = {
   defaultOrder: [{ field: "id", descending: false }],
   unique: [{ column: "id" }],
 };
+/**
+ * The PostgreSQL advisory lock that serialises changes of network addresses: the two int4 keys
+ * "wisp" (0x77697370) and 1. Held until the transaction ends.
+ */
+const ADDRESS_LOCK = sql.raw("2003399536, 1");
 
 export class NetworksRepo {
   constructor(
@@ -37,6 +42,42 @@ export class NetworksRepo {
   /** Runs fn with a repository bound to one transaction. */
   transaction<T>(fn: (repo: NetworksRepo) => Promise<T>): Promise<T> {
     return this.db.transaction().execute((trx) => fn(new NetworksRepo(trx, this.dialect)));
+  }
+
+  /**
+   * Inside a transaction: waits until no other transaction is changing network addresses, and keeps
+   * others waiting until this one ends, so "no other account's network overlaps" stays true from
+   * the check to the commit. Checking two rows that do not exist yet cannot be done with row locks;
+   * on PostgreSQL this takes a transaction-level advisory lock. SQLite transactions begin with
+   * BEGIN IMMEDIATE (db/database.ts): one writer at a time, across processes, already.
+   */
+  async lockAddresses(): Promise<void> {
+    if (this.dialect === "postgres")
+      await sql`select pg_advisory_xact_lock(${ADDRESS_LOCK})`.execute(this.db);
+  }
+
+  /**
+   * Whether a network of another account shares an address with the range. Networks either nest or
+   * are disjoint, so another one overlaps this range when it starts inside it or holds it
+   * (is one of `enclosing`): two index lookups, whatever the number of networks.
+   */
+  async overlapsOtherAccount(
+    accountId: number,
+    range: { start: string; end: string; enclosing: string[] },
+  ): Promise<boolean> {
+    const row = await this.db
+      .selectFrom("nas")
+      .select("id")
+      .where("account_id", "<>", accountId)
+      .where((eb) =>
+        eb.or([
+          eb.and([eb("range_start", ">=", range.start), eb("range_start", "<=", range.end)]),
+          eb("nasname", "in", range.enclosing),
+        ]),
+      )
+      .limit(1)
+      .executeTakeFirst();
+    return row !== undefined;
   }
 
   async list(

@@ -8,7 +8,7 @@ import type { Page, PageRequest } from "../shared/pages.ts";
 import { parseSort } from "../shared/sort.ts";
 import { hasControlCharacters } from "../shared/text.ts";
 import { isoNow } from "../shared/time.ts";
-import { canonicalNasIp, containingNetworks } from "./address.ts";
+import { addressRange, canonicalNasIp, containingNetworks } from "./address.ts";
 import type { NetworkChanges, NetworkFilter, NetworkListRow, NetworkRow, NetworksRepo } from "./repo.ts";
 import {
   checkSecret,
@@ -128,6 +128,32 @@ function addressTaken(nasIp: string): ConflictError {
   return new ConflictError(`nas_ip ${nasIp} is already used by another network`);
 }
 
+/** Names nothing of the other account's network: not its name, id, or addresses. */
+function overlapsAnotherAccount(nasIp: string): ConflictError {
+  return new ConflictError(`nas_ip ${nasIp} overlaps another account's network`);
+}
+
+/**
+ * The one rule for a network's address (canonical text): refuses an address another network has,
+ * or one that shares an address with another account's network (within one account networks may
+ * nest: the narrowest holds the packet). Call it inside a transaction that holds
+ * repo.lockAddresses(), so two accounts cannot both pass at once, and store the range columns it
+ * returns with the address. Exported for doors that write networks in a transaction of their own
+ * (the demo seed); `self` is the network being moved.
+ */
+export async function claimAddress(
+  repo: NetworksRepo,
+  accountId: number,
+  nasIp: string,
+  self?: number,
+): Promise<{ range_start: string; range_end: string }> {
+  const clash = await repo.idByNasname(nasIp);
+  if (clash !== undefined && clash !== self) throw addressTaken(nasIp);
+  const range = addressRange(nasIp);
+  if (await repo.overlapsOtherAccount(accountId, range)) throw overlapsAnotherAccount(nasIp);
+  return { range_start: range.start, range_end: range.end };
+}
+
 function notFound(id: number): NotFoundError {
   return new NotFoundError(`network ${id} not found`);
 }
@@ -187,10 +213,12 @@ export class NetworksService {
     const now = isoNow();
     try {
       return await this.repo.transaction(async (repo) => {
-        if ((await repo.idByNasname(nasIp)) !== undefined) throw addressTaken(nasIp);
+        await repo.lockAddresses();
+        const range = await claimAddress(repo, accountId, nasIp);
         const row = await repo.insert({
           account_id: accountId,
           nasname: nasIp,
+          ...range,
           shortname: shortnameOf(name),
           secret,
           description: clean.description ?? "",
@@ -217,6 +245,7 @@ export class NetworksService {
     const clean = check(input);
     try {
       return await this.repo.transaction(async (repo) => {
+        if (clean.nas_ip !== undefined) await repo.lockAddresses();
         const current = await repo.findById(accountId, id);
         if (!current) throw notFound(id);
         const changes: NetworkChanges = { updated: isoNow() };
@@ -225,8 +254,7 @@ export class NetworksService {
           changes.shortname = shortnameOf(clean.name);
         }
         if (clean.nas_ip !== undefined && clean.nas_ip !== current.nasname) {
-          const clash = await repo.idByNasname(clean.nas_ip);
-          if (clash !== undefined && clash !== id) throw addressTaken(clean.nas_ip);
+          Object.assign(changes, await claimAddress(repo, accountId, clean.nas_ip, id));
           changes.nasname = clean.nas_ip;
         }
         if (clean.secret !== undefined) changes.secret = clean.secret;
@@ -271,9 +299,11 @@ export class NetworksService {
 
   /**
    * The RADIUS door's lookup: the network a packet from `ip` comes from, secret included. An exact
-   * address wins, then the most specific CIDR containing it (as FreeRADIUS picks clients). Addresses
-   * are unique across accounts, so the answer also tells which account the packet belongs to.
-   * Undefined for unknown sources and for text that is not an address.
+   * address wins, then the most specific CIDR containing it (as FreeRADIUS picks clients). Networks
+   * of different accounts never overlap (claimAddress), so every candidate is of one account, and
+   * the answer tells which account the packet belongs to. Rows that overlapped before that rule
+   * (migration 011) are left as they were: the narrowest still wins, deterministically, as addresses
+   * are unique. Undefined for unknown sources and for text that is not an address.
    */
   async findClientByAddress(ip: string): Promise<RadiusClient | undefined> {
     const candidates = containingNetworks(ip);

@@ -4,6 +4,7 @@
 import { CompiledQuery, type Kysely, type Transaction } from "kysely";
 import type { DialectName } from "../../db/database.ts";
 import type { Schema } from "../../db/schema.ts";
+import { NetworksRepo } from "../networks/repo.ts";
 import type { ReportTables } from "./repo.ts";
 
 type Db = Kysely<Schema & ReportTables>;
@@ -64,6 +65,11 @@ export class DemoWriter {
       .where("code", "like", `${prefix}%`)
       .execute();
     return new Set(rows.map((r) => r.code));
+  }
+
+  /** The networks repository in this transaction: new sites claim their addresses through it. */
+  networks(): NetworksRepo {
+    return new NetworksRepo(this.trx as unknown as Kysely<Schema>, this.dialect);
   }
 
   /** Every network address in use (they are unique across accounts). */

@@ -9,7 +9,8 @@ import { createHash } from "node:crypto";
 import type { Database } from "../../db/database.ts";
 import { isUniqueViolation } from "../../db/database.ts";
 import { generateSecret, shortnameOf } from "../networks/rules.ts";
-import { ValidationError } from "../shared/errors.ts";
+import { claimAddress } from "../networks/service.ts";
+import { ConflictError, ValidationError } from "../shared/errors.ts";
 import { isoNow } from "../shared/time.ts";
 import { CODE_ALPHABET } from "../vouchers/rules.ts";
 import { DemoRepo, type DemoWriter } from "./demo-repo.ts";
@@ -372,10 +373,21 @@ export class DemoSeeder {
   private async sites(writer: DemoWriter, rng: Random, accountId: number, aps: number, created: string) {
     const count = Math.min(SITES.length, Math.max(1, Math.ceil(aps / 10)));
     const taken = await writer.nasAddresses();
+    // Each address is claimed as the networks service claims one (issue 12): not another
+    // network's, and apart from other accounts' networks.
+    const networks = writer.networks();
+    await networks.lockAddresses();
     const addresses: string[] = [];
+    const ranges: { range_start: string; range_end: string }[] = [];
     for (let n = 1; addresses.length < count && n < 131_072; n++) {
       const address = `198.${18 + (n >> 16)}.${(n >> 8) & 255}.${n & 255}`;
-      if ((n & 255) !== 0 && (n & 255) !== 255 && !taken.has(address)) addresses.push(address);
+      if ((n & 255) === 0 || (n & 255) === 255 || taken.has(address)) continue;
+      try {
+        ranges.push(await claimAddress(networks, accountId, address));
+        addresses.push(address);
+      } catch (error) {
+        if (!(error instanceof ConflictError)) throw error;
+      }
     }
     if (addresses.length < count) throw new ValidationError("no free demo addresses left in 198.18.0.0/15");
     const rows = addresses.map((address, i) => {
@@ -392,6 +404,8 @@ export class DemoSeeder {
         0,
         created,
         created,
+        ranges[i]!.range_start,
+        ranges[i]!.range_end,
       ];
     });
     const inserted = await writer.insert(
@@ -407,6 +421,8 @@ export class DemoSeeder {
         "require_message_authenticator",
         "created",
         "updated",
+        "range_start",
+        "range_end",
       ],
       rows,
       ["id", "nasname"],
