@@ -140,6 +140,20 @@ describe("SQLite writes while another connection holds the lock", () => {
     }, 250);
   });
 
+  test("a migrated database opens and migrates (nothing to do) at once", async () => {
+    await withLockedDatabase(async (database) => {
+      const start = performance.now();
+      const again = openDatabase({ dataDir: path.dirname(database.location) });
+      try {
+        await migrate(again);
+        assert.deepEqual(await accountNames(again), []);
+      } finally {
+        await again.close();
+      }
+      assert.ok(performance.now() - start < 1000, "opening waited for the lock");
+    });
+  });
+
   test("withoutWaiting fails at once instead", async () => {
     await withLockedDatabase(async (database) => {
       const start = performance.now();
