@@ -4,6 +4,7 @@
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import { sameSecret } from "../core/admins/service.ts";
 import { AppError } from "../core/shared/errors.ts";
+import { BUSY_RETRY_AFTER_S, isDatabaseBusy } from "../db/sqlite-writer.ts";
 import type { ConsoleContext } from "./context.ts";
 import { formOf, registerFormParser } from "./forms.ts";
 import { authRoutes } from "./routes/auth.ts";
@@ -37,6 +38,7 @@ function renderError(request: FastifyRequest, reply: FastifyReply, status: numbe
     413: "Too large",
     415: "Unsupported form",
     429: "Too many attempts",
+    503: "Busy",
   };
   return show(
     request,
@@ -93,6 +95,16 @@ export async function consolePlugin(app: FastifyInstance, options: ConsoleOption
     if (error instanceof AppError) return renderError(request, reply, error.status, error.message);
     const status = error.statusCode ?? 500;
     if (status >= 400 && status < 500) return renderError(request, reply, status, error.message);
+    if (isDatabaseBusy(error)) {
+      request.log.warn("the database stayed locked by another process; answered 503");
+      reply.header("Retry-After", String(BUSY_RETRY_AFTER_S));
+      return renderError(
+        request,
+        reply,
+        503,
+        "The database is busy for a moment. Nothing was saved; try again.",
+      );
+    }
     request.log.error({ err: error }, "console error");
     return renderError(request, reply, 500, "Something went wrong on the server. It has been logged.");
   });

@@ -3,19 +3,10 @@
 import fs from "node:fs";
 import path from "node:path";
 import SqliteDatabase from "better-sqlite3";
-import {
-  CompiledQuery,
-  type DatabaseConnection,
-  type Driver,
-  Kysely,
-  PostgresDialect,
-  SqliteDialect,
-  type SqliteDialectConfig,
-  SqliteDriver,
-  sql,
-} from "kysely";
+import { Kysely, PostgresDialect, sql } from "kysely";
 import pg from "pg";
 import type { Schema } from "./schema.ts";
+import { type SqliteWriterHandle, WRITE_WAIT_MS, writerDialects } from "./sqlite-writer.ts";
 
 export type DialectName = "sqlite" | "postgres";
 
@@ -34,30 +25,22 @@ export interface DatabaseOptions {
   databaseUrl?: string | undefined;
   /** Connections in the PostgreSQL pool. */
   poolSize?: number;
+  /** SQLite: how long a write waits for another process's lock (default WRITE_WAIT_MS). */
+  writeWaitMs?: number;
 }
 
 // COUNT(*) and BIGINT come back from pg as strings; ids and counts here fit in a double.
 pg.types.setTypeParser(pg.types.builtins.INT8, (value) => Number(value));
 
 /**
- * SQLite transactions start with BEGIN IMMEDIATE: a deferred BEGIN that reads and then writes fails
- * at once with "database is locked" (ignoring busy_timeout) when another process wrote in between,
- * as the CLI does beside a running server. IMMEDIATE takes the write lock up front and waits.
- */
-class ImmediateSqliteDriver extends SqliteDriver {
-  override async beginTransaction(connection: DatabaseConnection): Promise<void> {
-    await connection.executeQuery(CompiledQuery.raw("begin immediate"));
-  }
-}
-
-/**
  * better-sqlite3 with prepared statements kept per SQL text: Kysely prepares every query anew,
  * which costs more than running a small indexed query. Query texts are few (they come from
  * code, values are bound), so the cache stays small; it is bounded anyway.
  */
-function withStatementCache(database: SqliteDatabase.Database, limit = 1000) {
+function withStatementCache(database: SqliteDatabase.Database, limit = 1000): SqliteWriterHandle {
   const statements = new Map<string, SqliteDatabase.Statement>();
   return {
+    database,
     prepare(sql: string): SqliteDatabase.Statement {
       let statement = statements.get(sql);
       if (!statement) {
@@ -69,16 +52,6 @@ function withStatementCache(database: SqliteDatabase.Database, limit = 1000) {
     },
     close: () => database.close(),
   };
-}
-
-class WispSqliteDialect extends SqliteDialect {
-  constructor(private readonly settings: SqliteDialectConfig) {
-    super(settings);
-  }
-
-  override createDriver(): Driver {
-    return new ImmediateSqliteDriver(this.settings);
-  }
 }
 
 /** Where the configured data lives, for log lines and messages (never includes a password). */
@@ -114,13 +87,11 @@ export function openDatabase(options: DatabaseOptions): Database {
   const sqlite = new SqliteDatabase(file);
   sqlite.pragma("journal_mode = WAL");
   sqlite.pragma("synchronous = NORMAL");
-  sqlite.pragma("busy_timeout = 5000");
   sqlite.pragma("foreign_keys = ON");
-  const db = new Kysely<Schema>({
-    dialect: new WispSqliteDialect({
-      database: withStatementCache(sqlite) as unknown as SqliteDialectConfig["database"],
-    }),
-  });
+  // busy_timeout 0 on this connection: a write never waits inside SQLite (sqlite-writer.ts).
+  const dialects = writerDialects(withStatementCache(sqlite), options.writeWaitMs ?? WRITE_WAIT_MS);
+  const db = new Kysely<Schema>({ dialect: dialects.waiting });
+  immediateWriters.set(db, new Kysely<Schema>({ dialect: dialects.immediate }));
   const read = openReader(file);
   readers.set(db, read.reader);
   return {
@@ -161,6 +132,17 @@ const readers = new WeakMap<Kysely<Schema>, SqliteReader>();
 /** The read connection behind a database's root Kysely; none for transactions or PostgreSQL. */
 export function readerFor(db: Kysely<Schema>): SqliteReader | undefined {
   return readers.get(db);
+}
+
+const immediateWriters = new WeakMap<Kysely<Schema>, Kysely<Schema>>();
+
+/**
+ * The same database, for a caller that keeps its write and retries it later itself: on SQLite a
+ * write that finds another process's lock fails at once with DatabaseBusyError instead of waiting
+ * (sqlite-writer.ts); the root Kysely itself on PostgreSQL (nothing waits that way there).
+ */
+export function withoutWaiting(db: Kysely<Schema>): Kysely<Schema> {
+  return immediateWriters.get(db) ?? db;
 }
 
 function openReader(file: string): { reader: SqliteReader; close(): void } {

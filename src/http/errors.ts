@@ -1,6 +1,7 @@
 // One error body for every failure: {"error": true, "message": ..., "code": <status>}.
 import type { FastifyError, FastifyReply, FastifyRequest } from "fastify";
 import { AppError, type FieldProblem, ValidationError } from "../core/shared/errors.ts";
+import { BUSY_RETRY_AFTER_S, isDatabaseBusy } from "../db/sqlite-writer.ts";
 import { describeValidation } from "./validation.ts";
 
 export interface ErrorPayload {
@@ -45,6 +46,18 @@ export function handleError(error: FastifyError, request: FastifyRequest, reply:
   if (error instanceof SyntaxError) return sendError(reply, 400, "the body is not valid JSON");
   const status = error.statusCode ?? 500;
   if (status >= 400 && status < 500) return sendError(reply, status, error.message);
+  if (isDatabaseBusy(error)) return sendBusy(request, reply);
   request.log.error({ err: error }, "unhandled error");
   return sendError(reply, 500, "internal server error");
+}
+
+/** Another process held SQLite's write lock past the wait: nothing was written, try again. */
+function sendBusy(request: FastifyRequest, reply: FastifyReply) {
+  request.log.warn("the database stayed locked by another process; answered 503");
+  reply.header("Retry-After", String(BUSY_RETRY_AFTER_S));
+  return sendError(
+    reply,
+    503,
+    "the database is busy (another process holds its write lock); try again shortly",
+  );
 }

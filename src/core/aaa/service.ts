@@ -82,8 +82,10 @@ export class AaaService {
     this.logins = new LoginRepo(db, dialect);
     this.recording = new RecordingRepo(dialect);
     this.writes = new TransactionBatcher(db);
+    // store(): while another process holds SQLite's lock the verdict goes out at once; the
+    // attempts stay queued in the batcher until they are written (drain() waits for them).
     this.attempts = new AttemptQueue((attempts, events) =>
-      this.writes.run((trx) => this.recording.recordAttempts(trx, attempts, events)),
+      this.writes.store((trx) => this.recording.recordAttempts(trx, attempts, events)),
     );
   }
 
@@ -209,7 +211,10 @@ export class AaaService {
     };
   }
 
-  /** Records the attempt in radpostauth with its user.authenticated / user.rejected event. */
+  /**
+   * Records the attempt in radpostauth with its user.authenticated / user.rejected event. Resolves
+   * once stored, or once queued when the database is busy (it is written when the lock is free).
+   */
   async record({ attempt }: LoginOutcome): Promise<void> {
     const data = {
       user_id: attempt.userId,
