@@ -113,7 +113,7 @@ async function main(): Promise<void> {
     const authRequests = Array.from({ length: 1000 }, (_, k) => {
       const packet = authPacket(k, USERS);
       const password = String(packet.attributes.find(([n]) => n === "User-Password")?.[1]);
-      return { pairs: pairs(packet.attributes), credentials: { password } };
+      return { pairs: pairs(packet.attributes), credentials: { password: Buffer.from(password) } };
     });
     const authenticate = (k: number) => {
       const request = authRequests[k % authRequests.length]!;

@@ -35,6 +35,10 @@ export interface Config {
   webhookRetrySchedule: number[];
   /** WEBHOOK_SECRET_KEY: base64 of 32 bytes encrypting webhook secrets; unset: DATA_DIR/secret.key. */
   webhookSecretKey: string | undefined;
+  /** Report files of one account queued or being built at once; past it requests get 429. */
+  reportTasksPerAccount: number;
+  /** Report files of one account built at the same time, over every worker. */
+  reportRunningPerAccount: number;
 }
 
 export class ConfigError extends Error {}
@@ -191,5 +195,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     webhookAllowPrivate: flag(env, "WEBHOOK_ALLOW_PRIVATE", false),
     webhookRetrySchedule: retrySchedule(env),
     webhookSecretKey: webhookSecretKey(env),
+    reportTasksPerAccount: integer(env, "REPORT_TASKS_PER_ACCOUNT", 10, 1, 100_000),
+    reportRunningPerAccount: integer(env, "REPORT_RUNNING_PER_ACCOUNT", 3, 1, 100_000),
   };
 }

@@ -59,7 +59,7 @@ export async function startServer(config: Config, overrides: ServerOverrides = {
       defaultRateLimit: config.defaultRateLimit,
       authFailureLimit: config.authFailureLimit,
     });
-    await app.register(consolePlugin, { prefix: "/console", core, counters });
+    await app.register(consolePlugin, { prefix: "/console", core, counters, publicUrl: config.publicUrl });
     await app.register(portalPlugin, { prefix: "/portal", core, counters, ...overrides.portal });
     await app.listen({ host: config.host, port: config.port }).catch((error) => {
       throw listenFailure(error, "HTTP", config.host, config.port);

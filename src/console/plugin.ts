@@ -18,10 +18,20 @@ import { staticRoutes } from "./routes/static.ts";
 import { userRoutes } from "./routes/users.ts";
 import { voucherRoutes } from "./routes/vouchers.ts";
 import { webhookRoutes } from "./routes/webhooks.ts";
-import { CSRF_COOKIE, readCookie, SESSION_COOKIE, setSecurityHeaders } from "./security.ts";
+import {
+  CSRF_COOKIE,
+  httpsOnly,
+  readCookie,
+  SESSION_COOKIE,
+  setHttpsOnly,
+  setSecurityHeaders,
+} from "./security.ts";
 import { show } from "./views.ts";
 
-export type ConsoleOptions = ConsoleContext;
+export type ConsoleOptions = ConsoleContext & {
+  /** PUBLIC_URL: when https, the console is HTTPS only (Secure cookies, HSTS). */
+  publicUrl?: string | undefined;
+};
 
 /** Where to go back to after login: a console path of this server, nothing else. */
 function nextPath(request: FastifyRequest): string {
@@ -52,6 +62,7 @@ function renderError(request: FastifyRequest, reply: FastifyReply, status: numbe
 export async function consolePlugin(app: FastifyInstance, options: ConsoleOptions): Promise<void> {
   const { core } = options;
   app.decorateRequest("consoleSession", null);
+  setHttpsOnly(app, httpsOnly(options.publicUrl));
   registerFormParser(app);
   // Console pages are not part of the API document.
   app.addHook("onRoute", (route) => {
@@ -86,8 +97,8 @@ export async function consolePlugin(app: FastifyInstance, options: ConsoleOption
     return reply.redirect(`/console/login?next=${encodeURIComponent(next)}`, 303);
   });
 
-  app.addHook("onSend", async (_request, reply, payload) => {
-    setSecurityHeaders(reply);
+  app.addHook("onSend", async (request, reply, payload) => {
+    setSecurityHeaders(request, reply);
     return payload;
   });
 

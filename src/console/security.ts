@@ -1,9 +1,19 @@
 // What every console answer carries: security headers, and the cookies of the session and of the
-// CSRF token used before login. Cookies are Secure when the request came over HTTPS (directly, or
-// as X-Forwarded-Proto from a proxy in TRUSTED_PROXIES: fastify's request.protocol says which).
+// CSRF token used before login. When PUBLIC_URL is https the console is served over HTTPS only:
+// cookies are always Secure and HSTS is sent, whatever the request looked like to this process
+// (TLS usually ends at a proxy in front of it). Otherwise cookies are Secure when the request came
+// over HTTPS (directly, or as X-Forwarded-Proto from a proxy in TRUSTED_PROXIES: fastify's
+// request.protocol says which), and no HSTS is sent: it would lock browsers out of an http site.
 import { randomBytes } from "node:crypto";
-import type { FastifyReply, FastifyRequest } from "fastify";
+import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import { type CookieOptions, parseCookies, serializeCookie } from "./cookies.ts";
+
+declare module "fastify" {
+  interface FastifyInstance {
+    /** Set on the console's instance: PUBLIC_URL is https, so the console is HTTPS only. */
+    consoleHttpsOnly?: boolean;
+  }
+}
 
 export const SESSION_COOKIE = "wisp_session";
 /** Before login (setup and login forms): a double-submit token, cookie and hidden field alike. */
@@ -21,12 +31,30 @@ export const SECURITY_HEADERS: Record<string, string> = {
   "Permissions-Policy": "camera=(), microphone=(), geolocation=()",
 };
 
-export function setSecurityHeaders(reply: FastifyReply): void {
+/**
+ * RFC 6797: a year, renewed by every answer. Not includeSubDomains: other hosts under Wisp's name
+ * are not Wisp's to pin (an operator who wants it sets it at the proxy).
+ */
+export const HSTS = "max-age=31536000";
+
+/** Whether PUBLIC_URL makes the console HTTPS only. */
+export function httpsOnly(publicUrl: string | undefined): boolean {
+  return publicUrl !== undefined && /^https:/i.test(publicUrl);
+}
+
+/** Marks the console's own instance (not the API's) as HTTPS only, or not. */
+export function setHttpsOnly(app: FastifyInstance, value: boolean): void {
+  app.decorate("consoleHttpsOnly", value);
+}
+
+export function setSecurityHeaders(request: FastifyRequest, reply: FastifyReply): void {
   for (const [name, value] of Object.entries(SECURITY_HEADERS)) reply.header(name, value);
+  if (request.server.consoleHttpsOnly === true) reply.header("Strict-Transport-Security", HSTS);
 }
 
 function cookieOptions(request: FastifyRequest, sameSite: CookieOptions["sameSite"]): CookieOptions {
-  return { path: COOKIE_PATH, sameSite, secure: request.protocol === "https" };
+  const secure = request.server.consoleHttpsOnly === true || request.protocol === "https";
+  return { path: COOKIE_PATH, sameSite, secure };
 }
 
 export function readCookie(request: FastifyRequest, name: string): string | undefined {

@@ -53,6 +53,9 @@ export interface CoreOptions {
   /** Where the key sealing secrets at rest comes from (WEBHOOK_SECRET_KEY, else DATA_DIR/secret.key). */
   webhookSecretKey?: string | undefined;
   dataDir?: string | undefined;
+  /** REPORT_TASKS_PER_ACCOUNT, REPORT_RUNNING_PER_ACCOUNT (defaults 10 and 3). */
+  reportTasksPerAccount?: number | undefined;
+  reportRunningPerAccount?: number | undefined;
 }
 
 export function createCore(database: Database, options: CoreOptions): Core {

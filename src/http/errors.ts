@@ -1,6 +1,6 @@
 // One error body for every failure: {"error": true, "message": ..., "code": <status>}.
 import type { FastifyError, FastifyReply, FastifyRequest } from "fastify";
-import { AppError, type FieldProblem, ValidationError } from "../core/shared/errors.ts";
+import { AppError, type FieldProblem, TooManyRequestsError, ValidationError } from "../core/shared/errors.ts";
 import { BUSY_RETRY_AFTER_S, isDatabaseBusy } from "../db/sqlite-writer.ts";
 import { describeValidation } from "./validation.ts";
 
@@ -36,6 +36,7 @@ const frameworkMessages: Record<string, [number, string]> = {
 
 export function handleError(error: FastifyError, request: FastifyRequest, reply: FastifyReply) {
   if (error instanceof ValidationError) return sendError(reply, 400, error.message, error.details);
+  if (error instanceof TooManyRequestsError) reply.header("Retry-After", error.retryAfterSeconds);
   if (error instanceof AppError) return sendError(reply, error.status, error.message);
   if (error.validation) {
     const problems = describeValidation(error.validation, error.validationContext ?? "body");

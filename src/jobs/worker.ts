@@ -1,6 +1,7 @@
 // Runs jobs from the queue: in the server process by default, or alone (`wisp worker`). Handlers
 // are registered per kind; a handler that throws RetryLater is queued again for that time, any
-// other error fails the job. Long jobs keep their lease alive while they run.
+// other error fails the job. Long jobs keep their lease alive while they run. Kinds run in pools,
+// each with slots of its own: jobs of one pool (report files) never take another's (webhooks).
 import { randomBytes } from "node:crypto";
 import { hostname } from "node:os";
 import type { Job, JobQueue } from "../core/jobs/queue.ts";
@@ -27,7 +28,23 @@ export interface WorkerLog {
   warn(object: object, message: string): void;
 }
 
+/** A pool's slots: how many of its jobs run at once, and how many of one account's. */
+export interface PoolOptions {
+  concurrency: number;
+  /** At most this many of the pool's jobs of one account run at once, over every worker. */
+  perAccount?: number | undefined;
+}
+
+interface Pool extends PoolOptions {
+  kinds: string[];
+  running: Set<Promise<void>>;
+}
+
+/** The pool of kinds registered without one. */
+export const DEFAULT_POOL = "default";
+
 export interface WorkerOptions {
+  /** Slots of the default pool. */
   concurrency?: number;
   pollMs?: number;
   leaseMs?: number;
@@ -37,11 +54,10 @@ export interface WorkerOptions {
 export class Worker {
   readonly id = `${hostname()}:${process.pid}:${randomBytes(3).toString("hex")}`;
   private readonly handlers = new Map<string, JobHandler>();
-  private readonly running = new Set<Promise<void>>();
+  private readonly pools = new Map<string, Pool>();
   private timer: NodeJS.Timeout | undefined;
   private stopped = true;
   private polling = false;
-  private readonly concurrency: number;
   private readonly pollMs: number;
   private readonly leaseMs: number;
 
@@ -49,12 +65,24 @@ export class Worker {
     private readonly queue: JobQueue,
     private readonly options: WorkerOptions,
   ) {
-    this.concurrency = options.concurrency ?? 8;
+    this.pool(DEFAULT_POOL, { concurrency: options.concurrency ?? 8 });
     this.pollMs = options.pollMs ?? 500;
     this.leaseMs = options.leaseMs ?? 30_000;
   }
 
-  handle(kind: string, handler: JobHandler): this {
+  /** Creates a pool (or changes its slots); its kinds are given to handle(). */
+  pool(name: string, options: PoolOptions): this {
+    const existing = this.pools.get(name);
+    if (existing) Object.assign(existing, options);
+    else this.pools.set(name, { ...options, kinds: [], running: new Set() });
+    return this;
+  }
+
+  handle(kind: string, handler: JobHandler, poolName = DEFAULT_POOL): this {
+    const pool = this.pools.get(poolName);
+    if (!pool) throw new Error(`no worker pool "${poolName}"`);
+    for (const other of this.pools.values()) other.kinds = other.kinds.filter((k) => k !== kind);
+    pool.kinds.push(kind);
     this.handlers.set(kind, handler);
     return this;
   }
@@ -75,25 +103,29 @@ export class Worker {
   async stop(): Promise<void> {
     this.stopped = true;
     clearTimeout(this.timer);
-    await Promise.allSettled([...this.running]);
+    await Promise.allSettled([...this.pools.values()].flatMap((pool) => [...pool.running]));
   }
 
   private async poll(): Promise<void> {
     if (this.stopped || this.polling) return;
     this.polling = true;
     try {
-      const free = this.concurrency - this.running.size;
-      const jobs =
-        free > 0 ? await this.queue.claim(this.id, [...this.handlers.keys()], free, this.leaseMs) : [];
-      for (const job of jobs) {
-        const run = this.run(job).finally(() => {
-          this.running.delete(run);
-          this.poke();
-        });
-        this.running.add(run);
+      for (const pool of this.pools.values()) {
+        const free = pool.concurrency - pool.running.size;
+        if (free <= 0 || pool.kinds.length === 0 || this.stopped) continue;
+        try {
+          const jobs = await this.queue.claim(this.id, pool.kinds, free, this.leaseMs, pool.perAccount);
+          for (const job of jobs) {
+            const run = this.run(job).finally(() => {
+              pool.running.delete(run);
+              this.poke();
+            });
+            pool.running.add(run);
+          }
+        } catch (error) {
+          this.options.log.error({ err: error }, "job queue poll failed");
+        }
       }
-    } catch (error) {
-      this.options.log.error({ err: error }, "job queue poll failed");
     } finally {
       this.polling = false;
       if (!this.stopped) {

@@ -208,7 +208,8 @@ export class RadiusServer {
     const password = packet.attributes.find((a) => a.name === "User-Password");
     const aaa = this.options.aaa;
     let outcome = await aaa.decide(client, pairsOf(packet), {
-      password: password ? password.raw.toString("utf8") : undefined,
+      // The decrypted octets, compared as octets (RFC 2865 section 5.2): never decoded to text.
+      password: password?.raw,
       chap: chap ? (cleartext: string) => verifyChap(chap.raw, challenge, cleartext) : undefined,
     });
     // The answer is built before the attempt is recorded, so the record says what was sent.
@@ -240,11 +241,11 @@ export class RadiusServer {
   }
 }
 
-/** The request's attributes in the text form check items compare with. */
+/** The request's attributes in the text form check items compare with (User-Password as octets too). */
 function pairsOf(packet: RadiusPacket): Pair[] {
-  return packet.attributes.map((a) => ({
-    attribute: a.tag === undefined ? a.name : `${a.name}:${a.tag}`,
-    op: "=",
-    value: a.name === "User-Password" ? a.raw.toString("utf8") : a.value,
-  }));
+  return packet.attributes.map((a) =>
+    a.name === "User-Password"
+      ? { attribute: a.name, op: "=", value: a.raw.toString("utf8"), raw: a.raw }
+      : { attribute: a.tag === undefined ? a.name : `${a.name}:${a.tag}`, op: "=", value: a.value },
+  );
 }

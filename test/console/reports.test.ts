@@ -199,6 +199,24 @@ for (const { dialect, skip } of await dialects()) {
       assert.ok(!file.text.includes("theirs-only"));
     });
 
+    test("past the account's report files under way: the form again with 429 and Retry-After", async () => {
+      await server.worker!.stop();
+      try {
+        const fields = { report: "110", earliest: "-30d", latest: "now" };
+        for (let i = 0; i < 10; i++) {
+          await other.get("/console/reports?report=110&earliest=-30d&latest=now");
+          assert.equal((await other.post("/console/reports/tasks", fields)).status, 303);
+        }
+        const refused = await other.post("/console/reports/tasks", fields);
+        assert.equal(refused.status, 429);
+        assert.match(refused.headers.get("retry-after") ?? "", /^[1-9]\d*$/);
+        assert.match(refused.text, /role="alert">10 report files of this account are queued or being built/);
+        assert.match(refused.text, /<form method="get" action="\/console\/reports"/, "the form again");
+      } finally {
+        server.worker!.start();
+      }
+    });
+
     test("isolation: another account's task and unknown names answer 404", async () => {
       assert.ok(taskPath);
       assert.equal((await other.get(taskPath)).status, 404);

@@ -90,6 +90,45 @@ for (const { dialect, skip } of await dialects()) {
       assert.equal(new Set(seen).size, 60);
     });
 
+    test("a per-account claim leaves no account more than its share running, even when claimers race", async () => {
+      const accounts = [];
+      for (const name of ["share-a", "share-b"]) {
+        const row = await db
+          .insertInto("accounts")
+          .values({ name, created: "2026-01-01T00:00:00Z" })
+          .returning("id")
+          .executeTakeFirstOrThrow();
+        accounts.push(row.id);
+      }
+      const [a, b] = accounts as [number, number];
+      await queue.enqueue(db, [
+        ...Array.from({ length: 10 }, (_, i) => ({ kind: "t5", accountId: a, payload: { i } })),
+        ...Array.from({ length: 3 }, (_, i) => ({ kind: "t5", accountId: b, payload: { i } })),
+        { kind: "t5", accountId: null, payload: {} },
+      ]);
+      const extra = openDatabase({ dataDir: testDb.dataDir, databaseUrl: testDb.databaseUrl });
+      const other = new JobQueue(extra.db, dialect);
+      const claims = await Promise.all(
+        [queue, other, queue, other].map((q, w) => q.claim(`w${w}`, ["t5"], 3, 10_000, 2)),
+      );
+      await extra.close();
+      const claimed = claims.flat();
+      const of = (account: number | null) => claimed.filter((j) => j.account_id === account).length;
+      assert.equal(of(a), 2, "account a: its share");
+      assert.equal(of(b), 2, "account b: its share");
+      assert.equal(of(null), 1, "jobs without an account are not limited");
+      assert.equal(new Set(claimed.map((j) => j.id)).size, claimed.length);
+      // One ends: its account may take one more, not two.
+      const done = claimed.find((j) => j.account_id === a)!;
+      await queue.complete(done.id, done.locked_by!);
+      const next = await queue.claim("w9", ["t5"], 10, 10_000, 2);
+      assert.deepEqual(
+        next.map((j) => j.account_id),
+        [a],
+      );
+      await db.deleteFrom("jobs").execute();
+    });
+
     test("the worker runs handlers, retries on RetryLater, records failures", async () => {
       const worker = new Worker(queue, { log: quiet, pollMs: 20, leaseMs: 2000 });
       const runs: number[] = [];

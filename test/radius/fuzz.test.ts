@@ -14,6 +14,8 @@ import { startTestServer, type TestServer } from "../support/server.ts";
 
 const SECRET = "fuzz-Secret-66";
 const PASSWORD = "pw-fuzz-Q3";
+/** Holds U+FFFD, which invalid UTF-8 octets would decode to. */
+const REPLACEMENT_PASSWORD = "pw-\uFFFD-fuzz";
 const GARBAGE_PACKETS = 10_500;
 const SIGNED_PACKETS = 400;
 const SEED = Number(process.env.WISP_FUZZ_SEED ?? Math.floor(Math.random() * 2 ** 31));
@@ -303,6 +305,7 @@ describe("RADIUS server under fuzzing", () => {
       operator: "=",
       value: "1800",
     });
+    await server.core.users.create(account.id, { username: "replacement", password: REPLACEMENT_PASSWORD });
     baseline = { radpostauth: 0, radacct: 0, events: await count("events") };
   });
   after(() => server?.stop());
@@ -391,6 +394,88 @@ describe("RADIUS server under fuzzing", () => {
 
     // Only authenticated Access-Requests leave a radpostauth row: one each.
     assert.equal(await count("radpostauth"), accessAnswers, `seed ${SEED}`);
+    assert.deepEqual(errors, [], `seed ${SEED}`);
+  });
+
+  test("random and near-miss password octets never log in; only the exact octets do", async () => {
+    const client = new RadiusClient();
+    const exact = Buffer.from(PASSWORD);
+    const replacement = Buffer.from(REPLACEMENT_PASSWORD);
+    /** A password near `base`: an invalid UTF-8 octet in place of one, one octet off, cut, grown. */
+    const nearMiss = (base: Buffer): Buffer => {
+      const out = Buffer.from(base);
+      const at = random.int(out.length);
+      switch (random.int(5)) {
+        case 0:
+          out[at] = random.pick([0x80, 0xbf, 0xc0, 0xc3, 0xed, 0xf5, 0xfe, 0xff]);
+          return out;
+        case 1:
+          out[at]! ^= 1 << random.int(8);
+          return out;
+        case 2:
+          return out.subarray(0, at);
+        case 3:
+          return Buffer.concat([out, random.bytes(1 + random.int(20))]);
+        default:
+          return Buffer.concat([out.subarray(0, at), random.bytes(1 + random.int(3)), out.subarray(at + 1)]);
+      }
+    };
+    const tries: [string, Buffer][] = [];
+    for (let i = 0; i < 300; i++) {
+      const [user, base] = random.pick<[string, Buffer]>([
+        ["alice", exact],
+        ["replacement", replacement],
+      ]);
+      const password = (random.int(4) === 0 ? random.bytes(1 + random.int(128)) : nearMiss(base)).subarray(
+        0,
+        128,
+      );
+      // Trailing NULs are padding (RFC 2865 section 5.2): without them it must differ.
+      let end = password.length;
+      while (end > 0 && password[end - 1] === 0) end--;
+      if (password.length === 0 || password.subarray(0, end).equals(base)) continue;
+      tries.push([user, password]);
+    }
+    // The U+FFFD of the stored password (EF BF BD) as one invalid octet: the same text once decoded.
+    const fffd = replacement.indexOf(Buffer.from("\uFFFD"));
+    for (let i = 0; i < 20; i++) {
+      const octet = Buffer.from([0x80 + random.int(0x80)]);
+      tries.push([
+        "replacement",
+        Buffer.concat([replacement.subarray(0, fffd), octet, replacement.subarray(fffd + 3)]),
+      ]);
+    }
+    try {
+      for (let i = 0; i < tries.length; i += 30) {
+        const batch = tries.slice(i, i + 30);
+        const answers = await Promise.all(
+          batch.map(([user, password]) =>
+            client.send({
+              code: "Access-Request",
+              attributes: [["User-Name", user], ["User-Password", password], ...STATION],
+              ...target(authPort),
+            }),
+          ),
+        );
+        for (const [j, answer] of answers.entries()) {
+          const [user, password] = batch[j]!;
+          assert.equal(answer.type, "Access-Reject", `${user} ${password.toString("hex")}, seed ${SEED}`);
+        }
+      }
+      for (const [user, password] of [
+        ["alice", exact],
+        ["replacement", replacement],
+      ] as const) {
+        const answer = await client.send({
+          code: "Access-Request",
+          attributes: [["User-Name", user], ["User-Password", password], ...STATION],
+          ...target(authPort),
+        });
+        assert.equal(answer.type, "Access-Accept", user);
+      }
+    } finally {
+      client.close();
+    }
     assert.deepEqual(errors, [], `seed ${SEED}`);
   });
 

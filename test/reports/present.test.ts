@@ -61,7 +61,7 @@ for (const { dialect, skip } of await dialects()) {
           { attribute: "User-Name", op: "=", value: name },
           { attribute: "NAS-IP-Address", op: "=", value: "192.0.2.88" },
         ];
-        await server.core.aaa.authenticate(client, request, { password: "nope" });
+        await server.core.aaa.authenticate(client, request, { password: Buffer.from("nope") });
         return name;
       },
       115: async () => {

@@ -397,8 +397,8 @@ for (const { dialect, skip } of await dialects()) {
           { attribute: "NAS-IP-Address", op: "=", value: "192.0.2.77" },
           { attribute: "NAS-Identifier", op: "=", value: "report-ap" },
         ];
-        await server.core.aaa.authenticate(client, request, { password: "pw-1234" }, now);
-        await server.core.aaa.authenticate(client, request, { password: "wrong" }, now + 1);
+        await server.core.aaa.authenticate(client, request, { password: Buffer.from("pw-1234") }, now);
+        await server.core.aaa.authenticate(client, request, { password: Buffer.from("wrong") }, now + 1);
         const acct = (status: string, extra: Pair[] = []) => [
           ...request,
           { attribute: "Acct-Status-Type", op: "=", value: status },

@@ -15,6 +15,7 @@ import {
 } from "../../core/reports/definitions.ts";
 import type { Window } from "../../core/reports/repo.ts";
 import { isoSeconds, TIME_FORMS } from "../../core/reports/time.ts";
+import { TooManyRequestsError } from "../../core/shared/errors.ts";
 import { type ConsoleContext, sessionOf } from "../context.ts";
 import { formOf } from "../forms.ts";
 import { type FieldErrors, show } from "../views.ts";
@@ -167,7 +168,15 @@ export async function reportRoutes(app: FastifyInstance, { core }: ConsoleContex
     if ("errors" in resolved) return formPage(request, reply, values, { errors: resolved.errors }, 400);
     const queued = await attempt(() =>
       reports.requestFile(accountId, resolved.report, { earliest: values.earliest, latest: values.latest }),
-    );
+    ).catch((error: unknown) => {
+      // Too many files of this account under way: the form again, saying so.
+      if (error instanceof TooManyRequestsError) return { busy: error };
+      throw error;
+    });
+    if ("busy" in queued) {
+      reply.header("Retry-After", queued.busy.retryAfterSeconds);
+      return formPage(request, reply, values, { errors: { _form: queued.busy.message } }, 429);
+    }
     if ("errors" in queued) return formPage(request, reply, values, { errors: queued.errors }, 400);
     return reply.redirect(`/console/reports/tasks/${encodeURIComponent(queued.ok.task_name)}`, 303);
   });

@@ -1,7 +1,7 @@
 // The login decision after rlm_sql's authorize: expiration, the session counters, authentication
 // (Auth-Type, PAP, CHAP) and Simultaneous-Use, in FreeRADIUS's order. Rows come from the caller;
 // session counts come through `SessionCounters`, asked only when an item needs them.
-import { timingSafeEqual } from "node:crypto";
+import { sameOctets } from "../shared/secrets.ts";
 import type { Authorization } from "./authorize.ts";
 import { parseAttributeName } from "./dictionary.ts";
 import { firstValue, type Pair } from "./pairs.ts";
@@ -16,8 +16,11 @@ export interface SessionCounters {
 }
 
 export interface Credentials {
-  /** The decrypted User-Password of a PAP request. */
-  password?: string | undefined;
+  /**
+   * The User-Password of a PAP request as octets: decrypted (RFC 2865 section 5.2), its NUL padding
+   * removed. Never decoded to text: invalid UTF-8 would become U+FFFD and match other octets.
+   */
+  password?: Buffer | undefined;
   /** CHAP: verifies a CHAP-Password against a cleartext password. */
   chap?: ((cleartext: string) => boolean) | undefined;
 }
@@ -49,10 +52,9 @@ function capSessionTimeout(reply: Pair[], seconds: number): Pair[] {
   return next;
 }
 
-function sameSecret(given: string, known: string): boolean {
-  const a = Buffer.from(given);
-  const b = Buffer.from(known);
-  return a.length === b.length && timingSafeEqual(a, b);
+/** PAP: the password sent against the stored Cleartext-Password (UTF-8), octet for octet. */
+function samePassword(given: Buffer, known: string): boolean {
+  return sameOctets(given, Buffer.from(known, "utf8"));
 }
 
 /** Only attributes that travel in RADIUS packets go in the Access-Accept (not Fall-Through). */
@@ -100,7 +102,7 @@ export async function decideLogin(
   if (authType !== "accept") {
     if (credentials.password !== undefined && authType !== "chap") {
       if (known === undefined) return reject("no password configured for the user", control);
-      if (!sameSecret(credentials.password, known)) return reject("wrong password", control);
+      if (!samePassword(credentials.password, known)) return reject("wrong password", control);
     } else if (credentials.chap && authType !== "pap") {
       if (known === undefined) return reject("no password configured for the user", control);
       if (!credentials.chap(known)) return reject("wrong password", control);

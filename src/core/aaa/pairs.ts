@@ -2,6 +2,7 @@
 // comparing check items with a request (paircompare) and merging items into a list
 // (radius_pairmove). Both follow FreeRADIUS 3.2, which is the reference.
 import { parseIp } from "../shared/ip.ts";
+import { sameOctets } from "../shared/secrets.ts";
 import { parseAttributeName } from "./dictionary.ts";
 import { integerValue } from "./values.ts";
 
@@ -9,6 +10,11 @@ export interface Pair {
   attribute: string;
   op: string;
   value: string;
+  /**
+   * The value's octets where text would not keep them: a request's User-Password, which may be
+   * any octets (invalid UTF-8 decodes to U+FFFD, so different passwords would read the same).
+   */
+  raw?: Buffer | undefined;
 }
 
 /** FreeRADIUS's server-side check items that paircompare never compares with the request. */
@@ -44,7 +50,14 @@ export function compareValues(attribute: string, left: string, right: string): n
   return Buffer.compare(Buffer.from(left), Buffer.from(right));
 }
 
-function matches(op: string, requestValue: string, item: Pair): boolean {
+function matches(op: string, candidate: Pair, item: Pair): boolean {
+  const requestValue = candidate.value;
+  if (candidate.raw) {
+    // Octets against the item's UTF-8 text; equality in constant time (it is a password).
+    const known = Buffer.from(item.value, "utf8");
+    if (op === "==" || op === "=") return sameOctets(candidate.raw, known);
+    if (op === "!=") return !sameOctets(candidate.raw, known);
+  }
   if (op === "=~" || op === "!~") {
     let found: boolean;
     try {
@@ -54,7 +67,9 @@ function matches(op: string, requestValue: string, item: Pair): boolean {
     }
     return op === "=~" ? found : !found;
   }
-  const order = compareValues(item.attribute, requestValue, item.value);
+  const order = candidate.raw
+    ? Buffer.compare(candidate.raw, Buffer.from(item.value, "utf8"))
+    : compareValues(item.attribute, requestValue, item.value);
   switch (op) {
     case "!=":
       return order !== 0;
@@ -102,7 +117,7 @@ export function compareCheckItems(
     }
     if (item.op === "!*") return false;
     // Several instances in the request: one that matches is enough.
-    if (!candidates.some((candidate) => matches(item.op, candidate.value, item))) return false;
+    if (!candidates.some((candidate) => matches(item.op, candidate, item))) return false;
   }
   return true;
 }

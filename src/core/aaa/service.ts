@@ -156,7 +156,8 @@ export class AaaService {
   ): Promise<{ accepted: boolean; reason: string | null; voucher: boolean }> {
     const request: Pair[] = [{ attribute: "User-Name", op: "=", value: input.username }];
     if (input.clientMac) request.push({ attribute: "Calling-Station-Id", op: "=", value: input.clientMac });
-    const credentials: Credentials = { password: input.password };
+    // The bytes the gateway will send: the form's text as UTF-8.
+    const credentials: Credentials = { password: Buffer.from(input.password, "utf8") };
     const check = this.voucherCheck;
     const { result, voucherId } = await this.judge(accountId, request, credentials, now, (code) =>
       check

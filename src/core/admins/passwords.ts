@@ -1,12 +1,20 @@
 // Console passwords: scrypt with a random salt per password, verified in constant time. The stored
-// form names its parameters, so they can be raised later without breaking existing hashes.
+// form names its parameters (scrypt$N$r$p$salt$key), so they can be raised: a hash made with
+// weaker ones still verifies, and is replaced at the next successful login.
 import { randomBytes, randomInt, type ScryptOptions, scrypt, timingSafeEqual } from "node:crypto";
 
 const KEY_LENGTH = 64;
 const SALT_BYTES = 16;
-/** N = 2^15, r = 8, p = 1: about 32 MiB and a few tens of milliseconds per hash. */
-const PARAMS = { N: 32768, r: 8, p: 1 } as const;
-const MAX_MEMORY = 64 * 1024 * 1024;
+/**
+ * OWASP's minimum for scrypt (Password Storage Cheat Sheet): N = 2^17, r = 8, p = 1. About 128 MiB
+ * and a few hundred milliseconds per hash.
+ */
+export const SCRYPT_PARAMS = { N: 2 ** 17, r: 8, p: 1 } as const;
+/**
+ * scrypt needs 128 * N * r bytes (128 MiB here), above Node's default maxmem of 32 MiB. Stored
+ * hashes asking for more than this are refused rather than run.
+ */
+const MAX_MEMORY = 256 * 1024 * 1024;
 
 function derive(password: string, salt: Buffer, options: ScryptOptions): Promise<Buffer> {
   return new Promise((resolve, reject) => {
@@ -17,21 +25,64 @@ function derive(password: string, salt: Buffer, options: ScryptOptions): Promise
 }
 
 export async function hashPassword(password: string): Promise<string> {
+  const { N, r, p } = SCRYPT_PARAMS;
   const salt = randomBytes(SALT_BYTES);
-  const key = await derive(password, salt, PARAMS);
-  return ["scrypt", PARAMS.N, PARAMS.r, PARAMS.p, salt.toString("base64"), key.toString("base64")].join("$");
+  const key = await derive(password, salt, SCRYPT_PARAMS);
+  return ["scrypt", N, r, p, salt.toString("base64"), key.toString("base64")].join("$");
+}
+
+interface Parsed {
+  params: { N: number; r: number; p: number };
+  salt: Buffer;
+  key: Buffer;
+}
+
+/** A stored hash this code wrote (any parameters), or null. */
+function parse(stored: string): Parsed | null {
+  const [scheme, n, r, p, salt, hash, extra] = stored.split("$");
+  if (scheme !== "scrypt" || !salt || !hash || extra !== undefined) return null;
+  const key = Buffer.from(hash, "base64");
+  if (key.length !== KEY_LENGTH) return null;
+  const params = { N: Number(n), r: Number(r), p: Number(p) };
+  if (![params.N, params.r, params.p].every((v) => Number.isInteger(v) && v > 0)) return null;
+  return { params, salt: Buffer.from(salt, "base64"), key };
+}
+
+/** Whether a stored hash was made with weaker parameters than today's (or is not one at all). */
+export function needsRehash(stored: string): boolean {
+  const parsed = parse(stored);
+  if (!parsed) return true;
+  const { N, r, p } = parsed.params;
+  return N < SCRYPT_PARAMS.N || r < SCRYPT_PARAMS.r || p < SCRYPT_PARAMS.p;
 }
 
 /** False for a wrong password and for a stored value that is not a hash this code wrote. */
 export async function verifyPassword(password: string, stored: string): Promise<boolean> {
-  const [scheme, n, r, p, salt, hash] = stored.split("$");
-  if (scheme !== "scrypt" || !salt || !hash) return false;
-  const expected = Buffer.from(hash, "base64");
-  if (expected.length !== KEY_LENGTH) return false;
-  const options = { N: Number(n), r: Number(r), p: Number(p) };
-  if (![options.N, options.r, options.p].every((v) => Number.isInteger(v) && v > 0)) return false;
-  const key = await derive(password, Buffer.from(salt, "base64"), options);
-  return timingSafeEqual(key, expected);
+  const parsed = parse(stored);
+  if (!parsed) return false;
+  let key: Buffer;
+  try {
+    key = await derive(password, parsed.salt, parsed.params);
+  } catch {
+    return false; // parameters scrypt refuses (N not a power of two, beyond MAX_MEMORY)
+  }
+  return timingSafeEqual(key, parsed.key);
+}
+
+/**
+ * Verifies a password and, when the stored hash has weaker parameters than today's, makes the
+ * hash to replace it with (`upgraded`, only for the right password). The new hash is made whether
+ * or not the password is right, alongside the check, so a login takes as long either way.
+ */
+export async function checkPassword(
+  password: string,
+  stored: string,
+): Promise<{ valid: boolean; upgraded: string | null }> {
+  const [valid, upgraded] = await Promise.all([
+    verifyPassword(password, stored),
+    needsRehash(stored) ? hashPassword(password) : null,
+  ]);
+  return { valid, upgraded: valid ? upgraded : null };
 }
 
 let unusable: Promise<string> | undefined;

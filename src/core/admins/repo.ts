@@ -90,6 +90,20 @@ export class AdminsRepo {
     return Number(result.numUpdatedRows) > 0;
   }
 
+  /**
+   * Swaps a hash for a stronger one of the same password; nothing when the password was changed
+   * meanwhile (a reset must not be undone by a login that checked the old password).
+   */
+  async replacePasswordHash(accountId: number, id: number, old: string, passwordHash: string): Promise<void> {
+    await this.a
+      .updateTable("console_admins")
+      .set({ password_hash: passwordHash })
+      .where("account_id", "=", accountId)
+      .where("id", "=", id)
+      .where("password_hash", "=", old)
+      .execute();
+  }
+
   async insertSession(row: Omit<SessionRow, "id">): Promise<number> {
     const inserted = await this.a
       .insertInto("console_sessions")

@@ -9,7 +9,7 @@ import { AccountsService } from "../accounts/service.ts";
 import { ConflictError, type FieldProblem, NotFoundError, ValidationError } from "../shared/errors.ts";
 import { isoNow } from "../shared/time.ts";
 import { type KeySource, SecretBox } from "../webhooks/crypto.ts";
-import { generatePassword, hashPassword, unusableHash, verifyPassword } from "./passwords.ts";
+import { checkPassword, generatePassword, hashPassword, unusableHash } from "./passwords.ts";
 import { PendingSecrets } from "./pending-secrets.ts";
 import { type AdminRow, AdminsRepo } from "./repo.ts";
 import {
@@ -188,14 +188,16 @@ export class AdminsService {
   /**
    * A new session for the right email and password; null otherwise, after the same work either way
    * (an unknown email is checked against a hash of nothing), so timing does not tell which was wrong.
+   * A hash made with weaker parameters than today's is replaced by a new one on success.
    */
   async login(
     emailText: string,
     password: string,
   ): Promise<{ token: string; session: ConsoleSession } | null> {
     const row = await this.repo.findByEmail(normalizeEmail(emailText));
-    const valid = await verifyPassword(password, row?.password_hash ?? (await unusableHash()));
+    const { valid, upgraded } = await checkPassword(password, row?.password_hash ?? (await unusableHash()));
     if (!row || !valid) return null;
+    if (upgraded) await this.repo.replacePasswordHash(row.account_id, row.id, row.password_hash, upgraded);
     const token = randomToken();
     const now = isoNow();
     const csrfToken = randomToken();

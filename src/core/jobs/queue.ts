@@ -8,6 +8,9 @@ import { isoNow } from "../shared/time.ts";
 
 export type Job = Selectable<JobsTable>;
 
+/** The advisory lock per-account claims take turns under (PostgreSQL): "WJOB". */
+const PER_ACCOUNT_CLAIM_LOCK = 0x57_4a_4f_42;
+
 export interface NewJob {
   kind: string;
   accountId: number | null;
@@ -44,11 +47,75 @@ export class JobQueue {
     return rows.map((r) => r.id);
   }
 
-  /** Claims up to `limit` due jobs of these kinds for `workerId`, leased for `leaseMs`. */
-  async claim(workerId: string, kinds: readonly string[], limit: number, leaseMs: number): Promise<Job[]> {
+  /**
+   * Claims up to `limit` due jobs of these kinds for `workerId`, leased for `leaseMs`. With
+   * `perAccount`, no account gets more than that many of these kinds running at once, counted
+   * over every worker (jobs without an account are not limited).
+   */
+  async claim(
+    workerId: string,
+    kinds: readonly string[],
+    limit: number,
+    leaseMs: number,
+    perAccount?: number,
+  ): Promise<Job[]> {
     if (kinds.length === 0 || limit <= 0) return [];
+    if (perAccount !== undefined) return this.claimPerAccount(workerId, kinds, limit, leaseMs, perAccount);
     const now = Date.now();
-    const due = this.db
+    const due = this.due(kinds, now).limit(limit);
+    // On SQLite an UPDATE takes the database's write lock even when it changes nothing, and waits
+    // in a synchronous busy handler while another process (FreeRADIUS) writes: look first.
+    if (this.dialect === "sqlite" && (await due.execute()).length === 0) return [];
+    return this.take(this.db, workerId, due, now, leaseMs);
+  }
+
+  /**
+   * One job at a time, each from an account below its share. One statement on SQLite (which
+   * writes one at a time); on PostgreSQL the claimers of limited kinds take turns under an
+   * advisory lock, so two workers cannot both see an account one below its share.
+   */
+  private async claimPerAccount(
+    workerId: string,
+    kinds: readonly string[],
+    limit: number,
+    leaseMs: number,
+    perAccount: number,
+  ): Promise<Job[]> {
+    const claimed: Job[] = [];
+    while (claimed.length < limit) {
+      const now = Date.now();
+      const full = this.db
+        .selectFrom("jobs as r")
+        .select("r.account_id")
+        .where("r.kind", "in", kinds)
+        .where("r.status", "=", "running")
+        .where("r.locked_until", ">=", now)
+        .where("r.account_id", "is not", null)
+        .groupBy("r.account_id")
+        .having((eb) => eb.fn.countAll(), ">=", perAccount);
+      const due = this.due(kinds, now)
+        .where((eb) => eb.or([eb("account_id", "is", null), eb("account_id", "not in", full)]))
+        .limit(1);
+      // Looking first keeps idle polls to one read: no write lock on SQLite, no lock on PostgreSQL.
+      if ((await due.execute()).length === 0) break;
+      let jobs: Job[];
+      if (this.dialect === "sqlite") {
+        jobs = await this.take(this.db, workerId, due, now, leaseMs);
+      } else {
+        jobs = await this.db.transaction().execute(async (trx) => {
+          await sql`select pg_advisory_xact_lock(${PER_ACCOUNT_CLAIM_LOCK}::bigint)`.execute(trx);
+          return this.take(trx as unknown as Kysely<Schema>, workerId, due, now, leaseMs);
+        });
+      }
+      if (jobs.length === 0) break;
+      claimed.push(...jobs);
+    }
+    return claimed;
+  }
+
+  /** Due jobs of these kinds (queued and due, or running with a lapsed lease), oldest first. */
+  private due(kinds: readonly string[], now: number) {
+    return this.db
       .selectFrom("jobs")
       .select("id")
       .where("kind", "in", kinds)
@@ -59,13 +126,18 @@ export class JobQueue {
         ]),
       )
       .orderBy("run_at")
-      .orderBy("id")
-      .limit(limit);
-    // On SQLite an UPDATE takes the database's write lock even when it changes nothing, and waits
-    // in a synchronous busy handler while another process (FreeRADIUS) writes: look first.
-    if (this.dialect === "sqlite" && (await due.execute()).length === 0) return [];
+      .orderBy("id");
+  }
+
+  private take(
+    db: Kysely<Schema>,
+    workerId: string,
+    due: ReturnType<JobQueue["due"]>,
+    now: number,
+    leaseMs: number,
+  ): Promise<Job[]> {
     const lockedDue = this.dialect === "postgres" ? due.forUpdate().skipLocked() : due;
-    return this.db
+    return db
       .updateTable("jobs")
       .set({
         status: "running",

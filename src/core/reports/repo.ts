@@ -76,6 +76,9 @@ export interface RowSource {
 }
 
 type Db = Kysely<Schema & ReportTables>;
+
+/** The first key of the advisory lock an account's file requests take turns under: "WRPT". */
+const TASKS_LOCK = 0x57_52_50_54;
 type Convert = ((value: unknown) => Cell) | null;
 
 /** Any stored time (Unix seconds, FreeRADIUS's SQLite text, a Date) as ISO 8601 UTC. */
@@ -491,15 +494,29 @@ export class ReportsRepo {
 
   /**
    * The task row and its jobs, in one transaction: no job exists without its task. The first job
-   * is the one that builds the file.
+   * is the one that builds the file. False, writing nothing, when the account already has `limit`
+   * files queued or being built: requests of one account take turns (an advisory lock on
+   * PostgreSQL; SQLite writes one transaction at a time), so a burst cannot pass the limit.
    */
-  async createTask(task: Omit<TaskRow, "id" | "job_id">, jobs: NewJob[]): Promise<void> {
-    await this.db.transaction().execute(async (trx) => {
+  async createTask(task: Omit<TaskRow, "id" | "job_id">, jobs: NewJob[], limit: number): Promise<boolean> {
+    return this.db.transaction().execute(async (trx) => {
+      if (this.dialect === "postgres") {
+        await sql`select pg_advisory_xact_lock(${TASKS_LOCK}::int, ${task.account_id}::int)`.execute(trx);
+      }
+      const { unfinished } = await trx
+        .selectFrom("jobs")
+        .select((eb) => eb.fn.countAll<number | string>().as("unfinished"))
+        .where("account_id", "=", task.account_id)
+        .where("kind", "=", jobs[0]!.kind)
+        .where("status", "in", ["queued", "running"])
+        .executeTakeFirstOrThrow();
+      if (Number(unfinished) >= limit) return false;
       const [jobId] = await this.queue.enqueue(trx as unknown as Kysely<Schema>, jobs);
       await trx
         .insertInto("report_tasks")
         .values({ ...task, job_id: jobId! })
         .execute();
+      return true;
     });
   }
 

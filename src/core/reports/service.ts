@@ -8,7 +8,7 @@ import fs from "node:fs";
 import path from "node:path";
 import type { Database } from "../../db/database.ts";
 import { JobQueue } from "../jobs/queue.ts";
-import { AppError, NotFoundError, ValidationError } from "../shared/errors.ts";
+import { AppError, NotFoundError, TooManyRequestsError, ValidationError } from "../shared/errors.ts";
 import type { Page } from "../shared/pages.ts";
 import { isoNow } from "../shared/time.ts";
 import { type Cell, CsvWriter, csvTable } from "./csv.ts";
@@ -35,6 +35,18 @@ export const MAX_TASK_ATTEMPTS = 3;
 /** Pending tasks are dropped after this long even if no worker ever took them. */
 const PENDING_TTL_SECONDS = 7 * 86_400;
 const TASK_NAME = /^[A-Za-z0-9_-]{1,64}$/;
+/** What a refused file request is told to wait: files take seconds to minutes to build. */
+const BUSY_RETRY_SECONDS = 30;
+
+/** How many report files one account may have at once (REPORT_TASKS_PER_ACCOUNT and friends). */
+export interface ReportLimits {
+  /** Queued or being built; past it a request is refused with 429. */
+  tasksPerAccount: number;
+  /** Being built at the same time, over every worker. */
+  runningPerAccount: number;
+}
+
+export const DEFAULT_REPORT_LIMITS: ReportLimits = { tasksPerAccount: 10, runningPerAccount: 3 };
 
 export interface WindowQuery {
   earliest?: string | undefined;
@@ -99,6 +111,7 @@ export class ReportsService {
     /** Where report files live: DATA_DIR/reports. */
     readonly directory: string,
     private readonly clock: () => Date = () => new Date(),
+    readonly limits: ReportLimits = DEFAULT_REPORT_LIMITS,
   ) {}
 
   /** The report for a numeric id, or 404 naming the ones that exist. */
@@ -171,7 +184,10 @@ export class ReportsService {
     );
   }
 
-  /** Queues a CSV file of the report over any window; the answer names the task. */
+  /**
+   * Queues a CSV file of the report over any window; the answer names the task. An account with
+   * `limits.tasksPerAccount` files queued or being built is refused (429) and nothing is written.
+   */
   async requestFile(accountId: number, reportId: number, query: FileQuery): Promise<QueuedTask> {
     const report = this.report(reportId);
     const sort = this.sort(report, query.sort);
@@ -183,7 +199,7 @@ export class ReportsService {
     const w = this.window(query, false, now);
     const name = randomBytes(16).toString("hex");
     const created = nowSeconds(now);
-    await this.repo.createTask(
+    const stored = await this.repo.createTask(
       {
         account_id: accountId,
         name,
@@ -207,7 +223,16 @@ export class ReportsService {
           runAt: (created + RESULT_TTL_SECONDS) * 1000,
         },
       ],
+      this.limits.tasksPerAccount,
     );
+    if (!stored) {
+      const limit = this.limits.tasksPerAccount;
+      throw new TooManyRequestsError(
+        `${limit} report file${limit === 1 ? "" : "s"} of this account ${limit === 1 ? "is" : "are"} ` +
+          "queued or being built, the most allowed at once; ask again when one is done",
+        BUSY_RETRY_SECONDS,
+      );
+    }
     return { task_name: name, status: "queued" };
   }
 
@@ -380,7 +405,12 @@ export class ReportsService {
  */
 export function createReports(
   database: Database,
-  options: { publicUrl?: string; dataDir?: string },
+  options: {
+    publicUrl?: string;
+    dataDir?: string | undefined;
+    reportTasksPerAccount?: number | undefined;
+    reportRunningPerAccount?: number | undefined;
+  },
 ): ReportsService {
   const queue = new JobQueue(database.db, database.dialect);
   const dataDir =
@@ -390,5 +420,10 @@ export function createReports(
   return new ReportsService(
     new ReportsRepo(database.db, database.dialect, queue, sqliteFile),
     path.join(dataDir, "reports"),
+    () => new Date(),
+    {
+      tasksPerAccount: options.reportTasksPerAccount ?? DEFAULT_REPORT_LIMITS.tasksPerAccount,
+      runningPerAccount: options.reportRunningPerAccount ?? DEFAULT_REPORT_LIMITS.runningPerAccount,
+    },
   );
 }

@@ -39,3 +39,13 @@ export class ConflictError extends AppError {
     super(409, message);
   }
 }
+
+/** 429: the caller has too much in progress; it may try again after `retryAfterSeconds`. */
+export class TooManyRequestsError extends AppError {
+  constructor(
+    message: string,
+    readonly retryAfterSeconds: number,
+  ) {
+    super(429, message);
+  }
+}

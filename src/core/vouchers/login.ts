@@ -2,13 +2,13 @@
 // starts at the first login; usage_limit counts distinct client devices (MACs); each session is
 // capped by session_timeout and by the voucher's expiry. Stock FreeRADIUS cannot express these
 // rules (deploy/freeradius/README.md says so); this is where they live.
-import { timingSafeEqual } from "node:crypto";
 import type { Kysely } from "kysely";
 import type { DialectName } from "../../db/database.ts";
 import type { Schema } from "../../db/schema.ts";
 import type { Credentials } from "../aaa/decide.ts";
 import type { VoucherCheck, VoucherLogin } from "../aaa/service.ts";
 import { insertEvents } from "../events/repo.ts";
+import { sameOctets } from "../shared/secrets.ts";
 import { isoNow } from "../shared/time.ts";
 import { VoucherLoginRepo } from "./login-repo.ts";
 import type { VoucherRow } from "./repo.ts";
@@ -19,10 +19,14 @@ const CODE = new RegExp(`^[A-Za-z0-9]{1,${MAX_CODE}}$`);
 /** Logins without a Calling-Station-Id all count as this one device. */
 const UNKNOWN_DEVICE = "unknown";
 
-function sameCode(given: string, code: string): boolean {
-  const a = Buffer.from(given.toUpperCase());
-  const b = Buffer.from(code);
-  return a.length === b.length && timingSafeEqual(a, b);
+/**
+ * The password octets against the code (A-Z 0-9), ignoring the case of ASCII letters only: Unicode
+ * case mapping would let other characters pass ("ſ".toUpperCase() is "S", "ı" gives "I").
+ */
+function sameCode(given: Buffer, code: string): boolean {
+  const upper = Buffer.from(given);
+  for (let i = 0; i < upper.length; i++) if (upper[i]! >= 0x61 && upper[i]! <= 0x7a) upper[i]! -= 0x20;
+  return sameOctets(upper, Buffer.from(code));
 }
 
 function passwordMatches(credentials: Credentials, code: string): boolean {

@@ -102,7 +102,8 @@ const reportQuery = (id: ReportId) =>
         StringEnum(["json", "csv", "csvfile"], {
           description:
             "json (default): a page; csv: the same page as CSV; csvfile: a CSV file of the whole window, " +
-            "of any length, built in the background (answers 202 with a task_name)",
+            "of any length, built in the background (answers 202 with a task_name; 429 with Retry-After " +
+            "while the account has as many files queued or being built as it may, 10 by default)",
         }),
       ),
     },
