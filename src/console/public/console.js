@@ -1,6 +1,8 @@
 // Progressive enhancement only: every page works without this file.
 // - "Copy" buttons next to secrets shown once (the value stays selectable text without JS).
 // - "Print" buttons on the voucher sheet.
+// - Portal form: the gateway fields of the chosen vendor only, and colour pickers beside the
+//   colour text fields (the text field stays the one submitted).
 // - A secret shown once is not shown again from the back/forward cache (which may keep even
 //   no-store pages): leaving the page blanks it, and a page restored from that cache is reloaded,
 //   which asks the server, which no longer has the secret.
@@ -44,6 +46,30 @@ document.addEventListener("DOMContentLoaded", () => {
   for (const button of document.querySelectorAll("button[data-print]")) {
     button.hidden = false;
     button.addEventListener("click", () => window.print());
+  }
+  const vendor = document.querySelector("select[data-vendor-select]");
+  if (vendor) {
+    const showVendor = () => {
+      for (const part of document.querySelectorAll("[data-vendors]")) {
+        part.hidden = !part.dataset.vendors.split(" ").includes(vendor.value);
+      }
+    };
+    vendor.addEventListener("change", showVendor);
+    showVendor();
+  }
+  for (const text of document.querySelectorAll("input[data-color]")) {
+    const picker = document.createElement("input");
+    picker.type = "color";
+    picker.setAttribute("aria-label", `${text.labels[0]?.textContent ?? "Colour"} picker`);
+    if (/^#[0-9a-fA-F]{6}$/.test(text.value)) picker.value = text.value.toLowerCase();
+    picker.addEventListener("input", () => {
+      text.value = picker.value;
+      text.dispatchEvent(new Event("input", { bubbles: true }));
+    });
+    text.addEventListener("input", () => {
+      if (/^#[0-9a-fA-F]{6}$/.test(text.value)) picker.value = text.value.toLowerCase();
+    });
+    text.after(picker);
   }
 });
 

@@ -1,6 +1,12 @@
 // Captive portals: list, create, edit, delete (after a confirmation page). A portal belongs to a
 // network of the same account; its login URL is derived from PUBLIC_URL by the service.
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
+import {
+  PORTAL_LANGUAGES,
+  PORTAL_METHODS,
+  PORTAL_VENDORS,
+  VENDORS_WITH_SECRET,
+} from "../../core/portals/rules.ts";
 import type { CaptivePortal, PortalInput } from "../../core/portals/service.ts";
 import { type ConsoleContext, sessionOf } from "../context.ts";
 import { type Form, formOf, positiveId } from "../forms.ts";
@@ -11,24 +17,112 @@ export interface PortalFormValues {
   name: string;
   network_id: string;
   success_url: string;
+  enabled: boolean;
+  vendor: string;
+  title: string;
+  welcome_text: string;
+  terms: string;
+  methods: string[];
+  language: string;
+  color_primary: string;
+  color_background: string;
+  generic_login_param: string;
+  generic_username_field: string;
+  generic_password_field: string;
+  generic_redirect_field: string;
 }
 
 /** Networks offered in a portal's network list. */
 const NETWORK_CHOICES = 1000;
+
+/** What the form shows for a new portal: the model's defaults (migration 014). */
+function defaults(networkId: string): PortalFormValues {
+  return {
+    name: "",
+    network_id: networkId,
+    success_url: "",
+    enabled: true,
+    vendor: "generic",
+    title: "",
+    welcome_text: "",
+    terms: "",
+    methods: ["voucher"],
+    language: "auto",
+    color_primary: "#1b5e9e",
+    color_background: "#f4f6f8",
+    generic_login_param: "login_url",
+    generic_username_field: "username",
+    generic_password_field: "password",
+    generic_redirect_field: "",
+  };
+}
+
+function valuesOf(portal: CaptivePortal): PortalFormValues {
+  return {
+    name: portal.name,
+    network_id: String(portal.network_id),
+    success_url: portal.success_url,
+    enabled: portal.enabled,
+    vendor: portal.vendor,
+    title: portal.title,
+    welcome_text: portal.welcome_text,
+    terms: portal.terms,
+    methods: [...portal.methods],
+    language: portal.language,
+    color_primary: portal.color_primary,
+    color_background: portal.color_background,
+    generic_login_param: portal.generic_login_param,
+    generic_username_field: portal.generic_username_field,
+    generic_password_field: portal.generic_password_field,
+    generic_redirect_field: portal.generic_redirect_field,
+  };
+}
 
 function readForm(form: Form): PortalFormValues {
   return {
     name: form.text("name"),
     network_id: form.text("network_id"),
     success_url: form.text("success_url"),
+    enabled: form.checked("enabled"),
+    vendor: form.text("vendor"),
+    title: form.text("title"),
+    welcome_text: form.raw("welcome_text"),
+    terms: form.raw("terms"),
+    methods: form.all("methods"),
+    language: form.text("language"),
+    color_primary: form.text("color_primary"),
+    color_background: form.text("color_background"),
+    generic_login_param: form.text("generic_login_param"),
+    generic_username_field: form.text("generic_username_field"),
+    generic_password_field: form.text("generic_password_field"),
+    generic_redirect_field: form.text("generic_redirect_field"),
   };
 }
 
-function inputOf(values: PortalFormValues): PortalInput {
+/**
+ * The service's input. The UAM secret is write-only: a blank field keeps the stored one, "remove"
+ * clears it; it is never put back into the page.
+ */
+function inputOf(values: PortalFormValues, form: Form): PortalInput {
+  const secret = form.raw("uam_secret");
   return {
     name: values.name,
     network_id: values.network_id === "" ? undefined : (positiveId(values.network_id) ?? Number.NaN),
     success_url: values.success_url,
+    enabled: values.enabled,
+    vendor: values.vendor,
+    ...(form.checked("uam_secret_remove") ? { uam_secret: "" } : secret !== "" ? { uam_secret: secret } : {}),
+    title: values.title,
+    welcome_text: values.welcome_text,
+    terms: values.terms,
+    methods: values.methods,
+    language: values.language,
+    color_primary: values.color_primary,
+    color_background: values.color_background,
+    generic_login_param: values.generic_login_param,
+    generic_username_field: values.generic_username_field,
+    generic_password_field: values.generic_password_field,
+    generic_redirect_field: values.generic_redirect_field,
   };
 }
 
@@ -51,7 +145,16 @@ export async function portalRoutes(app: FastifyInstance, { core }: ConsoleContex
       reply,
       "portal-form",
       { title, ...section, status },
-      { portal, values, errors, networks: networks.data },
+      {
+        portal,
+        values,
+        errors,
+        networks: networks.data,
+        vendors: PORTAL_VENDORS,
+        vendorsWithSecret: VENDORS_WITH_SECRET,
+        methods: PORTAL_METHODS,
+        languages: ["auto", ...PORTAL_LANGUAGES],
+      },
     );
   }
 
@@ -78,32 +181,29 @@ export async function portalRoutes(app: FastifyInstance, { core }: ConsoleContex
   });
 
   app.get("/portals/new", (request, reply) =>
-    formPage(request, reply, null, { name: "", network_id: queryText(request, "network"), success_url: "" }),
+    formPage(request, reply, null, defaults(queryText(request, "network"))),
   );
 
   app.post("/portals", async (request, reply) => {
     const { accountId } = sessionOf(request);
-    const values = readForm(formOf(request));
-    const result = await attempt(() => core.portals.create(accountId, inputOf(values)));
+    const form = formOf(request);
+    const values = readForm(form);
+    const result = await attempt(() => core.portals.create(accountId, inputOf(values, form)));
     if ("errors" in result) return formPage(request, reply, null, values, result.errors, 400);
     return reply.redirect("/console/portals?notice=portal-created", 303);
   });
 
   app.get("/portals/:id/edit", async (request, reply) => {
     const portal = await core.portals.get(sessionOf(request).accountId, idParam(request));
-    const values = {
-      name: portal.name,
-      network_id: String(portal.network_id),
-      success_url: portal.success_url,
-    };
-    return formPage(request, reply, portal, values);
+    return formPage(request, reply, portal, valuesOf(portal));
   });
 
   app.post("/portals/:id", async (request, reply) => {
     const { accountId } = sessionOf(request);
     const portal = await core.portals.get(accountId, idParam(request));
-    const values = readForm(formOf(request));
-    const result = await attempt(() => core.portals.update(accountId, portal.id, inputOf(values)));
+    const form = formOf(request);
+    const values = readForm(form);
+    const result = await attempt(() => core.portals.update(accountId, portal.id, inputOf(values, form)));
     if ("errors" in result) return formPage(request, reply, portal, values, result.errors, 400);
     return reply.redirect("/console/portals?notice=portal-updated", 303);
   });

@@ -1,0 +1,162 @@
+// The console's portal form over plain HTTP (no JavaScript): every field of the model, field
+// errors next to their fields, the UAM secret write-only (never echoed back).
+import assert from "node:assert/strict";
+import { after, before, describe, test } from "node:test";
+import { ConsoleClient } from "../support/browser.ts";
+import { dialects } from "../support/databases.ts";
+import { startTestServer, type TestServer } from "../support/server.ts";
+
+const EMAIL = "portals@example.com";
+const PASSWORD = "a long enough password";
+const SECRET = "uam-Secret-9f3k2";
+
+export const FULL = {
+  name: "Lobby portal",
+  success_url: "https://example.org/welcome",
+  enabled: "1",
+  vendor: "coovachilli",
+  uam_secret: SECRET,
+  title: "Café <Wi-Fi>",
+  welcome_text: "Hello & welcome.\n\nSecond paragraph.",
+  terms: "Be nice.",
+  methods: ["voucher", "password"],
+  language: "fr",
+  color_primary: "#AA3300",
+  color_background: "#fafafa",
+  generic_login_param: "switch_url",
+  generic_username_field: "user",
+  generic_password_field: "pass",
+  generic_redirect_field: "redirect_url",
+};
+
+for (const { dialect, skip } of await dialects()) {
+  describe(`console portal form on ${dialect}`, { skip }, () => {
+    let server: TestServer;
+    let client: ConsoleClient;
+    let networkId = 0;
+    let accountId = 0;
+
+    before(async () => {
+      server = await startTestServer({ dialect });
+      const account = await server.account("default");
+      accountId = account.id;
+      await server.core.admins.create(account, { email: EMAIL, password: PASSWORD });
+      networkId = (await server.core.networks.create(account.id, { name: "Lobby", nas_ip: "10.1.0.0/24" }))
+        .network.id;
+      client = new ConsoleClient(server.url);
+      assert.equal((await client.login(EMAIL, PASSWORD)).status, 303);
+    });
+    after(() => server?.stop());
+
+    test("the new-portal form has every field, with the model's defaults", async () => {
+      const page = await client.get("/console/portals/new");
+      assert.equal(page.status, 200);
+      for (const name of Object.keys(FULL)) assert.match(page.text, new RegExp(`name="${name}"`), name);
+      assert.match(page.text, /name="color_primary" type="text" value="#1b5e9e"/);
+      assert.match(page.text, /<option value="generic" selected>/);
+      assert.match(page.text, /name="methods" value="voucher" checked/);
+    });
+
+    test("create and edit with every field; the UAM secret is never echoed", async () => {
+      await client.get("/console/portals/new");
+      const created = await client.post("/console/portals", { ...FULL, network_id: String(networkId) });
+      assert.equal(created.status, 303, created.text);
+      const portal = (
+        await server.core.portals.list(accountId, { search: "Lobby portal" }, { page: 1, limit: 5 })
+      ).data[0];
+      assert.ok(portal);
+      assert.equal(portal.vendor, "coovachilli");
+      assert.equal(portal.uam_secret_set, true);
+      assert.equal(portal.title, "Café <Wi-Fi>");
+      assert.equal(portal.welcome_text, "Hello & welcome.\n\nSecond paragraph.");
+      assert.deepEqual(portal.methods, ["voucher", "password"]);
+      assert.equal(portal.language, "fr");
+      assert.equal(portal.color_primary, "#aa3300");
+      assert.equal(portal.generic_login_param, "switch_url");
+      assert.equal(portal.generic_redirect_field, "redirect_url");
+      assert.equal(portal.enabled, true);
+
+      const edit = await client.get(`/console/portals/${portal.id}/edit`);
+      assert.equal(edit.status, 200);
+      assert.doesNotMatch(edit.text, new RegExp(SECRET));
+      assert.match(edit.text, /Replace UAM secret/);
+      assert.match(edit.text, /value="Café &lt;Wi-Fi&gt;"/, "escaped");
+      assert.match(edit.text, /<option value="fr" selected>/);
+
+      // Blank secret keeps the stored one; unticked boxes turn things off.
+      const { enabled: _e, uam_secret: _s, ...rest } = FULL;
+      const saved = await client.post(`/console/portals/${portal.id}`, {
+        ...rest,
+        network_id: String(networkId),
+        title: "New title",
+        methods: ["password"],
+      });
+      assert.equal(saved.status, 303, saved.text);
+      const after1 = await server.core.portals.get(accountId, portal.id);
+      assert.equal(after1.title, "New title");
+      assert.equal(after1.enabled, false);
+      assert.equal(after1.uam_secret_set, true, "a blank secret field keeps the secret");
+      assert.deepEqual(after1.methods, ["password"]);
+
+      // A refused save shows the page again without the secret typed.
+      await client.get(`/console/portals/${portal.id}/edit`);
+      const refused = await client.post(`/console/portals/${portal.id}`, {
+        ...rest,
+        network_id: String(networkId),
+        uam_secret: "another-Secret-x",
+        color_primary: "red",
+      });
+      assert.equal(refused.status, 400);
+      assert.doesNotMatch(refused.text, /another-Secret-x/);
+      assert.match(refused.text, /id="e-color_primary">Button colour must be a hex colour/);
+
+      // Switching to the generic vendor and removing the secret.
+      await client.get(`/console/portals/${portal.id}/edit`);
+      const generic = await client.post(`/console/portals/${portal.id}`, {
+        ...rest,
+        network_id: String(networkId),
+        vendor: "generic",
+        uam_secret_remove: "1",
+      });
+      assert.equal(generic.status, 303, generic.text);
+      assert.equal((await server.core.portals.get(accountId, portal.id)).uam_secret_set, false);
+    });
+
+    test("server-side errors are shown next to each field, with what was typed", async () => {
+      await client.get("/console/portals/new");
+      const res = await client.post("/console/portals", {
+        ...FULL,
+        network_id: String(networkId),
+        name: "Bad one",
+        vendor: "cisco",
+        title: "x".repeat(101),
+        methods: [],
+        language: "de",
+        color_background: "#12345",
+        generic_username_field: "has space",
+        success_url: "javascript:alert(1)",
+      });
+      assert.equal(res.status, 400);
+      assert.doesNotMatch(res.text, new RegExp(SECRET));
+      for (const field of [
+        "vendor",
+        "title",
+        "methods",
+        "language",
+        "color_background",
+        "generic_username_field",
+        "success_url",
+      ]) {
+        assert.match(res.text, new RegExp(`id="e-${field}"`), field);
+      }
+      assert.match(res.text, /value="Bad one"/);
+      const missing = await client.post("/console/portals", {
+        ...FULL,
+        uam_secret: "",
+        network_id: String(networkId),
+      });
+      assert.equal(missing.status, 400);
+      assert.match(missing.text, /id="e-uam_secret">Set UAM secret is required when vendor is coovachilli/);
+    });
+  });
+}
