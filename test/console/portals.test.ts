@@ -5,6 +5,7 @@ import { after, before, describe, test } from "node:test";
 import { ConsoleClient } from "../support/browser.ts";
 import { dialects } from "../support/databases.ts";
 import { startTestServer, type TestServer } from "../support/server.ts";
+import { GIF, HTML_AS_PNG, JPEG, png, WEBP } from "./logo-fixtures.ts";
 
 const EMAIL = "portals@example.com";
 const PASSWORD = "a long enough password";
@@ -28,6 +29,26 @@ export const FULL = {
   generic_password_field: "pass",
   generic_redirect_field: "redirect_url",
 };
+
+/** Posts a multipart form (a browser's file upload) with the client's cookies. */
+async function upload(
+  client: ConsoleClient,
+  path: string,
+  file: { name: string; type: string; data: Buffer } | null,
+  csrf = client.csrf,
+) {
+  const body = new FormData();
+  body.set("_csrf", csrf);
+  if (file) body.set("logo", new Blob([new Uint8Array(file.data)], { type: file.type }), file.name);
+  const cookie = [...client.cookies].map(([name, value]) => `${name}=${value}`).join("; ");
+  const res = await fetch(`${client.base}${path}`, {
+    method: "POST",
+    body,
+    headers: { cookie },
+    redirect: "manual",
+  });
+  return { status: res.status, location: res.headers.get("location"), text: await res.text() };
+}
 
 for (const { dialect, skip } of await dialects()) {
   describe(`console portal form on ${dialect}`, { skip }, () => {
@@ -157,6 +178,91 @@ for (const { dialect, skip } of await dialects()) {
       });
       assert.equal(missing.status, 400);
       assert.match(missing.text, /id="e-uam_secret">Set UAM secret is required when vendor is coovachilli/);
+    });
+
+    test("logo: PNG, JPEG and WebP accepted by their bytes, others refused next to the field, removable", async () => {
+      const portal = await server.core.portals.create(accountId, {
+        name: "Logo portal",
+        network_id: networkId,
+      });
+      const path = `/console/portals/${portal.id}/logo`;
+      const edit = await client.get(`/console/portals/${portal.id}/edit`);
+      assert.match(edit.text, /enctype="multipart\/form-data"/);
+      assert.match(edit.text, /No logo/);
+
+      const image = png(24, 16, [200, 40, 10]);
+      for (const [name, type, data, expected] of [
+        ["logo.png", "image/png", image, "image/png"],
+        ["photo.jpg", "image/jpeg", JPEG, "image/jpeg"],
+        // The client's name and type are not what decides.
+        ["logo.bin", "application/octet-stream", WEBP, "image/webp"],
+      ] as const) {
+        await client.get(`/console/portals/${portal.id}/edit`);
+        const res = await upload(client, path, { name, type, data });
+        assert.equal(res.status, 303, res.text);
+        assert.equal(res.location, `/console/portals/${portal.id}/edit?notice=logo-uploaded`);
+        const page = await client.get(`/console/portals/${portal.id}/edit`);
+        assert.match(page.text, new RegExp(`${expected.replace("/", "\\/")}, 24 × 16 pixels`));
+        const shown = await client.get(`/console/portals/${portal.id}/logo`);
+        assert.equal(shown.headers.get("content-type"), expected);
+        const served = await fetch(`${server.url}/portal/${portal.id}/logo`);
+        assert.equal(served.headers.get("content-type"), expected);
+        assert.equal(served.headers.get("x-content-type-options"), "nosniff");
+        assert.match(served.headers.get("content-security-policy") ?? "", /default-src 'none'/);
+        assert.ok(served.headers.get("etag"));
+        assert.deepEqual(Buffer.from(await served.arrayBuffer()), data);
+      }
+
+      for (const [what, file, message] of [
+        [
+          "a GIF",
+          { name: "a.gif", type: "image/gif", data: GIF },
+          /must be a complete PNG, JPEG or WebP image/,
+        ],
+        [
+          "HTML named .png",
+          { name: "x.png", type: "image/png", data: HTML_AS_PNG },
+          /must be a complete PNG/,
+        ],
+        [
+          "600 KB",
+          { name: "big.png", type: "image/png", data: png(8, 8, [0, 0, 0], 600 * 1024) },
+          /at most 512 KB/,
+        ],
+        [
+          "a truncated PNG",
+          { name: "cut.png", type: "image/png", data: image.subarray(0, 60) },
+          /complete PNG/,
+        ],
+        ["no file", null, /must be a file/],
+      ] as const) {
+        await client.get(`/console/portals/${portal.id}/edit`);
+        const res = await upload(client, path, file);
+        assert.equal(res.status, 400, what);
+        assert.match(res.text, /id="e-logo">Logo /, what);
+        assert.match(res.text, message, what);
+        assert.match(res.text, /aria-invalid="true"/, what);
+      }
+      // The last good one (the WebP) is still there.
+      assert.equal(
+        (await fetch(`${server.url}/portal/${portal.id}/logo`)).headers.get("content-type"),
+        "image/webp",
+      );
+
+      // CSRF is checked for multipart posts too.
+      const forged = await upload(
+        client,
+        path,
+        { name: "a.png", type: "image/png", data: image },
+        "x".repeat(43),
+      );
+      assert.equal(forged.status, 403);
+
+      await client.get(`/console/portals/${portal.id}/edit`);
+      const removed = await client.post(`/console/portals/${portal.id}/logo/delete`);
+      assert.equal(removed.status, 303);
+      assert.equal((await fetch(`${server.url}/portal/${portal.id}/logo`)).status, 404);
+      assert.match((await client.get(`/console/portals/${portal.id}/edit`)).text, /No logo/);
     });
   });
 }

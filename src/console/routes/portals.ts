@@ -1,6 +1,7 @@
 // Captive portals: list, create, edit, delete (after a confirmation page). A portal belongs to a
 // network of the same account; its login URL is derived from PUBLIC_URL by the service.
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
+import { MAX_LOGO_BYTES } from "../../core/portals/logo.ts";
 import {
   PORTAL_LANGUAGES,
   PORTAL_METHODS,
@@ -10,6 +11,7 @@ import {
 import type { CaptivePortal, PortalInput } from "../../core/portals/service.ts";
 import { type ConsoleContext, sessionOf } from "../context.ts";
 import { type Form, formOf, positiveId } from "../forms.ts";
+import { MultipartForm, registerMultipartParser } from "../multipart.ts";
 import { type FieldErrors, show } from "../views.ts";
 import { attempt, idParam, PAGE_SIZE, pageNumber, pagerOf, queryText } from "./common.ts";
 
@@ -140,6 +142,7 @@ export async function portalRoutes(app: FastifyInstance, { core }: ConsoleContex
     const { accountId } = sessionOf(request);
     const networks = await core.networks.list(accountId, {}, { page: 1, limit: NETWORK_CHOICES });
     const title = portal ? `Edit ${portal.name}` : "New captive portal";
+    const logo = portal ? await core.portals.logo(accountId, portal.id) : null;
     return show(
       request,
       reply,
@@ -154,6 +157,8 @@ export async function portalRoutes(app: FastifyInstance, { core }: ConsoleContex
         vendorsWithSecret: VENDORS_WITH_SECRET,
         methods: PORTAL_METHODS,
         languages: ["auto", ...PORTAL_LANGUAGES],
+        logo,
+        maxLogoKb: MAX_LOGO_BYTES / 1024,
       },
     );
   }
@@ -206,6 +211,40 @@ export async function portalRoutes(app: FastifyInstance, { core }: ConsoleContex
     const result = await attempt(() => core.portals.update(accountId, portal.id, inputOf(values, form)));
     if ("errors" in result) return formPage(request, reply, portal, values, result.errors, 400);
     return reply.redirect("/console/portals?notice=portal-updated", 303);
+  });
+
+  // The logo: its own form (multipart/form-data, parsed in this context only; the console's CSRF
+  // check reads the multipart form's _csrf like any other form's).
+  await app.register(async (uploads) => {
+    registerMultipartParser(uploads);
+    uploads.post("/portals/:id/logo", async (request, reply) => {
+      const { accountId } = sessionOf(request);
+      const portal = await core.portals.get(accountId, idParam(request));
+      const file = request.body instanceof MultipartForm ? request.body.files.get("logo") : undefined;
+      const result = file
+        ? await attempt(() => core.portals.setLogo(accountId, portal.id, file.data))
+        : { errors: { logo: "must be a file (none was chosen)" } };
+      if ("errors" in result) return formPage(request, reply, portal, valuesOf(portal), result.errors, 400);
+      return reply.redirect(`/console/portals/${portal.id}/edit?notice=logo-uploaded`, 303);
+    });
+  });
+
+  app.post("/portals/:id/logo/delete", async (request, reply) => {
+    const { accountId } = sessionOf(request);
+    const id = idParam(request);
+    await core.portals.removeLogo(accountId, id);
+    return reply.redirect(`/console/portals/${id}/edit?notice=logo-removed`, 303);
+  });
+
+  // The logo as the console shows it (any portal of the account, enabled or not).
+  app.get("/portals/:id/logo", async (request, reply) => {
+    const logo = await core.portals.logoFile(sessionOf(request).accountId, idParam(request));
+    if (!logo) return reply.callNotFound();
+    return reply
+      .header("Cache-Control", "private, no-cache")
+      .header("ETag", `"${logo.version}"`)
+      .type(logo.contentType)
+      .send(logo.data);
   });
 
   app.get("/portals/:id/delete", async (request, reply) => {
