@@ -84,8 +84,8 @@ export async function consolePlugin(app: FastifyInstance, options: ConsoleOption
     return reply.redirect(`/console/login?next=${encodeURIComponent(next)}`, 303);
   });
 
-  app.addHook("onSend", async (_request, reply, payload) => {
-    setSecurityHeaders(reply);
+  app.addHook("onSend", async (request, reply, payload) => {
+    setSecurityHeaders(reply, request.routeOptions.config.consoleFramed === true && reply.statusCode === 200);
     return payload;
   });
 

@@ -21,8 +21,21 @@ export const SECURITY_HEADERS: Record<string, string> = {
   "Permissions-Policy": "camera=(), microphone=(), geolocation=()",
 };
 
-export function setSecurityHeaders(reply: FastifyReply): void {
-  for (const [name, value] of Object.entries(SECURITY_HEADERS)) reply.header(name, value);
+/**
+ * A preview the console frames itself: no scripts, no forms, framable by console pages only (the
+ * iframe is sandboxed too).
+ */
+export const FRAMED_HEADERS: Record<string, string> = {
+  ...SECURITY_HEADERS,
+  "Content-Security-Policy":
+    "default-src 'self'; script-src 'none'; frame-ancestors 'self'; base-uri 'none'; form-action 'none'; object-src 'none'",
+  "X-Frame-Options": "SAMEORIGIN",
+};
+
+export function setSecurityHeaders(reply: FastifyReply, framed = false): void {
+  for (const [name, value] of Object.entries(framed ? FRAMED_HEADERS : SECURITY_HEADERS)) {
+    reply.header(name, value);
+  }
 }
 
 function cookieOptions(request: FastifyRequest, sameSite: CookieOptions["sameSite"]): CookieOptions {

@@ -39,7 +39,8 @@ const FILES: Record<string, { type: string; body: Buffer; version: string }> = {
   "portal.css": asset("portal.css", "text/css; charset=utf-8"),
   "handoff.js": asset("handoff.js", "text/javascript; charset=utf-8"),
 };
-const ASSETS: Assets = {
+/** The guest pages' stylesheet and script addresses (versioned); the console's preview uses them too. */
+export const ASSETS: Assets = {
   css: `/portal/static/portal.css?v=${FILES["portal.css"]!.version}`,
   js: `/portal/static/handoff.js?v=${FILES["handoff.js"]!.version}`,
 };

@@ -264,5 +264,60 @@ for (const { dialect, skip } of await dialects()) {
       assert.equal((await fetch(`${server.url}/portal/${portal.id}/logo`)).status, 404);
       assert.match((await client.get(`/console/portals/${portal.id}/edit`)).text, /No logo/);
     });
+
+    test("preview: renders unsaved values escaped, saves nothing, needs the CSRF token, framable by the console only", async () => {
+      const portal = await server.core.portals.create(accountId, {
+        name: "Preview portal",
+        network_id: networkId,
+      });
+      const edit = await client.get(`/console/portals/${portal.id}/edit`);
+      assert.match(
+        edit.text,
+        /<iframe class="portal-preview" name="portal-preview"[^>]* sandbox src="\/console\/portals\/\d+\/preview">/,
+      );
+      assert.match(edit.text, /formtarget="portal-preview" formnovalidate/);
+      assert.equal(edit.headers.get("x-frame-options"), "DENY", "the console itself stays unframable");
+
+      const stored = await client.get(`/console/portals/${portal.id}/preview`);
+      assert.equal(stored.status, 200);
+      assert.match(stored.text, /<h1>Preview portal<\/h1>/);
+
+      const { uam_secret: _s, ...rest } = FULL;
+      const res = await client.post(`/console/portals/${portal.id}/preview`, {
+        ...rest,
+        network_id: String(networkId),
+        title: '<script>alert("x")</script>',
+        welcome_text: "<b>bold</b>",
+        color_primary: "#00aa11",
+        language: "es",
+      });
+      assert.equal(res.status, 200);
+      assert.match(res.text, /<h1>&lt;script&gt;alert\(&quot;x&quot;\)&lt;\/script&gt;<\/h1>/);
+      assert.doesNotMatch(res.text, /<script>alert/);
+      assert.doesNotMatch(res.text, /<b>bold/);
+      assert.match(res.text, /colors\.css\?p=00aa11&amp;b=fafafa/);
+      assert.match(res.text, /<html lang="es">/);
+      assert.equal(res.headers.get("x-frame-options"), "SAMEORIGIN");
+      const csp = res.headers.get("content-security-policy") ?? "";
+      assert.match(csp, /frame-ancestors 'self'/);
+      assert.match(csp, /script-src 'none'/);
+      assert.match(csp, /form-action 'none'/);
+      assert.equal(res.headers.get("cache-control"), "no-store");
+      assert.equal((await server.core.portals.get(accountId, portal.id)).title, "", "nothing was saved");
+
+      // Bad values preview as the defaults; the new-portal preview works without an id.
+      const fresh = await client.post("/console/portals/preview", { name: "Fresh", color_primary: "nope" });
+      assert.equal(fresh.status, 200);
+      assert.match(fresh.text, /<h1>Fresh<\/h1>/);
+      assert.match(fresh.text, /colors\.css\?p=1b5e9e/);
+
+      const forged = await client.post(
+        `/console/portals/${portal.id}/preview`,
+        { title: "x" },
+        { csrf: null },
+      );
+      assert.equal(forged.status, 403);
+      assert.equal(forged.headers.get("x-frame-options"), "DENY");
+    });
   });
 }

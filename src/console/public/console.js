@@ -2,7 +2,8 @@
 // - "Copy" buttons next to secrets shown once (the value stays selectable text without JS).
 // - "Print" buttons on the voucher sheet.
 // - Portal form: the gateway fields of the chosen vendor only, and colour pickers beside the
-//   colour text fields (the text field stays the one submitted).
+//   colour text fields (the text field stays the one submitted), and the preview kept up to date
+//   while typing (the Preview button's own post into the preview frame; nothing is saved).
 // - A secret shown once is not shown again from the back/forward cache (which may keep even
 //   no-store pages): leaving the page blanks it, and a page restored from that cache is reloaded,
 //   which asks the server, which no longer has the secret.
@@ -56,6 +57,17 @@ document.addEventListener("DOMContentLoaded", () => {
     };
     vendor.addEventListener("change", showVendor);
     showVendor();
+  }
+  const previewButton = document.querySelector("button[data-preview-button]");
+  const portalForm = previewButton?.form;
+  if (portalForm) {
+    let timer;
+    const refresh = () => {
+      clearTimeout(timer);
+      timer = setTimeout(() => portalForm.requestSubmit(previewButton), 300);
+    };
+    portalForm.addEventListener("input", refresh);
+    portalForm.addEventListener("change", refresh);
   }
   for (const text of document.querySelectorAll("input[data-color]")) {
     const picker = document.createElement("input");

@@ -3,12 +3,19 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import { MAX_LOGO_BYTES } from "../../core/portals/logo.ts";
 import {
+  COLOR_PATTERN,
+  MAX_TERMS,
+  MAX_TITLE,
+  MAX_WELCOME,
   PORTAL_LANGUAGES,
   PORTAL_METHODS,
   PORTAL_VENDORS,
   VENDORS_WITH_SECRET,
 } from "../../core/portals/rules.ts";
-import type { CaptivePortal, PortalInput } from "../../core/portals/service.ts";
+import type { CaptivePortal, GuestPortal, PortalInput } from "../../core/portals/service.ts";
+import { chooseLanguage } from "../../portal/i18n.ts";
+import { ASSETS } from "../../portal/plugin.ts";
+import { signInPage } from "../../portal/views.ts";
 import { type ConsoleContext, sessionOf } from "../context.ts";
 import { type Form, formOf, positiveId } from "../forms.ts";
 import { MultipartForm, registerMultipartParser } from "../multipart.ts";
@@ -126,6 +133,45 @@ function inputOf(values: PortalFormValues, form: Form): PortalInput {
     generic_password_field: values.generic_password_field,
     generic_redirect_field: values.generic_redirect_field,
   };
+}
+
+/**
+ * The guest page as these values would show it, saved or not: the portal door's own view, so every
+ * value is escaped as on the real page. Nothing is saved; a value the service would refuse shows
+ * as the default until it is fixed (the form says what is wrong when it is saved).
+ */
+function previewPage(request: FastifyRequest, values: PortalFormValues, logo?: string): string {
+  const fallback = defaults("");
+  const color = (value: string, otherwise: string) =>
+    COLOR_PATTERN.test(value) ? value.toLowerCase() : otherwise;
+  const text = (value: string, max: number) => value.replace(/\r\n?/g, "\n").trim().slice(0, max);
+  const methods = PORTAL_METHODS.filter((m) => values.methods.includes(m));
+  const portal: GuestPortal = {
+    id: 0,
+    accountId: 0,
+    networkId: 0,
+    title: text(values.title, MAX_TITLE) || text(values.name, MAX_TITLE) || "Guest Wi-Fi",
+    welcomeText: text(values.welcome_text, MAX_WELCOME),
+    terms: text(values.terms, MAX_TERMS),
+    methods: methods.length > 0 ? methods : ["voucher"],
+    language: values.language,
+    colorPrimary: color(values.color_primary, fallback.color_primary),
+    colorBackground: color(values.color_background, fallback.color_background),
+    successUrl: "",
+    vendor: "generic",
+    uamSecret: "",
+    generic: { loginParam: "", usernameField: "", passwordField: "", redirectField: "" },
+  };
+  return signInPage({
+    portal,
+    lang: chooseLanguage(undefined, values.language, request.headers["accept-language"]),
+    assets: ASSETS,
+    action: "#",
+    csrf: "",
+    gateway: "",
+    switchTo: () => "#",
+    logo,
+  });
 }
 
 export async function portalRoutes(app: FastifyInstance, { core }: ConsoleContext): Promise<void> {
@@ -246,6 +292,33 @@ export async function portalRoutes(app: FastifyInstance, { core }: ConsoleContex
       .type(logo.contentType)
       .send(logo.data);
   });
+
+  // The live preview, shown in a sandboxed iframe of the form page: the stored portal (GET), or the
+  // form's unsaved values (POST, CSRF-checked like every console form; nothing is written).
+  const framed = { config: { consoleFramed: true } };
+  const sendPreview = (reply: FastifyReply, body: string) =>
+    reply.type("text/html; charset=utf-8").header("Cache-Control", "no-store").send(body);
+  const logoUrl = async (accountId: number, id: number) => {
+    const logo = await core.portals.logo(accountId, id);
+    return logo ? `/console/portals/${id}/logo?v=${logo.version}` : undefined;
+  };
+
+  app.get("/portals/:id/preview", framed, async (request, reply) => {
+    const { accountId } = sessionOf(request);
+    const portal = await core.portals.get(accountId, idParam(request));
+    return sendPreview(reply, previewPage(request, valuesOf(portal), await logoUrl(accountId, portal.id)));
+  });
+
+  app.post("/portals/:id/preview", framed, async (request, reply) => {
+    const { accountId } = sessionOf(request);
+    const portal = await core.portals.get(accountId, idParam(request));
+    const values = readForm(formOf(request));
+    return sendPreview(reply, previewPage(request, values, await logoUrl(accountId, portal.id)));
+  });
+
+  app.post("/portals/preview", framed, async (request, reply) =>
+    sendPreview(reply, previewPage(request, readForm(formOf(request)))),
+  );
 
   app.get("/portals/:id/delete", async (request, reply) => {
     const portal = await core.portals.get(sessionOf(request).accountId, idParam(request));
