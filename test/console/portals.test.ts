@@ -273,7 +273,7 @@ for (const { dialect, skip } of await dialects()) {
       const edit = await client.get(`/console/portals/${portal.id}/edit`);
       assert.match(
         edit.text,
-        /<iframe class="portal-preview" name="portal-preview"[^>]* sandbox src="\/console\/portals\/\d+\/preview">/,
+        /<iframe class="portal-preview" name="portal-preview"[^>]* sandbox="allow-same-origin" src="\/console\/portals\/\d+\/preview">/,
       );
       assert.match(edit.text, /formtarget="portal-preview" formnovalidate/);
       assert.equal(edit.headers.get("x-frame-options"), "DENY", "the console itself stays unframable");

@@ -72,6 +72,7 @@ document.addEventListener("DOMContentLoaded", () => {
   for (const text of document.querySelectorAll("input[data-color]")) {
     const picker = document.createElement("input");
     picker.type = "color";
+    picker.className = "color-picker";
     picker.setAttribute("aria-label", `${text.labels[0]?.textContent ?? "Colour"} picker`);
     if (/^#[0-9a-fA-F]{6}$/.test(text.value)) picker.value = text.value.toLowerCase();
     picker.addEventListener("input", () => {
