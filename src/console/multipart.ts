@@ -28,7 +28,7 @@ function badRequest(message: string): Error {
 
 /** The boundary parameter (RFC 2046 §5.1.1: 1-70 characters, optionally quoted). */
 export function boundaryOf(contentType: string): string | null {
-  const match = /;\s*boundary=(?:"([^"]{1,70})"|([^\s;"]{1,70}))/i.exec(contentType);
+  const match = /;\s*boundary=(?:"([^"]{1,70})"|([^\s;"]{1,70}))\s*(?:;|$)/i.exec(contentType);
   return match ? (match[1] ?? match[2] ?? null) : null;
 }
 
