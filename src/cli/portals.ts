@@ -1,6 +1,7 @@
 // `wisp portals ...`: captive portals, each on a network of its own account.
-import { readFile } from "node:fs/promises";
+import { readFile, stat } from "node:fs/promises";
 import type { Command } from "commander";
+import { MAX_LOGO_BYTES } from "../core/portals/logo.ts";
 import { PORTAL_LANGUAGES, PORTAL_METHODS, PORTAL_VENDORS } from "../core/portals/rules.ts";
 import type { PortalInput } from "../core/portals/service.ts";
 import { ValidationError } from "../core/shared/errors.ts";
@@ -29,6 +30,16 @@ interface PortalOptions {
   genericUsernameField?: string;
   genericPasswordField?: string;
   genericRedirectField?: string;
+  /** update: a file to upload as the logo, or false (--no-logo) to remove it. */
+  logo?: string | false;
+}
+
+/** The logo file's bytes; a larger file than allowed is refused before it is read. */
+async function logoFile(path: string): Promise<Buffer> {
+  if ((await stat(path)).size > MAX_LOGO_BYTES) {
+    throw ValidationError.field("logo", `must be at most ${MAX_LOGO_BYTES / 1024} KB`);
+  }
+  return readFile(path);
 }
 
 function yesNo(value: string | undefined): boolean | undefined {
@@ -141,17 +152,31 @@ export function registerPortalCommands(program: Command, withCore: WithCore): vo
     .option("--network <network-id>", "move it to another network of its account", positiveInteger)
     .option("--success-url <url>", "where guests go after logging in (http or https)")
     .option("--account <name>", accountOption)
+    .option("--logo <file>", "a PNG, JPEG or WebP of at most 512 KB shown on the guest page")
+    .option("--no-logo", "remove the logo")
     .action((id: number, options: PortalOptions) =>
       withCore(async (core) => {
         const input = await inputOf(options);
-        if (Object.values(input).every((value) => value === undefined)) {
+        const changes = Object.values(input).some((value) => value !== undefined);
+        if (!changes && options.logo === undefined) {
           throw new ValidationError(
-            "nothing to change: give --name, --network, --success-url or a page option",
+            "nothing to change: give --name, --network, --success-url, --logo, --no-logo or a page option",
           );
         }
+        const logo = typeof options.logo === "string" ? await logoFile(options.logo) : undefined;
         const owner = await core.portals.locate(id, await namedAccount(core, options.account));
-        const portal = await core.portals.update(owner.account_id, id, input);
-        console.log(`updated captive portal ${portal.id} "${portal.name}" on network ${portal.network_id}`);
+        // The logo first: a refused file changes nothing else.
+        if (logo) {
+          const stored = await core.portals.setLogo(owner.account_id, id, logo);
+          console.log(`logo set: ${stored.content_type}, ${stored.width} x ${stored.height} pixels`);
+        } else if (options.logo === false) {
+          const removed = await core.portals.removeLogo(owner.account_id, id);
+          console.log(removed ? "logo removed" : "there was no logo");
+        }
+        if (changes) {
+          const portal = await core.portals.update(owner.account_id, id, input);
+          console.log(`updated captive portal ${portal.id} "${portal.name}" on network ${portal.network_id}`);
+        }
       }),
     );
 

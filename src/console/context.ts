@@ -12,6 +12,8 @@ declare module "fastify" {
   interface FastifyContextConfig {
     /** Console routes open without a session (setup, login, static files). */
     consolePublic?: boolean;
+    /** A page the console shows in its own iframe (the portal preview): framable by the console only. */
+    consoleFramed?: boolean;
   }
 }
 

@@ -98,7 +98,11 @@ export async function consolePlugin(app: FastifyInstance, options: ConsoleOption
   });
 
   app.addHook("onSend", async (request, reply, payload) => {
-    setSecurityHeaders(request, reply);
+    setSecurityHeaders(
+      request,
+      reply,
+      request.routeOptions.config.consoleFramed === true && reply.statusCode === 200,
+    );
     return payload;
   });
 

@@ -47,8 +47,22 @@ export function setHttpsOnly(app: FastifyInstance, value: boolean): void {
   app.decorate("consoleHttpsOnly", value);
 }
 
-export function setSecurityHeaders(request: FastifyRequest, reply: FastifyReply): void {
-  for (const [name, value] of Object.entries(SECURITY_HEADERS)) reply.header(name, value);
+/**
+ * A preview the console frames itself: no scripts, no forms, framable by console pages only (the
+ * iframe is sandboxed too).
+ */
+export const FRAMED_HEADERS: Record<string, string> = {
+  ...SECURITY_HEADERS,
+  "Content-Security-Policy":
+    "default-src 'self'; script-src 'none'; frame-ancestors 'self'; base-uri 'none'; form-action 'none'; object-src 'none'",
+  "X-Frame-Options": "SAMEORIGIN",
+};
+
+/** The console's headers; `framed` for a preview the console frames itself. */
+export function setSecurityHeaders(request: FastifyRequest, reply: FastifyReply, framed = false): void {
+  for (const [name, value] of Object.entries(framed ? FRAMED_HEADERS : SECURITY_HEADERS)) {
+    reply.header(name, value);
+  }
   if (request.server.consoleHttpsOnly === true) reply.header("Strict-Transport-Security", HSTS);
 }
 

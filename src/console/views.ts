@@ -26,6 +26,8 @@ const NOTICES: Record<string, string> = {
   "network-deleted": "The network was deleted, with its captive portals.",
   "portal-created": "The captive portal was created.",
   "portal-updated": "The captive portal was saved.",
+  "logo-uploaded": "The logo was uploaded.",
+  "logo-removed": "The logo was removed.",
   "portal-deleted": "The captive portal was deleted.",
   "user-created": "The user was created.",
   "user-updated": "The user was saved.",

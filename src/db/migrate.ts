@@ -13,6 +13,7 @@ import * as consolePendingSecrets from "./migrations/009_console_pending_secrets
 import * as accountIsolation from "./migrations/011_account_isolation.ts";
 import * as deploymentIdentity from "./migrations/012_deployment_identity.ts";
 import * as portalPages from "./migrations/014_portal_pages.ts";
+import * as portalLogo from "./migrations/015_portal_logo.ts";
 
 type Step = { up(db: Kysely<unknown>, dialect: DialectName): Promise<void> };
 const steps: Record<string, Step> = {
@@ -28,6 +29,7 @@ const steps: Record<string, Step> = {
   "011_account_isolation": accountIsolation,
   "012_deployment_identity": deploymentIdentity,
   "014_portal_pages": portalPages,
+  "015_portal_logo": portalLogo,
 };
 
 class StaticProvider implements MigrationProvider {

@@ -133,6 +133,18 @@ export interface CaptivePortalsTable {
   generic_redirect_field: Generated<string>;
 }
 
+/** A captive portal's logo (migration 015); removed with its portal. */
+export interface PortalLogosTable {
+  portal_id: number;
+  account_id: number;
+  content_type: string;
+  data: Buffer;
+  sha256: string;
+  width: number;
+  height: number;
+  updated: string;
+}
+
 export interface VoucherBatchesTable {
   id: Generated<number>;
   account_id: number;
@@ -275,6 +287,7 @@ export interface Schema {
   radgroupreply: RadGroupAttributeTable;
   nas: NasTable;
   captive_portals: CaptivePortalsTable;
+  portal_logos: PortalLogosTable;
   voucher_batches: VoucherBatchesTable;
   vouchers: VouchersTable;
   radacct: RadacctTable;

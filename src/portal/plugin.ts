@@ -39,7 +39,8 @@ const FILES: Record<string, { type: string; body: Buffer; version: string }> = {
   "portal.css": asset("portal.css", "text/css; charset=utf-8"),
   "handoff.js": asset("handoff.js", "text/javascript; charset=utf-8"),
 };
-const ASSETS: Assets = {
+/** The guest pages' stylesheet and script addresses (versioned); the console's preview uses them too. */
+export const ASSETS: Assets = {
   css: `/portal/static/portal.css?v=${FILES["portal.css"]!.version}`,
   js: `/portal/static/handoff.js?v=${FILES["handoff.js"]!.version}`,
 };
@@ -170,7 +171,7 @@ export async function portalPlugin(app: FastifyInstance, options: PortalOptions)
     return `/portal/${id}?${params}`;
   };
 
-  function showSignIn(
+  async function showSignIn(
     request: FastifyRequest,
     reply: FastifyReply,
     portal: GuestPortal,
@@ -178,8 +179,10 @@ export async function portalPlugin(app: FastifyInstance, options: PortalOptions)
     lang: PortalLanguage,
     extra: { status?: number; error?: string; username?: string } = {},
   ) {
+    const logo = await core.portals.guestLogoVersion(portal.id);
     const page = signInPage({
       portal,
+      logo: logo ? `/portal/${portal.id}/logo?v=${logo}` : undefined,
       lang,
       assets: ASSETS,
       action: `/portal/${portal.id}`,
@@ -232,6 +235,26 @@ export async function portalPlugin(app: FastifyInstance, options: PortalOptions)
       return showSignIn(request, reply, portal, query, lang, { error: t.gatewayRefused });
     }
     return showSignIn(request, reply, portal, query, lang);
+  });
+
+  // The logo: only an enabled portal's, with the type found in its bytes (core/portals/logo.ts),
+  // never sniffed, never run as a document, revalidated by its digest.
+  app.get<{ Params: { id: string } }>("/:id/logo", async (request, reply) => {
+    const id = positiveId(request.params.id);
+    const logo = id === undefined ? undefined : await core.portals.guestLogo(id);
+    if (!logo) return notFound(request, reply);
+    const etag = `"${logo.version}"`;
+    reply
+      .header("Content-Security-Policy", "default-src 'none'; frame-ancestors 'none'; sandbox")
+      .header("X-Content-Type-Options", "nosniff")
+      .header("Cross-Origin-Resource-Policy", "same-origin")
+      .header("Cache-Control", "public, max-age=300, must-revalidate")
+      .header("ETag", etag);
+    const match = request.headers["if-none-match"];
+    if (match?.split(",").some((tag) => tag.trim().replace(/^W\//, "") === etag)) {
+      return reply.code(304).send();
+    }
+    return reply.type(logo.contentType).send(logo.data);
   });
 
   app.post<{ Params: { id: string } }>("/:id", async (request, reply) => {

@@ -21,6 +21,8 @@ interface Frame {
   /** Language switch links, when the page has them. */
   switchTo?: ((lang: PortalLanguage) => string) | undefined;
   script?: boolean;
+  /** The portal's logo address, when it has one. */
+  logo?: string | undefined;
   /** Follow this URL at once (meta refresh: no script, and no form-action check). */
   refresh?: string;
 }
@@ -54,7 +56,7 @@ ${frame.refresh ? html`<meta http-equiv="refresh" content="${`0;url=${frame.refr
 ${frame.script ? html`<script src="${frame.assets.js}" defer></script>` : ""}
 </head>
 <body>
-<header><h1>${frame.portal?.title ?? frame.title}</h1></header>
+<header>${frame.logo ? html`<img class="logo" src="${frame.logo}" alt="">` : ""}<h1>${frame.portal?.title ?? frame.title}</h1></header>
 <main>
 ${body}
 </main>
@@ -84,6 +86,8 @@ export interface SignInPage {
   /** What the guest typed, kept on an error (never the password). */
   username?: string;
   switchTo: (lang: PortalLanguage) => string;
+  /** The logo's address, when the portal has one. */
+  logo?: string | undefined;
 }
 
 export function signInPage(page: SignInPage): string {
@@ -115,7 +119,14 @@ export function signInPage(page: SignInPage): string {
 ${portal.welcomeText ? html`<div class="welcome">${paragraphs(portal.welcomeText)}</div>` : ""}
 ${voucher}${password}${terms}`;
   return layout(
-    { lang: page.lang, title: portal.title, portal, assets: page.assets, switchTo: page.switchTo },
+    {
+      lang: page.lang,
+      title: portal.title,
+      portal,
+      assets: page.assets,
+      switchTo: page.switchTo,
+      logo: page.logo,
+    },
     body,
   );
 }

@@ -1,6 +1,9 @@
 // Progressive enhancement only: every page works without this file.
 // - "Copy" buttons next to secrets shown once (the value stays selectable text without JS).
 // - "Print" buttons on the voucher sheet.
+// - Portal form: the gateway fields of the chosen vendor only, and colour pickers beside the
+//   colour text fields (the text field stays the one submitted), and the preview kept up to date
+//   while typing (the Preview button's own post into the preview frame; nothing is saved).
 // - A secret shown once is not shown again from the back/forward cache (which may keep even
 //   no-store pages): leaving the page blanks it, and a page restored from that cache is reloaded,
 //   which asks the server, which no longer has the secret.
@@ -44,6 +47,42 @@ document.addEventListener("DOMContentLoaded", () => {
   for (const button of document.querySelectorAll("button[data-print]")) {
     button.hidden = false;
     button.addEventListener("click", () => window.print());
+  }
+  const vendor = document.querySelector("select[data-vendor-select]");
+  if (vendor) {
+    const showVendor = () => {
+      for (const part of document.querySelectorAll("[data-vendors]")) {
+        part.hidden = !part.dataset.vendors.split(" ").includes(vendor.value);
+      }
+    };
+    vendor.addEventListener("change", showVendor);
+    showVendor();
+  }
+  const previewButton = document.querySelector("button[data-preview-button]");
+  const portalForm = previewButton?.form;
+  if (portalForm) {
+    let timer;
+    const refresh = () => {
+      clearTimeout(timer);
+      timer = setTimeout(() => portalForm.requestSubmit(previewButton), 300);
+    };
+    portalForm.addEventListener("input", refresh);
+    portalForm.addEventListener("change", refresh);
+  }
+  for (const text of document.querySelectorAll("input[data-color]")) {
+    const picker = document.createElement("input");
+    picker.type = "color";
+    picker.className = "color-picker";
+    picker.setAttribute("aria-label", `${text.labels[0]?.textContent ?? "Colour"} picker`);
+    if (/^#[0-9a-fA-F]{6}$/.test(text.value)) picker.value = text.value.toLowerCase();
+    picker.addEventListener("input", () => {
+      text.value = picker.value;
+      text.dispatchEvent(new Event("input", { bubbles: true }));
+    });
+    text.addEventListener("input", () => {
+      if (/^#[0-9a-fA-F]{6}$/.test(text.value)) picker.value = text.value.toLowerCase();
+    });
+    text.after(picker);
   }
 });
 

@@ -1,9 +1,24 @@
 // Captive portals: list, create, edit, delete (after a confirmation page). A portal belongs to a
 // network of the same account; its login URL is derived from PUBLIC_URL by the service.
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
-import type { CaptivePortal, PortalInput } from "../../core/portals/service.ts";
+import { MAX_LOGO_BYTES } from "../../core/portals/logo.ts";
+import {
+  COLOR_PATTERN,
+  MAX_TERMS,
+  MAX_TITLE,
+  MAX_WELCOME,
+  PORTAL_LANGUAGES,
+  PORTAL_METHODS,
+  PORTAL_VENDORS,
+  VENDORS_WITH_SECRET,
+} from "../../core/portals/rules.ts";
+import type { CaptivePortal, GuestPortal, PortalInput } from "../../core/portals/service.ts";
+import { chooseLanguage } from "../../portal/i18n.ts";
+import { ASSETS } from "../../portal/plugin.ts";
+import { signInPage } from "../../portal/views.ts";
 import { type ConsoleContext, sessionOf } from "../context.ts";
 import { type Form, formOf, positiveId } from "../forms.ts";
+import { MultipartForm, registerMultipartParser } from "../multipart.ts";
 import { type FieldErrors, show } from "../views.ts";
 import { attempt, idParam, PAGE_SIZE, pageNumber, pagerOf, queryText } from "./common.ts";
 
@@ -11,25 +26,152 @@ export interface PortalFormValues {
   name: string;
   network_id: string;
   success_url: string;
+  enabled: boolean;
+  vendor: string;
+  title: string;
+  welcome_text: string;
+  terms: string;
+  methods: string[];
+  language: string;
+  color_primary: string;
+  color_background: string;
+  generic_login_param: string;
+  generic_username_field: string;
+  generic_password_field: string;
+  generic_redirect_field: string;
 }
 
 /** Networks offered in a portal's network list. */
 const NETWORK_CHOICES = 1000;
+
+/** What the form shows for a new portal: the model's defaults (migration 014). */
+function defaults(networkId: string): PortalFormValues {
+  return {
+    name: "",
+    network_id: networkId,
+    success_url: "",
+    enabled: true,
+    vendor: "generic",
+    title: "",
+    welcome_text: "",
+    terms: "",
+    methods: ["voucher"],
+    language: "auto",
+    color_primary: "#1b5e9e",
+    color_background: "#f4f6f8",
+    generic_login_param: "login_url",
+    generic_username_field: "username",
+    generic_password_field: "password",
+    generic_redirect_field: "",
+  };
+}
+
+function valuesOf(portal: CaptivePortal): PortalFormValues {
+  return {
+    name: portal.name,
+    network_id: String(portal.network_id),
+    success_url: portal.success_url,
+    enabled: portal.enabled,
+    vendor: portal.vendor,
+    title: portal.title,
+    welcome_text: portal.welcome_text,
+    terms: portal.terms,
+    methods: [...portal.methods],
+    language: portal.language,
+    color_primary: portal.color_primary,
+    color_background: portal.color_background,
+    generic_login_param: portal.generic_login_param,
+    generic_username_field: portal.generic_username_field,
+    generic_password_field: portal.generic_password_field,
+    generic_redirect_field: portal.generic_redirect_field,
+  };
+}
 
 function readForm(form: Form): PortalFormValues {
   return {
     name: form.text("name"),
     network_id: form.text("network_id"),
     success_url: form.text("success_url"),
+    enabled: form.checked("enabled"),
+    vendor: form.text("vendor"),
+    title: form.text("title"),
+    welcome_text: form.raw("welcome_text"),
+    terms: form.raw("terms"),
+    methods: form.all("methods"),
+    language: form.text("language"),
+    color_primary: form.text("color_primary"),
+    color_background: form.text("color_background"),
+    generic_login_param: form.text("generic_login_param"),
+    generic_username_field: form.text("generic_username_field"),
+    generic_password_field: form.text("generic_password_field"),
+    generic_redirect_field: form.text("generic_redirect_field"),
   };
 }
 
-function inputOf(values: PortalFormValues): PortalInput {
+/**
+ * The service's input. The UAM secret is write-only: a blank field keeps the stored one, "remove"
+ * clears it; it is never put back into the page.
+ */
+function inputOf(values: PortalFormValues, form: Form): PortalInput {
+  const secret = form.raw("uam_secret");
   return {
     name: values.name,
     network_id: values.network_id === "" ? undefined : (positiveId(values.network_id) ?? Number.NaN),
     success_url: values.success_url,
+    enabled: values.enabled,
+    vendor: values.vendor,
+    ...(form.checked("uam_secret_remove") ? { uam_secret: "" } : secret !== "" ? { uam_secret: secret } : {}),
+    title: values.title,
+    welcome_text: values.welcome_text,
+    terms: values.terms,
+    methods: values.methods,
+    language: values.language,
+    color_primary: values.color_primary,
+    color_background: values.color_background,
+    generic_login_param: values.generic_login_param,
+    generic_username_field: values.generic_username_field,
+    generic_password_field: values.generic_password_field,
+    generic_redirect_field: values.generic_redirect_field,
   };
+}
+
+/**
+ * The guest page as these values would show it, saved or not: the portal door's own view, so every
+ * value is escaped as on the real page. Nothing is saved; a value the service would refuse shows
+ * as the default until it is fixed (the form says what is wrong when it is saved).
+ */
+function previewPage(request: FastifyRequest, values: PortalFormValues, logo?: string): string {
+  const fallback = defaults("");
+  const color = (value: string, otherwise: string) =>
+    COLOR_PATTERN.test(value) ? value.toLowerCase() : otherwise;
+  const text = (value: string, max: number) => value.replace(/\r\n?/g, "\n").trim().slice(0, max);
+  const methods = PORTAL_METHODS.filter((m) => values.methods.includes(m));
+  const portal: GuestPortal = {
+    id: 0,
+    accountId: 0,
+    networkId: 0,
+    title: text(values.title, MAX_TITLE) || text(values.name, MAX_TITLE) || "Guest Wi-Fi",
+    welcomeText: text(values.welcome_text, MAX_WELCOME),
+    terms: text(values.terms, MAX_TERMS),
+    methods: methods.length > 0 ? methods : ["voucher"],
+    language: values.language,
+    colorPrimary: color(values.color_primary, fallback.color_primary),
+    colorBackground: color(values.color_background, fallback.color_background),
+    successUrl: "",
+    vendor: "generic",
+    uamSecret: "",
+    generic: { loginParam: "", usernameField: "", passwordField: "", redirectField: "" },
+  };
+  return signInPage({
+    portal,
+    lang: chooseLanguage(undefined, values.language, request.headers["accept-language"]),
+    assets: ASSETS,
+    action: "#",
+    csrf: "",
+    gateway: "",
+    switchTo: () => "#",
+    logo,
+  });
 }
 
 export async function portalRoutes(app: FastifyInstance, { core }: ConsoleContext): Promise<void> {
@@ -46,12 +188,24 @@ export async function portalRoutes(app: FastifyInstance, { core }: ConsoleContex
     const { accountId } = sessionOf(request);
     const networks = await core.networks.list(accountId, {}, { page: 1, limit: NETWORK_CHOICES });
     const title = portal ? `Edit ${portal.name}` : "New captive portal";
+    const logo = portal ? await core.portals.logo(accountId, portal.id) : null;
     return show(
       request,
       reply,
       "portal-form",
       { title, ...section, status },
-      { portal, values, errors, networks: networks.data },
+      {
+        portal,
+        values,
+        errors,
+        networks: networks.data,
+        vendors: PORTAL_VENDORS,
+        vendorsWithSecret: VENDORS_WITH_SECRET,
+        methods: PORTAL_METHODS,
+        languages: ["auto", ...PORTAL_LANGUAGES],
+        logo,
+        maxLogoKb: MAX_LOGO_BYTES / 1024,
+      },
     );
   }
 
@@ -78,35 +232,93 @@ export async function portalRoutes(app: FastifyInstance, { core }: ConsoleContex
   });
 
   app.get("/portals/new", (request, reply) =>
-    formPage(request, reply, null, { name: "", network_id: queryText(request, "network"), success_url: "" }),
+    formPage(request, reply, null, defaults(queryText(request, "network"))),
   );
 
   app.post("/portals", async (request, reply) => {
     const { accountId } = sessionOf(request);
-    const values = readForm(formOf(request));
-    const result = await attempt(() => core.portals.create(accountId, inputOf(values)));
+    const form = formOf(request);
+    const values = readForm(form);
+    const result = await attempt(() => core.portals.create(accountId, inputOf(values, form)));
     if ("errors" in result) return formPage(request, reply, null, values, result.errors, 400);
     return reply.redirect("/console/portals?notice=portal-created", 303);
   });
 
   app.get("/portals/:id/edit", async (request, reply) => {
     const portal = await core.portals.get(sessionOf(request).accountId, idParam(request));
-    const values = {
-      name: portal.name,
-      network_id: String(portal.network_id),
-      success_url: portal.success_url,
-    };
-    return formPage(request, reply, portal, values);
+    return formPage(request, reply, portal, valuesOf(portal));
   });
 
   app.post("/portals/:id", async (request, reply) => {
     const { accountId } = sessionOf(request);
     const portal = await core.portals.get(accountId, idParam(request));
-    const values = readForm(formOf(request));
-    const result = await attempt(() => core.portals.update(accountId, portal.id, inputOf(values)));
+    const form = formOf(request);
+    const values = readForm(form);
+    const result = await attempt(() => core.portals.update(accountId, portal.id, inputOf(values, form)));
     if ("errors" in result) return formPage(request, reply, portal, values, result.errors, 400);
     return reply.redirect("/console/portals?notice=portal-updated", 303);
   });
+
+  // The logo: its own form (multipart/form-data, parsed in this context only; the console's CSRF
+  // check reads the multipart form's _csrf like any other form's).
+  await app.register(async (uploads) => {
+    registerMultipartParser(uploads);
+    uploads.post("/portals/:id/logo", async (request, reply) => {
+      const { accountId } = sessionOf(request);
+      const portal = await core.portals.get(accountId, idParam(request));
+      const file = request.body instanceof MultipartForm ? request.body.files.get("logo") : undefined;
+      const result = file
+        ? await attempt(() => core.portals.setLogo(accountId, portal.id, file.data))
+        : { errors: { logo: "must be a file (none was chosen)" } };
+      if ("errors" in result) return formPage(request, reply, portal, valuesOf(portal), result.errors, 400);
+      return reply.redirect(`/console/portals/${portal.id}/edit?notice=logo-uploaded`, 303);
+    });
+  });
+
+  app.post("/portals/:id/logo/delete", async (request, reply) => {
+    const { accountId } = sessionOf(request);
+    const id = idParam(request);
+    await core.portals.removeLogo(accountId, id);
+    return reply.redirect(`/console/portals/${id}/edit?notice=logo-removed`, 303);
+  });
+
+  // The logo as the console shows it (any portal of the account, enabled or not).
+  app.get("/portals/:id/logo", async (request, reply) => {
+    const logo = await core.portals.logoFile(sessionOf(request).accountId, idParam(request));
+    if (!logo) return reply.callNotFound();
+    return reply
+      .header("Cache-Control", "private, no-cache")
+      .header("ETag", `"${logo.version}"`)
+      .type(logo.contentType)
+      .send(logo.data);
+  });
+
+  // The live preview, shown in a sandboxed iframe of the form page: the stored portal (GET), or the
+  // form's unsaved values (POST, CSRF-checked like every console form; nothing is written).
+  const framed = { config: { consoleFramed: true } };
+  const sendPreview = (reply: FastifyReply, body: string) =>
+    reply.type("text/html; charset=utf-8").header("Cache-Control", "no-store").send(body);
+  const logoUrl = async (accountId: number, id: number) => {
+    const logo = await core.portals.logo(accountId, id);
+    return logo ? `/console/portals/${id}/logo?v=${logo.version}` : undefined;
+  };
+
+  app.get("/portals/:id/preview", framed, async (request, reply) => {
+    const { accountId } = sessionOf(request);
+    const portal = await core.portals.get(accountId, idParam(request));
+    return sendPreview(reply, previewPage(request, valuesOf(portal), await logoUrl(accountId, portal.id)));
+  });
+
+  app.post("/portals/:id/preview", framed, async (request, reply) => {
+    const { accountId } = sessionOf(request);
+    const portal = await core.portals.get(accountId, idParam(request));
+    const values = readForm(formOf(request));
+    return sendPreview(reply, previewPage(request, values, await logoUrl(accountId, portal.id)));
+  });
+
+  app.post("/portals/preview", framed, async (request, reply) =>
+    sendPreview(reply, previewPage(request, readForm(formOf(request)))),
+  );
 
   app.get("/portals/:id/delete", async (request, reply) => {
     const portal = await core.portals.get(sessionOf(request).accountId, idParam(request));

@@ -1,6 +1,6 @@
 import { type Insertable, type Kysely, type Selectable, sql, type Updateable } from "kysely";
 import type { DialectName } from "../../db/database.ts";
-import type { CaptivePortalsTable, Schema } from "../../db/schema.ts";
+import type { CaptivePortalsTable, PortalLogosTable, Schema } from "../../db/schema.ts";
 import { ordered, type SortPlan } from "../../db/sort.ts";
 import { offsetOf, type PageRequest } from "../shared/pages.ts";
 import type { Sort } from "../shared/sort.ts";
@@ -9,6 +9,8 @@ import type { PortalSortField } from "./rules.ts";
 
 export type PortalRow = Selectable<CaptivePortalsTable>;
 export type PortalListRow = PortalRow & { account_name: string };
+export type LogoRow = Selectable<PortalLogosTable>;
+export type LogoMeta = Omit<LogoRow, "data">;
 export type PortalChanges = Omit<Updateable<CaptivePortalsTable>, "id" | "account_id" | "created">;
 
 export interface PortalFilter {
@@ -125,6 +127,37 @@ export class PortalsRepo {
       .deleteFrom("captive_portals")
       .where("account_id", "=", accountId)
       .where("id", "=", id)
+      .executeTakeFirst();
+    return Number(result.numDeletedRows) > 0;
+  }
+
+  /** The logo's type, digest and size, without its bytes. */
+  findLogoMeta(portalId: number): Promise<LogoMeta | undefined> {
+    return this.db
+      .selectFrom("portal_logos")
+      .select(["portal_id", "account_id", "content_type", "sha256", "width", "height", "updated"])
+      .where("portal_id", "=", portalId)
+      .executeTakeFirst();
+  }
+
+  findLogo(portalId: number): Promise<LogoRow | undefined> {
+    return this.db
+      .selectFrom("portal_logos")
+      .selectAll()
+      .where("portal_id", "=", portalId)
+      .executeTakeFirst();
+  }
+
+  async putLogo(row: LogoRow): Promise<void> {
+    await this.db.deleteFrom("portal_logos").where("portal_id", "=", row.portal_id).execute();
+    await this.db.insertInto("portal_logos").values(row).execute();
+  }
+
+  async deleteLogo(accountId: number, portalId: number): Promise<boolean> {
+    const result = await this.db
+      .deleteFrom("portal_logos")
+      .where("account_id", "=", accountId)
+      .where("portal_id", "=", portalId)
       .executeTakeFirst();
     return Number(result.numDeletedRows) > 0;
   }

@@ -1,11 +1,14 @@
 // Captive portals: the login pages guests of one network see before they get on the Wi-Fi. A portal
 // hangs off a network of the same account; its login URL is derived from the public address of Wisp.
+
+import { createHash } from "node:crypto";
 import { type FieldProblem, NotFoundError, ValidationError } from "../shared/errors.ts";
 import type { Page, PageRequest } from "../shared/pages.ts";
 import { parseSort } from "../shared/sort.ts";
 import { hasControlCharacters } from "../shared/text.ts";
 import { isoNow } from "../shared/time.ts";
 import type { SecretBox } from "../webhooks/crypto.ts";
+import { checkLogo } from "./logo.ts";
 import {
   isMissingReference,
   type PortalChanges,
@@ -82,6 +85,24 @@ export interface GuestPortal {
   /** In clear, for the hand-off's encoding; empty when none is set. */
   uamSecret: string;
   generic: { loginParam: string; usernameField: string; passwordField: string; redirectField: string };
+}
+
+/** A portal's logo as the console shows it (no bytes). */
+export interface PortalLogoInfo {
+  content_type: string;
+  width: number;
+  height: number;
+  bytes?: number;
+  /** Changes with the image: the guest page's ETag and cache-busting version. */
+  version: string;
+  updated: string;
+}
+
+/** The bytes the guest page serves. */
+export interface GuestLogo {
+  contentType: string;
+  data: Buffer;
+  version: string;
 }
 
 export interface PortalListing extends CaptivePortal {
@@ -426,5 +447,79 @@ export class PortalsService {
       if (!row || !(await repo.delete(accountId, id))) throw notFound(id);
       return this.present(row);
     });
+  }
+
+  /** The portal's logo, or null for none; NotFound when the portal is not this account's. */
+  async logo(accountId: number, id: number): Promise<PortalLogoInfo | null> {
+    await this.get(accountId, id);
+    const meta = await this.repo.findLogoMeta(id);
+    if (!meta) return null;
+    return {
+      content_type: meta.content_type,
+      width: meta.width,
+      height: meta.height,
+      version: meta.sha256.slice(0, 16),
+      updated: meta.updated,
+    };
+  }
+
+  /**
+   * Stores a PNG, JPEG or WebP as the portal's logo, replacing any; the type comes from the bytes
+   * (logo.ts), whatever name or type the upload claimed. A field error "logo" otherwise.
+   */
+  async setLogo(accountId: number, id: number, data: Buffer): Promise<PortalLogoInfo> {
+    const image = checkLogo(data);
+    if (typeof image === "string") throw ValidationError.field("logo", image);
+    const sha256 = createHash("sha256").update(data).digest("hex");
+    const updated = isoNow();
+    await this.repo.transaction(async (repo) => {
+      if (!(await repo.findById(accountId, id))) throw notFound(id);
+      await repo.putLogo({
+        portal_id: id,
+        account_id: accountId,
+        content_type: image.type,
+        data,
+        sha256,
+        width: image.width,
+        height: image.height,
+        updated,
+      });
+    });
+    return {
+      content_type: image.type,
+      width: image.width,
+      height: image.height,
+      bytes: data.length,
+      version: sha256.slice(0, 16),
+      updated,
+    };
+  }
+
+  /** Removes the logo; true when there was one. */
+  async removeLogo(accountId: number, id: number): Promise<boolean> {
+    await this.get(accountId, id);
+    return this.repo.deleteLogo(accountId, id);
+  }
+
+  /** The logo's version for a guest page (undefined: none); the portal is assumed shown. */
+  async guestLogoVersion(id: number): Promise<string | undefined> {
+    if (!Number.isInteger(id) || id < 1 || id > MAX_ID) return undefined;
+    return (await this.repo.findLogoMeta(id))?.sha256.slice(0, 16);
+  }
+
+  /** The logo of a portal guests can see (enabled); undefined otherwise. */
+  async guestLogo(id: number): Promise<GuestLogo | undefined> {
+    if (!(await this.forGuests(id))) return undefined;
+    const row = await this.repo.findLogo(id);
+    if (!row) return undefined;
+    return { contentType: row.content_type, data: Buffer.from(row.data), version: row.sha256.slice(0, 16) };
+  }
+
+  /** The logo's bytes for the console (this account's portal, enabled or not); undefined for none. */
+  async logoFile(accountId: number, id: number): Promise<GuestLogo | undefined> {
+    await this.get(accountId, id);
+    const row = await this.repo.findLogo(id);
+    if (!row) return undefined;
+    return { contentType: row.content_type, data: Buffer.from(row.data), version: row.sha256.slice(0, 16) };
   }
 }
