@@ -12,6 +12,7 @@ import * as userListing from "./migrations/008_user_listing.ts";
 import * as consolePendingSecrets from "./migrations/009_console_pending_secrets.ts";
 import * as deploymentIdentity from "./migrations/012_deployment_identity.ts";
 import * as portalPages from "./migrations/014_portal_pages.ts";
+import * as portalGuests from "./migrations/016_portal_guests.ts";
 
 type Step = { up(db: Kysely<unknown>, dialect: DialectName): Promise<void> };
 const steps: Record<string, Step> = {
@@ -26,6 +27,7 @@ const steps: Record<string, Step> = {
   "009_console_pending_secrets": consolePendingSecrets,
   "012_deployment_identity": deploymentIdentity,
   "014_portal_pages": portalPages,
+  "016_portal_guests": portalGuests,
 };
 
 class StaticProvider implements MigrationProvider {
