@@ -3,6 +3,7 @@
 // and the CLI's create/update options. On each dialect (PostgreSQL when it answers).
 import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
+import { normalizeMac } from "../../src/core/aaa/stations.ts";
 import { ValidationError } from "../../src/core/shared/errors.ts";
 import { dialects } from "../support/databases.ts";
 import { databaseEnv, wisp } from "../support/processes.ts";
@@ -152,6 +153,59 @@ for (const { dialect, skip } of await dialects()) {
       });
       assert.equal(changed.guest_group_id, null);
       assert.equal(changed.clickthrough_validity, 7_200);
+    });
+
+    test("a portal sign-in's RADIUS accept is recorded with the portal and method, once", async () => {
+      const portal = await server.core.portals.create(accountId, {
+        name: "Linked",
+        network_id: networkId,
+        methods: ["password"],
+      });
+      const guest = await server.core.portals.forGuests(portal.id);
+      assert.ok(guest);
+      await server.core.users.create(accountId, { username: "linked.user", password: "Pw-12345" });
+      const mac = "AA-BB-CC-00-00-01";
+      await server.core.portals.expectLogin(guest, "password", "linked.user", normalizeMac(mac));
+      const request = [
+        { attribute: "User-Name", op: "=", value: "linked.user" },
+        { attribute: "Calling-Station-Id", op: "=", value: mac },
+      ];
+      const client = { id: networkId, account_id: accountId };
+      for (let i = 0; i < 2; i++) {
+        const result = await server.core.aaa.authenticate(client, request, { password: "Pw-12345" });
+        assert.equal(result.accepted, true);
+      }
+      const db = server.core.database.db;
+      const rows = await db
+        .selectFrom("radpostauth")
+        .select("portal_id")
+        .where("username", "=", "linked.user")
+        .orderBy("id")
+        .execute();
+      assert.deepEqual(
+        rows.map((r) => r.portal_id),
+        [portal.id, null],
+        "the first accept only",
+      );
+      const events = (
+        await db
+          .selectFrom("events")
+          .select("data")
+          .where("kind", "=", "user.authenticated")
+          .orderBy("id")
+          .execute()
+      )
+        .map((e) => (typeof e.data === "string" ? JSON.parse(e.data) : e.data) as Record<string, unknown>)
+        .filter((d) => d.username === "linked.user");
+      assert.equal(events[0]?.portal_id, portal.id);
+      assert.equal(events[0]?.method, "password");
+      assert.equal(events[1]?.portal_id, undefined);
+      const pending = await db
+        .selectFrom("portal_logins")
+        .selectAll()
+        .where("portal_id", "=", portal.id)
+        .execute();
+      assert.deepEqual(pending, [], "consumed");
     });
 
     test("the CLI sets page fields, reads the UAM secret from stdin and never prints it", async () => {
