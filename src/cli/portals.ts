@@ -30,6 +30,10 @@ interface PortalOptions {
   genericUsernameField?: string;
   genericPasswordField?: string;
   genericRedirectField?: string;
+  clickthroughValidity?: number;
+  clickthroughSessionTimeout?: number;
+  registrationValidity?: number;
+  guestGroup?: string;
   /** update: a file to upload as the logo, or false (--no-logo) to remove it. */
   logo?: string | false;
 }
@@ -40,6 +44,13 @@ async function logoFile(path: string): Promise<Buffer> {
     throw ValidationError.field("logo", `must be at most ${MAX_LOGO_BYTES / 1024} KB`);
   }
   return readFile(path);
+}
+
+function guestGroupOf(value: string | undefined): number | null | undefined {
+  if (value === undefined) return undefined;
+  if (value === "" || value === "none") return null;
+  if (!/^\d{1,10}$/.test(value)) throw ValidationError.field("guest_group_id", "must be a group id or none");
+  return Number(value);
 }
 
 function yesNo(value: string | undefined): boolean | undefined {
@@ -72,6 +83,10 @@ async function inputOf(options: PortalOptions): Promise<PortalInput> {
     generic_username_field: options.genericUsernameField,
     generic_password_field: options.genericPasswordField,
     generic_redirect_field: options.genericRedirectField,
+    clickthrough_validity: options.clickthroughValidity,
+    clickthrough_session_timeout: options.clickthroughSessionTimeout,
+    registration_validity: options.registrationValidity,
+    guest_group_id: guestGroupOf(options.guestGroup),
   };
 }
 
@@ -99,10 +114,23 @@ function pageOptions(command: Command): Command {
     .option("--generic-login-param <name>", "generic vendor: query parameter with the gateway's login URL")
     .option("--generic-username-field <name>", "generic vendor: the login form's username field")
     .option("--generic-password-field <name>", "generic vendor: the login form's password field")
+    .option("--generic-redirect-field <name>", "generic vendor: field for the page after login ('' for none)")
     .option(
-      "--generic-redirect-field <name>",
-      "generic vendor: field for the page after login ('' for none)",
-    );
+      "--clickthrough-validity <seconds>",
+      "click-through: how long the one-time credential stays valid (default 86400)",
+      positiveInteger,
+    )
+    .option(
+      "--clickthrough-session-timeout <seconds>",
+      "click-through: how long one session may last (default 3600)",
+      positiveInteger,
+    )
+    .option(
+      "--registration-validity <seconds>",
+      "registration: how long a registered guest stays valid (default 604800)",
+      positiveInteger,
+    )
+    .option("--guest-group <group-id|none>", "registration: the group registered guests join");
 }
 
 export function registerPortalCommands(program: Command, withCore: WithCore): void {

@@ -14,6 +14,7 @@ import * as accountIsolation from "./migrations/011_account_isolation.ts";
 import * as deploymentIdentity from "./migrations/012_deployment_identity.ts";
 import * as portalPages from "./migrations/014_portal_pages.ts";
 import * as portalLogo from "./migrations/015_portal_logo.ts";
+import * as portalGuests from "./migrations/016_portal_guests.ts";
 
 type Step = { up(db: Kysely<unknown>, dialect: DialectName): Promise<void> };
 const steps: Record<string, Step> = {
@@ -30,6 +31,7 @@ const steps: Record<string, Step> = {
   "012_deployment_identity": deploymentIdentity,
   "014_portal_pages": portalPages,
   "015_portal_logo": portalLogo,
+  "016_portal_guests": portalGuests,
 };
 
 class StaticProvider implements MigrationProvider {

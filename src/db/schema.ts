@@ -131,6 +131,10 @@ export interface CaptivePortalsTable {
   generic_username_field: Generated<string>;
   generic_password_field: Generated<string>;
   generic_redirect_field: Generated<string>;
+  clickthrough_validity: Generated<number>;
+  clickthrough_session_timeout: Generated<number>;
+  registration_validity: Generated<number>;
+  guest_group_id: number | null;
 }
 
 /** A captive portal's logo (migration 015); removed with its portal. */
@@ -239,6 +243,17 @@ export interface RadpostauthTable {
   ssid: string | null;
   nas_ip: string | null;
   nas_identifier: string | null;
+  portal_id?: number | null;
+}
+
+export interface PortalLoginsTable {
+  id: Generated<number>;
+  account_id: number;
+  portal_id: number;
+  method: string;
+  username: string;
+  client_mac: string | null;
+  expires: number;
 }
 
 export interface VoucherDevicesTable {
@@ -293,6 +308,7 @@ export interface Schema {
   radacct: RadacctTable;
   nasreload: NasReloadTable;
   radpostauth: RadpostauthTable;
+  portal_logins: PortalLoginsTable;
   voucher_devices: VoucherDevicesTable;
   events: EventsTable;
   jobs: JobsTable;

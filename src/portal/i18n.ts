@@ -33,6 +33,20 @@ export interface Messages {
   continueLink: string;
   notFoundTitle: string;
   notFoundText: string;
+  clickHeading: string;
+  clickButton: string;
+  registerHeading: string;
+  nameLabel: string;
+  emailLabel: string;
+  phoneLabel: string;
+  optional: string;
+  registerButton: string;
+  acceptTerms: string;
+  termsRequired: string;
+  badName: string;
+  badEmail: string;
+  badPhone: string;
+  guestRefused: string;
 }
 
 const en: Messages = {
@@ -67,6 +81,20 @@ const en: Messages = {
   continueLink: "Continue",
   notFoundTitle: "Page not found",
   notFoundText: "There is no sign-in page at this address. Connect to the Wi-Fi and open any web page.",
+  clickHeading: "Just browse",
+  clickButton: "Accept and connect",
+  registerHeading: "Register for Wi-Fi",
+  nameLabel: "Name",
+  emailLabel: "Email",
+  phoneLabel: "Phone",
+  optional: "(optional)",
+  registerButton: "Register and connect",
+  acceptTerms: "I accept the terms of use",
+  termsRequired: "Please accept the terms of use to connect.",
+  badName: "Please enter your name (up to 100 characters).",
+  badEmail: "Please enter a valid email address.",
+  badPhone: "Please enter a valid phone number, or leave it empty.",
+  guestRefused: "We could not sign you in. Please ask the staff for help.",
 };
 
 const es: Messages = {
@@ -101,6 +129,20 @@ const es: Messages = {
   notFoundTitle: "Página no encontrada",
   notFoundText:
     "No hay ninguna página de acceso en esta dirección. Conéctate al Wi-Fi y abre cualquier página web.",
+  clickHeading: "Solo navegar",
+  clickButton: "Aceptar y conectar",
+  registerHeading: "Regístrese para el Wi-Fi",
+  nameLabel: "Nombre",
+  emailLabel: "Correo electrónico",
+  phoneLabel: "Teléfono",
+  optional: "(opcional)",
+  registerButton: "Registrarse y conectar",
+  acceptTerms: "Acepto las condiciones de uso",
+  termsRequired: "Acepte las condiciones de uso para conectarse.",
+  badName: "Escriba su nombre (hasta 100 caracteres).",
+  badEmail: "Escriba una dirección de correo válida.",
+  badPhone: "Escriba un teléfono válido o déjelo vacío.",
+  guestRefused: "No hemos podido conectarle. Pida ayuda al personal.",
 };
 
 const fr: Messages = {
@@ -137,6 +179,20 @@ const fr: Messages = {
   notFoundTitle: "Page introuvable",
   notFoundText:
     "Il n’y a pas de page de connexion à cette adresse. Connectez-vous au Wi-Fi et ouvrez une page web.",
+  clickHeading: "Naviguer simplement",
+  clickButton: "Accepter et se connecter",
+  registerHeading: "S’inscrire au Wi-Fi",
+  nameLabel: "Nom",
+  emailLabel: "E-mail",
+  phoneLabel: "Téléphone",
+  optional: "(facultatif)",
+  registerButton: "S’inscrire et se connecter",
+  acceptTerms: "J’accepte les conditions d’utilisation",
+  termsRequired: "Veuillez accepter les conditions d’utilisation pour vous connecter.",
+  badName: "Veuillez saisir votre nom (100 caractères au plus).",
+  badEmail: "Veuillez saisir une adresse e-mail valide.",
+  badPhone: "Veuillez saisir un numéro de téléphone valide, ou laisser le champ vide.",
+  guestRefused: "Nous n’avons pas pu vous connecter. Demandez de l’aide au personnel.",
 };
 
 export const CATALOGUE: Record<PortalLanguage, Messages> = { en, es, fr };

@@ -8,9 +8,17 @@ import fs from "node:fs";
 import { fileURLToPath } from "node:url";
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import type { Core } from "../core/index.ts";
-import type { PortalLanguage } from "../core/portals/rules.ts";
+import { PORTAL_METHODS, type PortalLanguage, type PortalMethod } from "../core/portals/rules.ts";
 import type { GuestPortal } from "../core/portals/service.ts";
-import { checkSignIn, type SignInProblem } from "../core/portals/signin.ts";
+import {
+  checkSignIn,
+  clickThrough,
+  type GuestProblem,
+  MAX_GUEST_EMAIL,
+  MAX_GUEST_NAME,
+  registerGuest,
+  type SignInProblem,
+} from "../core/portals/signin.ts";
 import type { CounterStore } from "../http/rate-limit.ts";
 import { gatewayOrigin, handoff, parseGateway, safeHttpUrl } from "./gateway.ts";
 import { CATALOGUE, chooseLanguage, type Messages } from "./i18n.ts";
@@ -87,7 +95,12 @@ function positiveId(text: string): number | undefined {
   return /^\d{1,9}$/.test(text) && Number(text) >= 1 ? Number(text) : undefined;
 }
 
-const PROBLEM_TEXT: Record<SignInProblem, keyof Messages> = {
+const PROBLEM_TEXT: Record<SignInProblem | GuestProblem, keyof Messages> = {
+  terms_required: "termsRequired",
+  bad_name: "badName",
+  bad_email: "badEmail",
+  bad_phone: "badPhone",
+  guest_refused: "guestRefused",
   invalid_code: "invalidCode",
   code_expired: "codeExpired",
   code_used_up: "codeUsedUp",
@@ -177,7 +190,12 @@ export async function portalPlugin(app: FastifyInstance, options: PortalOptions)
     portal: GuestPortal,
     gatewayQuery: string,
     lang: PortalLanguage,
-    extra: { status?: number; error?: string; username?: string } = {},
+    extra: {
+      status?: number;
+      error?: string;
+      username?: string;
+      guest?: { name: string; email: string; phone: string };
+    } = {},
   ) {
     const logo = await core.portals.guestLogoVersion(portal.id);
     const page = signInPage({
@@ -190,6 +208,7 @@ export async function portalPlugin(app: FastifyInstance, options: PortalOptions)
       gateway: gatewayQuery,
       error: extra.error,
       ...(extra.username ? { username: extra.username } : {}),
+      ...(extra.guest ? { guest: extra.guest } : {}),
       switchTo: switcher(portal.id, gatewayQuery),
     });
     return send(reply, extra.status ?? 200, page);
@@ -281,21 +300,38 @@ export async function portalPlugin(app: FastifyInstance, options: PortalOptions)
       return send(reply, 429, messagePage(lang, ASSETS, portal.title, t.tooMany, { portal }));
     }
 
-    const method = form.get("method") === "password" ? "password" : "voucher";
-    const result = await checkSignIn(core.aaa, portal, {
-      method,
-      code: form.get("code") ?? "",
-      username: form.get("username") ?? "",
-      password: form.get("password") ?? "",
-      clientMac: gateway.clientMac,
-    });
+    const asked = form.get("method") ?? "";
+    const method: PortalMethod = (PORTAL_METHODS as readonly string[]).includes(asked)
+      ? (asked as PortalMethod)
+      : "voucher";
+    const guest = {
+      name: (form.get("name") ?? "").slice(0, MAX_GUEST_NAME),
+      email: (form.get("email") ?? "").slice(0, MAX_GUEST_EMAIL),
+      phone: (form.get("phone") ?? "").slice(0, 24),
+    };
+    const termsAccepted = form.get("terms") === "yes";
+    const result =
+      method === "clickthrough"
+        ? await clickThrough(core, portal, { termsAccepted })
+        : method === "registration"
+          ? await registerGuest(core, portal, { ...guest, termsAccepted, clientMac: gateway.clientMac })
+          : await checkSignIn(core.aaa, portal, {
+              method,
+              code: form.get("code") ?? "",
+              username: form.get("username") ?? "",
+              password: form.get("password") ?? "",
+              clientMac: gateway.clientMac,
+            });
     if (!result.ok) {
       return showSignIn(request, reply, portal, query, lang, {
-        status: 401,
+        status: result.problem === "method_off" || method === "voucher" || method === "password" ? 401 : 400,
         error: t[PROBLEM_TEXT[result.problem]],
         username: method === "password" ? (form.get("username") ?? "").slice(0, 64) : "",
+        ...(method === "registration" ? { guest } : {}),
       });
     }
+    // The gateway's RADIUS request that follows is recorded with this portal and method.
+    await core.portals.expectLogin(portal, method, result.username, gateway.clientMac);
     const original =
       gateway.vendor === "coovachilli"
         ? gateway.userurl

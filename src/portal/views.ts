@@ -85,6 +85,8 @@ export interface SignInPage {
   error?: string | undefined;
   /** What the guest typed, kept on an error (never the password). */
   username?: string;
+  /** What a registering guest typed, kept on an error. */
+  guest?: { name: string; email: string; phone: string };
   switchTo: (lang: PortalLanguage) => string;
   /** The logo's address, when the portal has one. */
   logo?: string | undefined;
@@ -111,13 +113,36 @@ export function signInPage(page: SignInPage): string {
 <input type="password" id="password" name="password" autocomplete="current-password" required maxlength="128">
 <button type="submit">${t.passwordButton}</button></form></section>`
     : "";
+  // Click-through and registration: Wisp issues the credential once the terms are accepted (a
+  // required checkbox; the server checks it too). The terms themselves are shown below the forms.
+  const accept = (id: string) =>
+    html`<p class="check"><input type="checkbox" id="${id}" name="terms" value="yes" required><label for="${id}">${t.acceptTerms}</label></p>`;
+  const click = portal.methods.includes("clickthrough")
+    ? html`<section aria-labelledby="h-click"><h2 id="h-click">${t.clickHeading}</h2>
+<form method="post" action="${page.action}">${hidden}<input type="hidden" name="method" value="clickthrough">
+${accept("terms-click")}
+<button type="submit">${t.clickButton}</button></form></section>`
+    : "";
+  const guest = page.guest ?? { name: "", email: "", phone: "" };
+  const register = portal.methods.includes("registration")
+    ? html`<section aria-labelledby="h-register"><h2 id="h-register">${t.registerHeading}</h2>
+<form method="post" action="${page.action}">${hidden}<input type="hidden" name="method" value="registration">
+<label for="reg-name">${t.nameLabel}</label>
+<input type="text" id="reg-name" name="name" autocomplete="name" required maxlength="100" value="${guest.name}">
+<label for="reg-email">${t.emailLabel}</label>
+<input type="email" id="reg-email" name="email" autocomplete="email" autocapitalize="none" spellcheck="false" required maxlength="254" value="${guest.email}">
+<label for="reg-phone">${t.phoneLabel} <span class="hint">${t.optional}</span></label>
+<input type="tel" id="reg-phone" name="phone" autocomplete="tel" maxlength="24" value="${guest.phone}">
+${accept("terms-register")}
+<button type="submit">${t.registerButton}</button></form></section>`
+    : "";
   const terms = portal.terms
     ? html`<section aria-labelledby="h-terms"><h2 id="h-terms">${t.termsHeading}</h2><div class="terms">${paragraphs(portal.terms)}</div></section>
 <p class="note">${t.termsNote}</p>`
     : "";
   const body = html`${page.error ? html`<p class="error" role="alert" id="error">${page.error}</p>` : ""}
 ${portal.welcomeText ? html`<div class="welcome">${paragraphs(portal.welcomeText)}</div>` : ""}
-${voucher}${password}${terms}`;
+${voucher}${password}${click}${register}${terms}`;
   return layout(
     {
       lang: page.lang,

@@ -157,6 +157,10 @@ for (const { dialect, skip } of await dialects()) {
         generic_username_field: "username",
         generic_password_field: "password",
         generic_redirect_field: "",
+        clickthrough_validity: 86_400,
+        clickthrough_session_timeout: 3_600,
+        registration_validity: 604_800,
+        guest_group_id: null,
         created: staff.created,
         updated: staff.updated,
       });

@@ -11,6 +11,7 @@ import { browserUnavailable, launchBrowser, SCREENSHOT_DIR, type TestBrowser } f
 import { freeUdpPort } from "../support/freeradius-lab.ts";
 import { startGateway, type TestGateway, type Vendor } from "../support/gateways.ts";
 import { startTestServer, type TestServer } from "../support/server.ts";
+import { Receiver } from "../webhooks/receiver.ts";
 
 const SECRET = "portal-radius-secret";
 const UAM_SECRET = "uam-shared-7";
@@ -235,5 +236,185 @@ describe("captive portal guests in a browser", { skip: browserUnavailable() ?? f
     await signInWithCode((await voucher()).code);
     assert.equal(await landed(/\/welcome$/), "/welcome");
     await page().setExtraHTTPHeaders({});
+  });
+});
+
+describe("captive portal click-through and registration in a browser", {
+  skip: browserUnavailable() ?? false,
+}, () => {
+  let server: TestServer;
+  let radiusPort: number;
+  let accountId: number;
+  let networkId: number;
+  let groupId: number;
+  let browser: TestBrowser;
+  let receiver: Receiver;
+  let key: string;
+  const gateways: TestGateway[] = [];
+
+  before(async () => {
+    radiusPort = await freeUdpPort();
+    server = await startTestServer({
+      env: {
+        RADIUS_HOST: "127.0.0.1",
+        RADIUS_AUTH_PORT: String(radiusPort),
+        RADIUS_ACCT_PORT: String(await freeUdpPort()),
+        WEBHOOK_ALLOW_PRIVATE: "1",
+      },
+    });
+    receiver = await Receiver.start();
+    accountId = (await server.account("default")).id;
+    networkId = (
+      await server.core.networks.create(accountId, { name: "venue", nas_ip: "127.0.0.1", secret: SECRET })
+    ).network.id;
+    groupId = (await server.core.groups.create(accountId, { name: "hotel-guests" })).id;
+    key = await server.key("default", { permissions: "read" });
+    await server.core.webhooks.create(accountId, { url: receiver.url("/guests"), events: "all" });
+    browser = await launchBrowser({ width: 390, height: 800 });
+  });
+  after(async () => {
+    await browser?.close();
+    for (const g of gateways) await g.close();
+    await server?.stop();
+    await receiver?.close();
+  });
+
+  async function setup(vendor: Vendor, mac: string) {
+    const gateway = await startGateway({
+      vendor,
+      radiusPort,
+      secret: SECRET,
+      uamSecret: UAM_SECRET,
+      clientMac: mac,
+    });
+    gateways.push(gateway);
+    const portal = await server.core.portals.create(accountId, {
+      name: `${vendor} guests`,
+      network_id: networkId,
+      vendor,
+      methods: ["clickthrough", "registration"],
+      guest_group_id: groupId,
+      terms: "Be kind to the network.",
+      clickthrough_validity: 7_200,
+      clickthrough_session_timeout: 900,
+      registration_validity: 86_400,
+      success_url: `http://localhost:${new URL(gateway.url).port}/welcome`,
+      ...(vendor === "coovachilli" ? { uam_secret: UAM_SECRET } : {}),
+    });
+    await browser.page.goto(gateway.startUrl(portal.login_url.replace(/^https?:\/\/[^/]+/, server.url)));
+    return { gateway, portal };
+  }
+
+  const page = () => browser.page;
+  const events = (kind: string) =>
+    receiver
+      .at("/guests")
+      .map((r) => r.json as { type?: string; event?: string; data: Record<string, unknown> })
+      .filter((b) => (b.event ?? b.type) === kind);
+
+  async function register(name: string, email: string, phone = "") {
+    await page().fill("#reg-name", name);
+    await page().fill("#reg-email", email);
+    if (phone) await page().fill("#reg-phone", phone);
+    await page().check("#terms-register");
+    await page().click("#h-register ~ form button[type=submit]");
+  }
+
+  test("CoovaChilli: click-through issues a one-time credential with the portal's limits", async () => {
+    const { gateway, portal } = await setup("coovachilli", "AA-BB-CC-00-22-01");
+    assert.equal(await page().getAttribute("#terms-click", "required"), "");
+    await page().check("#terms-click");
+    await page().click("#h-click ~ form button[type=submit]");
+    await page().waitForURL(/localhost:\d+\/welcome$/, { timeout: 10_000 });
+    const [hand] = gateway.handoffs;
+    assert.equal(hand?.radius.type, "Access-Accept", hand?.radius.message);
+    const code = hand?.params.username ?? "";
+    const issued = await server.core.vouchers.findByCode(accountId, code);
+    assert.ok(issued, `a voucher ${code} was issued`);
+    assert.equal(issued.usage_limit, 1);
+    assert.equal(issued.validity, 7_200);
+    assert.equal(issued.session_timeout, 900);
+    assert.equal(issued.status, "exhausted", "one device: used by the gateway's request");
+
+    await receiver.waitFor(
+      () => events("user.authenticated").some((e) => e.data.portal_id === portal.id),
+      20_000,
+      "user.authenticated with the portal",
+    );
+    const auth = events("user.authenticated").find((e) => e.data.portal_id === portal.id);
+    assert.equal(auth?.data.method, "clickthrough");
+    assert.equal(auth?.data.username, code);
+  });
+
+  test("MikroTik: registration creates a guest in the group, in report 115, with guest.registered", async () => {
+    const { gateway, portal } = await setup("mikrotik", "AA-BB-CC-00-22-02");
+    await register("Ana García", "Ana.Garcia@Example.org", "+34 600 000 000");
+    await page().waitForURL(/\/welcome$/, { timeout: 10_000 });
+    const [hand] = gateway.handoffs;
+    assert.equal(hand?.radius.type, "Access-Accept", hand?.radius.message);
+    const username = hand?.params.username ?? "";
+    assert.match(username, new RegExp(`^guest-${portal.id}-[0-9a-f]{16}$`));
+
+    const users = await server.call("GET", `/api/users?search=${username}`, { key });
+    assert.equal(users.status, 200);
+    const user = users.body.data[0];
+    assert.equal(user?.email, "ana.garcia@example.org");
+    assert.equal(user?.fullname, "Ana García");
+    const members = await server.call("GET", `/api/groups/${groupId}/users`, { key });
+    assert.ok(
+      members.body.data.some((m: { username: string }) => m.username === username),
+      "in the guest group",
+    );
+    const expiration = await server.core.database.db
+      .selectFrom("radcheck")
+      .select("value")
+      .where("username", "=", username)
+      .where("attribute", "=", "Expiration")
+      .executeTakeFirstOrThrow();
+    const expires = Number(expiration.value) - Date.now() / 1000;
+    assert.ok(expires > 86_000 && expires <= 86_400, `expires in ${expires} s`);
+
+    const report = await server.call("GET", "/api/reports/115?earliest=-1h", { key });
+    assert.equal(report.status, 200);
+    assert.ok(
+      report.body.data.some((r: { username: string }) => r.username === username),
+      "the guest is in report 115",
+    );
+
+    await receiver.waitFor(
+      () =>
+        events("guest.registered").length > 0 &&
+        events("user.authenticated").some((e) => e.data.method === "registration"),
+      20_000,
+      "guest.registered and user.authenticated",
+    );
+    const registered = events("guest.registered")[0];
+    assert.equal((registered?.data.user as { username?: string } | undefined)?.username, username);
+    assert.equal(registered?.data.portal_id, portal.id);
+    assert.equal(registered?.data.phone, "+34 600 000 000");
+    const auth = events("user.authenticated").find((e) => e.data.method === "registration");
+    assert.equal(auth?.data.portal_id, portal.id);
+    assert.equal(auth?.data.username, username);
+
+    // The same email again on this portal: the same guest, renewed (new password); no second user.
+    await page().goto(gateway.startUrl(portal.login_url.replace(/^https?:\/\/[^/]+/, server.url)));
+    await register("Ana G", "ana.garcia@EXAMPLE.org");
+    await page().waitForURL(/\/welcome$/, { timeout: 10_000 });
+    assert.equal(gateway.handoffs[1]?.radius.type, "Access-Accept", gateway.handoffs[1]?.radius.message);
+    assert.equal(gateway.handoffs[1]?.params.username, username);
+    const again = await server.call("GET", `/api/users?search=${username}`, { key });
+    assert.equal(again.body.total, 1);
+    assert.equal(again.body.data[0]?.fullname, "Ana G");
+    assert.equal(events("guest.registered").length, 1, "a renewal is not a new registration");
+
+    // Report 110 by portal: this portal's sign-in only.
+    const mine = await server.call("GET", `/api/reports/110?portal_id=${portal.id}`, { key });
+    assert.equal(mine.status, 200);
+    assert.deepEqual(
+      mine.body.data.map((r: { username: string }) => r.username),
+      [username, username],
+    );
+    const bad = await server.call("GET", "/api/reports/110?portal_id=abc", { key });
+    assert.equal(bad.status, 400);
   });
 });

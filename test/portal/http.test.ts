@@ -126,6 +126,77 @@ describe("captive portal pages over HTTP", () => {
     assert.equal(safeHttpUrl("https://example.com/ok?x=1"), "https://example.com/ok?x=1");
   });
 
+  test("click-through and registration: terms required, bad and hostile fields refused, nothing created", async () => {
+    const network = await server.core.networks.create(accountId, { name: "guest-net", nas_ip: "192.0.2.10" });
+    const group = await server.core.groups.create(accountId, { name: "registered" });
+    const guests = (
+      await server.core.portals.create(accountId, {
+        name: "Guests",
+        network_id: network.network.id,
+        vendor: "coovachilli",
+        uam_secret: "s3cret",
+        methods: ["clickthrough", "registration"],
+        guest_group_id: group.id,
+      })
+    ).id;
+    const client = new ConsoleClient(server.url);
+    const first = await client.get(`/portal/${guests}?${coovaQuery()}`);
+    assert.match(first.text, /type="checkbox" id="terms-click" name="terms" value="yes" required/);
+    assert.match(first.text, /<label for="reg-email">/);
+    let device = 0;
+    // A new device each time: the per-device limit of this suite is 2.
+    const post = (form: Record<string, string>) =>
+      client.post(`/portal/${guests}`, {
+        ...form,
+        gw: coovaQuery({ mac: `AA-BB-CC-DD-F0-${String(++device).padStart(2, "0")}` }),
+      });
+    const counts = async () => ({
+      vouchers: (await server.core.vouchers.list(accountId, {}, { page: 1, limit: 1 })).total,
+      users: (await server.core.users.list(accountId, {}, { page: 1, limit: 1 })).total,
+    });
+    const before = await counts();
+
+    const noTerms = await post({ method: "clickthrough" });
+    assert.equal(noTerms.status, 400);
+    assert.match(noTerms.text, /accept the terms of use to connect/);
+    const good = { method: "registration", name: "Ana", email: "ana@example.org", terms: "yes" };
+    const refusals: [Record<string, string>, RegExp][] = [
+      [{ ...good, terms: "" }, /accept the terms/],
+      [{ ...good, terms: "no" }, /accept the terms/],
+      [{ ...good, email: "not-an-email" }, /valid email address/],
+      [{ ...good, email: "a@b" }, /valid email address/],
+      [{ ...good, email: '"><script>alert(1)</script>@x.org' }, /valid email address/],
+      [{ ...good, email: `${"a".repeat(250)}@example.org` }, /valid email address/],
+      [{ ...good, name: "" }, /enter your name/],
+      [{ ...good, name: "<script>alert(1)</script>" }, /enter your name/],
+      [{ ...good, name: "bell\u0007" }, /enter your name/],
+      [{ ...good, phone: "call me" }, /valid phone number/],
+    ];
+    for (const [form, message] of refusals) {
+      const answer = await post(form);
+      assert.equal(answer.status, 400, JSON.stringify(form));
+      assert.match(answer.text, message, JSON.stringify(form));
+      assert.doesNotMatch(answer.text, /<script>alert/, "nothing reflected unescaped");
+    }
+    const elsewhere = await client.post(`/portal/${mikrotik}`, {
+      ...good,
+      gw: "link-login-only=http%3A%2F%2F10.5.50.1%2Flogin&mac=AA%3ABB%3ACC%3ADD%3AF1%3A01",
+    });
+    assert.equal(elsewhere.status, 401, "registration is not enabled on that portal");
+    assert.deepEqual(await counts(), before, "no voucher and no user created by refused forms");
+
+    // The same email twice: the same answer (a hand-off), one user, which is not revealed.
+    const once = await post({ ...good, email: "Guest@Example.org" });
+    const twice = await post({ ...good, email: "guest@example.org", name: "Someone else" });
+    assert.equal(once.status, 200);
+    assert.equal(twice.status, 200);
+    assert.match(twice.text, /id="handoff-link"/);
+    assert.equal((await counts()).users, before.users + 1);
+    const clicked = await post({ method: "clickthrough", terms: "yes" });
+    assert.equal(clicked.status, 200);
+    assert.equal((await counts()).vouchers, before.vouchers + 1);
+  });
+
   test("unknown or malformed portal ids: a friendly 404 page", async () => {
     for (const path of ["/portal/999999", "/portal/abc", "/portal/0", "/portal/static/x.js"]) {
       const response = await fetch(`${server.url}${path}`);

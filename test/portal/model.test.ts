@@ -3,6 +3,7 @@
 // and the CLI's create/update options. On each dialect (PostgreSQL when it answers).
 import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
+import { normalizeMac } from "../../src/core/aaa/stations.ts";
 import { ValidationError } from "../../src/core/shared/errors.ts";
 import { dialects } from "../support/databases.ts";
 import { databaseEnv, wisp } from "../support/processes.ts";
@@ -47,7 +48,17 @@ for (const { dialect, skip } of await dialects()) {
       await refused({ welcome_text: "x".repeat(2001) }, "welcome_text", /at most 2000/);
       await refused({ terms: "ok\u0000" }, "terms", /control characters/);
       await refused({ methods: [] }, "methods", /at least one of voucher, password/);
-      await refused({ methods: ["voucher", "clickthrough"] }, "methods", /not "clickthrough"/);
+      await refused({ methods: ["voucher", "sms"] }, "methods", /not "sms"/);
+      await refused({ clickthrough_validity: 0 }, "clickthrough_validity", /60 to 31536000/);
+      await refused({ clickthrough_session_timeout: 1.5 }, "clickthrough_session_timeout", /whole number/);
+      await refused({ registration_validity: 31_536_001 }, "registration_validity", /60 to 31536000/);
+      await refused({ guest_group_id: -1 }, "guest_group_id", /group id/);
+      await refused(
+        { methods: ["registration"] },
+        "guest_group_id",
+        /required when methods include registration/,
+      );
+      await refused({ guest_group_id: 999999 }, "guest_group_id", /not a group of this account/);
       await refused({ language: "de" }, "language", /auto, en, es, fr/);
       await refused({ color_primary: "blue" }, "color_primary", /hex colour/);
       await refused({ color_background: "#fff" }, "color_background", /hex colour/);
@@ -109,6 +120,96 @@ for (const { dialect, skip } of await dialects()) {
       assert.equal(await server.core.portals.forGuests(999999), undefined);
     });
 
+    test("click-through and registration settings: defaults, the API shape, a group of the same account", async () => {
+      const group = await server.core.groups.create(accountId, { name: "portal-guests" });
+      const other = await server.account("other-guests");
+      const foreign = await server.core.groups.create(other.id, { name: "theirs" });
+      const portal = await server.core.portals.create(accountId, {
+        name: "Guests",
+        network_id: networkId,
+        methods: ["clickthrough", "registration", "voucher"],
+        guest_group_id: group.id,
+      });
+      assert.deepEqual(portal.methods, ["voucher", "clickthrough", "registration"]);
+      assert.equal(portal.clickthrough_validity, 86_400);
+      assert.equal(portal.clickthrough_session_timeout, 3_600);
+      assert.equal(portal.registration_validity, 604_800);
+      const api = await server.call("GET", `/api/captiveportals/${portal.id}`, { key });
+      assert.equal(api.status, 200);
+      assert.equal(api.body.guest_group_id, group.id);
+      assert.equal(api.body.clickthrough_session_timeout, 3_600);
+      await assert.rejects(
+        server.core.portals.update(accountId, portal.id, { guest_group_id: foreign.id }),
+        /guest_group_id/,
+      );
+      await assert.rejects(
+        server.core.portals.update(accountId, portal.id, { guest_group_id: null }),
+        /required when methods include registration/,
+      );
+      const changed = await server.core.portals.update(accountId, portal.id, {
+        methods: ["clickthrough"],
+        guest_group_id: null,
+        clickthrough_validity: 7_200,
+      });
+      assert.equal(changed.guest_group_id, null);
+      assert.equal(changed.clickthrough_validity, 7_200);
+    });
+
+    test("a portal sign-in's RADIUS accept is recorded with the portal and method, once", async () => {
+      const portal = await server.core.portals.create(accountId, {
+        name: "Linked",
+        network_id: networkId,
+        methods: ["password"],
+      });
+      const guest = await server.core.portals.forGuests(portal.id);
+      assert.ok(guest);
+      await server.core.users.create(accountId, { username: "linked.user", password: "Pw-12345" });
+      const mac = "AA-BB-CC-00-00-01";
+      await server.core.portals.expectLogin(guest, "password", "linked.user", normalizeMac(mac));
+      const request = [
+        { attribute: "User-Name", op: "=", value: "linked.user" },
+        { attribute: "Calling-Station-Id", op: "=", value: mac },
+      ];
+      const client = { id: networkId, account_id: accountId };
+      for (let i = 0; i < 2; i++) {
+        const result = await server.core.aaa.authenticate(client, request, {
+          password: Buffer.from("Pw-12345"),
+        });
+        assert.equal(result.accepted, true);
+      }
+      const db = server.core.database.db;
+      const rows = await db
+        .selectFrom("radpostauth")
+        .select("portal_id")
+        .where("username", "=", "linked.user")
+        .orderBy("id")
+        .execute();
+      assert.deepEqual(
+        rows.map((r) => r.portal_id),
+        [portal.id, null],
+        "the first accept only",
+      );
+      const events = (
+        await db
+          .selectFrom("events")
+          .select("data")
+          .where("kind", "=", "user.authenticated")
+          .orderBy("id")
+          .execute()
+      )
+        .map((e) => (typeof e.data === "string" ? JSON.parse(e.data) : e.data) as Record<string, unknown>)
+        .filter((d) => d.username === "linked.user");
+      assert.equal(events[0]?.portal_id, portal.id);
+      assert.equal(events[0]?.method, "password");
+      assert.equal(events[1]?.portal_id, undefined);
+      const pending = await db
+        .selectFrom("portal_logins")
+        .selectAll()
+        .where("portal_id", "=", portal.id)
+        .execute();
+      assert.deepEqual(pending, [], "consumed");
+    });
+
     test("the CLI sets page fields, reads the UAM secret from stdin and never prints it", async () => {
       const env = { ...databaseEnv(server.database), PUBLIC_URL: "https://wifi.example.org" };
       const created = await wisp(
@@ -131,6 +232,12 @@ for (const { dialect, skip } of await dialects()) {
       const bad = await wisp(["portals", "update", String(id), "--color-background", "red"], env);
       assert.equal(bad.code, 1);
       assert.match(bad.stderr, /color_background must be a hex colour/);
+      const timed = await wisp(
+        ["portals", "update", String(id), "--clickthrough-validity", "7200", "--methods", "clickthrough"],
+        env,
+      );
+      assert.equal(timed.code, 0, timed.stderr);
+      assert.equal((await server.core.portals.get(accountId, id)).clickthrough_validity, 7_200);
       const noSecret = await wisp(["portals", "update", String(id), "--uam-secret", ""], env);
       assert.match(noSecret.stderr, /uam_secret is required when vendor is coovachilli/);
     });

@@ -161,6 +161,9 @@ function previewPage(request: FastifyRequest, values: PortalFormValues, logo?: s
     vendor: "generic",
     uamSecret: "",
     generic: { loginParam: "", usernameField: "", passwordField: "", redirectField: "" },
+    // The preview renders the forms only; these apply at sign-in.
+    clickthrough: { validity: 0, sessionTimeout: 0 },
+    registration: { validity: 0, groupId: null },
   };
   return signInPage({
     portal,

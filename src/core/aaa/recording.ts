@@ -72,7 +72,8 @@ export class RecordingRepo {
     attempts: readonly AttemptRecord[],
     events: readonly NewEvent[],
   ): Promise<void> {
-    const rows = attempts.map((attempt) => ({
+    const portals = await this.takePortalLogins(trx, attempts, events);
+    const rows = attempts.map((attempt, i) => ({
       username: attempt.username,
       pass: "",
       reply: attempt.accepted ? "Access-Accept" : "Access-Reject",
@@ -92,8 +93,9 @@ export class RecordingRepo {
       ssid: attempt.ssid,
       nas_ip: attempt.nasIp,
       nas_identifier: attempt.nasIdentifier,
+      portal_id: portals[i] ?? null,
     }));
-    // 17 columns: 500 rows stay far below SQLite's and PostgreSQL's bound-parameter limits.
+    // 18 columns: 500 rows stay far below SQLite's and PostgreSQL's bound-parameter limits.
     for (let i = 0; i < rows.length; i += 500) {
       await trx
         .insertInto("radpostauth")
@@ -101,6 +103,52 @@ export class RecordingRepo {
         .execute();
     }
     for (let i = 0; i < events.length; i += 1000) await insertEvents(trx, events.slice(i, i + 1000));
+  }
+
+  /**
+   * Links accepted attempts to the portal sign-ins that led to them (src/core/portals/service.ts
+   * expectLogin: same account and username, same device when both name one, not expired): the
+   * attempt's portal, and portal_id and method in its user.authenticated event. Each pending sign-in
+   * is used once. One query for the whole batch; none when no attempt was accepted.
+   */
+  private async takePortalLogins(
+    trx: Trx,
+    attempts: readonly AttemptRecord[],
+    events: readonly NewEvent[],
+  ): Promise<(number | undefined)[]> {
+    const found: (number | undefined)[] = [];
+    const accepted = attempts.filter((a) => a.accepted);
+    if (accepted.length === 0) return found;
+    const now = Math.max(...accepted.map((a) => a.at));
+    const pending = await trx
+      .selectFrom("portal_logins")
+      .selectAll()
+      .where("expires", ">=", now)
+      .where("username", "in", [...new Set(accepted.map((a) => a.username))])
+      .where("account_id", "in", [...new Set(accepted.map((a) => a.accountId))])
+      .orderBy("id", "desc")
+      .execute();
+    if (pending.length === 0) return found;
+    const used: number[] = [];
+    attempts.forEach((attempt, i) => {
+      if (!attempt.accepted) return;
+      const match = pending.find(
+        (p) =>
+          !used.includes(p.id) &&
+          p.account_id === attempt.accountId &&
+          p.username === attempt.username &&
+          (p.client_mac === null || attempt.clientMac === null || p.client_mac === attempt.clientMac),
+      );
+      if (!match) return;
+      used.push(match.id);
+      found[i] = match.portal_id;
+      const event = events[i];
+      if (event?.kind === "user.authenticated") {
+        event.data = { ...event.data, portal_id: match.portal_id, method: match.method };
+      }
+    });
+    if (used.length > 0) await trx.deleteFrom("portal_logins").where("id", "in", used).execute();
+    return found;
   }
 
   /**

@@ -10,6 +10,7 @@ export type EventKind =
   | "user.created"
   | "user.updated"
   | "user.deleted"
+  | "guest.registered"
   | "voucher.activated"
   | "session.started"
   | "session.stopped"

@@ -1,6 +1,6 @@
 import { type Insertable, type Kysely, type Selectable, sql, type Updateable } from "kysely";
 import type { DialectName } from "../../db/database.ts";
-import type { CaptivePortalsTable, PortalLogosTable, Schema } from "../../db/schema.ts";
+import type { CaptivePortalsTable, PortalLoginsTable, PortalLogosTable, Schema } from "../../db/schema.ts";
 import { ordered, type SortPlan } from "../../db/sort.ts";
 import { offsetOf, type PageRequest } from "../shared/pages.ts";
 import type { Sort } from "../shared/sort.ts";
@@ -106,6 +106,34 @@ export class PortalsRepo {
       .where("id", "=", networkId)
       .executeTakeFirst();
     return row !== undefined;
+  }
+
+  /** Whether the account has this group: registered guests join a group of the portal's account. */
+  async hasGroup(accountId: number, groupId: number): Promise<boolean> {
+    const row = await this.db
+      .selectFrom("groups")
+      .select("id")
+      .where("account_id", "=", accountId)
+      .where("id", "=", groupId)
+      .executeTakeFirst();
+    return row !== undefined;
+  }
+
+  /** The group's name (FreeRADIUS knows groups by name), if the account has it. */
+  async groupName(accountId: number, groupId: number): Promise<string | undefined> {
+    const row = await this.db
+      .selectFrom("groups")
+      .select("name")
+      .where("account_id", "=", accountId)
+      .where("id", "=", groupId)
+      .executeTakeFirst();
+    return row?.name;
+  }
+
+  /** A sign-in handed to the gateway; expired ones are swept at the same time. */
+  async addPendingLogin(row: Insertable<PortalLoginsTable>, now: number): Promise<void> {
+    await this.db.deleteFrom("portal_logins").where("expires", "<", now).execute();
+    await this.db.insertInto("portal_logins").values(row).execute();
   }
 
   insert(row: Insertable<CaptivePortalsTable>): Promise<PortalRow> {

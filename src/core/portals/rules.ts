@@ -33,8 +33,8 @@ export type PortalVendor = (typeof PORTAL_VENDORS)[number];
 /** Vendors whose hand-off needs the UAM secret shared with the gateway. */
 export const VENDORS_WITH_SECRET: readonly PortalVendor[] = ["coovachilli"];
 
-/** Sign-in methods implemented so far (click-through and registration come later). */
-export const PORTAL_METHODS = ["voucher", "password"] as const;
+/** Sign-in methods a portal may offer (src/core/portals/signin.ts and guests.ts implement them). */
+export const PORTAL_METHODS = ["voucher", "password", "clickthrough", "registration"] as const;
 export type PortalMethod = (typeof PORTAL_METHODS)[number];
 
 /** Languages of the guest pages' message catalogue (src/portal/i18n.ts has one entry per code). */
@@ -62,3 +62,22 @@ export function checkText(value: string, max: number, multiline: boolean): strin
 export function checkUamSecret(value: string): string | null {
   return /^[\x21-\x7e]+$/.test(value) && value.length <= MAX_UAM_SECRET ? null : UAM_SECRET_RULE;
 }
+
+/** Click-through and registration validity and session limits, in seconds: 1 minute to 1 year. */
+export const MIN_GUEST_SECONDS = 60;
+export const MAX_GUEST_SECONDS = 31_536_000;
+export const GUEST_SECONDS_RULE = `must be a whole number of seconds from ${MIN_GUEST_SECONDS} to ${MAX_GUEST_SECONDS}`;
+export const GUEST_SECONDS_FIELDS = [
+  "clickthrough_validity",
+  "clickthrough_session_timeout",
+  "registration_validity",
+] as const;
+
+export function checkGuestSeconds(value: number): string | null {
+  return Number.isInteger(value) && value >= MIN_GUEST_SECONDS && value <= MAX_GUEST_SECONDS
+    ? null
+    : GUEST_SECONDS_RULE;
+}
+
+/** How long a portal sign-in waits for the gateway's RADIUS request before it is forgotten. */
+export const PENDING_LOGIN_SECONDS = 300;

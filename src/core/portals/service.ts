@@ -19,15 +19,18 @@ import {
 } from "./repo.ts";
 import {
   COLOR_PATTERN,
+  checkGuestSeconds,
   checkSuccessUrl,
   checkText,
   checkUamSecret,
   FIELD_NAME_PATTERN,
   FIELD_NAME_RULE,
+  GUEST_SECONDS_FIELDS,
   MAX_PORTAL_NAME,
   MAX_TERMS,
   MAX_TITLE,
   MAX_WELCOME,
+  PENDING_LOGIN_SECONDS,
   PORTAL_LANGUAGES,
   PORTAL_METHODS,
   PORTAL_SORT_FIELDS,
@@ -64,6 +67,13 @@ export interface CaptivePortal {
   generic_password_field: string;
   /** Empty: no field with the page to land on after login. */
   generic_redirect_field: string;
+  /** Seconds a click-through credential stays valid, and one click-through session's limit. */
+  clickthrough_validity: number;
+  clickthrough_session_timeout: number;
+  /** Seconds a registered guest stays valid (the user's Expiration). */
+  registration_validity: number;
+  /** The group registered guests join; null: none (registration cannot be enabled). */
+  guest_group_id: number | null;
   created: string;
   updated: string;
 }
@@ -85,6 +95,8 @@ export interface GuestPortal {
   /** In clear, for the hand-off's encoding; empty when none is set. */
   uamSecret: string;
   generic: { loginParam: string; usernameField: string; passwordField: string; redirectField: string };
+  clickthrough: { validity: number; sessionTimeout: number };
+  registration: { validity: number; groupId: number | null };
 }
 
 /** A portal's logo as the console shows it (no bytes). */
@@ -129,6 +141,11 @@ export interface PortalInput {
   generic_username_field?: string | undefined;
   generic_password_field?: string | undefined;
   generic_redirect_field?: string | undefined;
+  clickthrough_validity?: number | undefined;
+  clickthrough_session_timeout?: number | undefined;
+  registration_validity?: number | undefined;
+  /** null removes it. */
+  guest_group_id?: number | null | undefined;
 }
 
 const MAX_ID = 2_147_483_647;
@@ -187,6 +204,18 @@ function checkPage(input: PortalInput, clean: PortalInput, problems: FieldProble
     if (value !== undefined && !FIELD_NAME_PATTERN.test(value))
       problems.push({ field, message: FIELD_NAME_RULE });
   }
+  for (const field of GUEST_SECONDS_FIELDS) {
+    const value = input[field];
+    const bad = value === undefined ? null : checkGuestSeconds(value);
+    if (bad) problems.push({ field, message: bad });
+  }
+  const group = input.guest_group_id;
+  if (group !== undefined && group !== null && (!Number.isInteger(group) || group < 1 || group > MAX_ID)) {
+    problems.push({
+      field: "guest_group_id",
+      message: "must be a group id (a positive whole number) or null",
+    });
+  }
   const redirect = input.generic_redirect_field;
   if (redirect !== undefined && redirect !== "" && !FIELD_NAME_PATTERN.test(redirect)) {
     problems.push({ field: "generic_redirect_field", message: `${FIELD_NAME_RULE}, or empty` });
@@ -220,6 +249,24 @@ function check(input: PortalInput): PortalInput {
 /** The same answer whether the network is missing or another account's: ids do not leak. */
 function noSuchNetwork(networkId: number): ValidationError {
   return ValidationError.field("network_id", `${networkId} is not a network of this account`);
+}
+
+function noSuchGroup(groupId: number): ValidationError {
+  return ValidationError.field("guest_group_id", `${groupId} is not a group of this account`);
+}
+
+/** Registration puts guests in a group: it may only be on while the portal has one. */
+async function checkGuestGroup(
+  repo: PortalsRepo,
+  accountId: number,
+  methods: string,
+  groupId: number | null,
+  changed: boolean,
+): Promise<void> {
+  if (groupId !== null && changed && !(await repo.hasGroup(accountId, groupId))) throw noSuchGroup(groupId);
+  if (groupId === null && methods.split(",").includes("registration")) {
+    throw ValidationError.field("guest_group_id", "is required when methods include registration");
+  }
 }
 
 function notFound(id: number): NotFoundError {
@@ -260,6 +307,11 @@ function pageColumns(clean: PortalInput): PortalChanges {
     changes.generic_password_field = clean.generic_password_field;
   if (clean.generic_redirect_field !== undefined)
     changes.generic_redirect_field = clean.generic_redirect_field;
+  for (const field of GUEST_SECONDS_FIELDS) {
+    const value = clean[field];
+    if (value !== undefined) changes[field] = value;
+  }
+  if (clean.guest_group_id !== undefined) changes.guest_group_id = clean.guest_group_id;
   return changes;
 }
 
@@ -295,6 +347,10 @@ export class PortalsService {
       generic_username_field: row.generic_username_field,
       generic_password_field: row.generic_password_field,
       generic_redirect_field: row.generic_redirect_field,
+      clickthrough_validity: row.clickthrough_validity,
+      clickthrough_session_timeout: row.clickthrough_session_timeout,
+      registration_validity: row.registration_validity,
+      guest_group_id: row.guest_group_id,
       created: row.created,
       updated: row.updated,
     };
@@ -328,7 +384,40 @@ export class PortalsService {
         passwordField: row.generic_password_field,
         redirectField: row.generic_redirect_field,
       },
+      clickthrough: { validity: row.clickthrough_validity, sessionTimeout: row.clickthrough_session_timeout },
+      registration: { validity: row.registration_validity, groupId: row.guest_group_id },
     };
+  }
+
+  /** The name of the portal's guest group, if it still has one of its account. */
+  async guestGroupName(portal: GuestPortal): Promise<string | undefined> {
+    const id = portal.registration.groupId;
+    return id === null ? undefined : this.repo.groupName(portal.accountId, id);
+  }
+
+  /**
+   * Remembers a sign-in handed to the gateway for PENDING_LOGIN_SECONDS, so that the RADIUS
+   * Access-Accept that follows (same account, username and device) is recorded with the portal and
+   * method (src/core/aaa/recording.ts). In the database: any instance may answer the RADIUS request.
+   */
+  async expectLogin(
+    portal: GuestPortal,
+    method: PortalMethod,
+    username: string,
+    clientMac: string | null,
+    now = Math.floor(Date.now() / 1000),
+  ): Promise<void> {
+    await this.repo.addPendingLogin(
+      {
+        account_id: portal.accountId,
+        portal_id: portal.id,
+        method,
+        username,
+        client_mac: clientMac,
+        expires: now + PENDING_LOGIN_SECONDS,
+      },
+      now,
+    );
   }
 
   private listing(row: PortalListRow): PortalListing {
@@ -388,6 +477,8 @@ export class PortalsService {
     try {
       return await this.repo.transaction(async (repo) => {
         if (!(await repo.hasNetwork(accountId, networkId))) throw noSuchNetwork(networkId);
+        const group = clean.guest_group_id ?? null;
+        await checkGuestGroup(repo, accountId, clean.methods?.join(",") ?? "voucher", group, true);
         let row = await repo.insert({
           account_id: accountId,
           network_id: networkId,
@@ -420,6 +511,13 @@ export class PortalsService {
         const hasSecret = clean.uam_secret === undefined ? before.uam_secret !== "" : clean.uam_secret !== "";
         const missing = secretProblem(clean.vendor ?? before.vendor, hasSecret);
         if (missing) throw missing;
+        await checkGuestGroup(
+          repo,
+          accountId,
+          clean.methods?.join(",") ?? before.methods,
+          clean.guest_group_id === undefined ? before.guest_group_id : clean.guest_group_id,
+          clean.guest_group_id !== undefined,
+        );
         const changes: PortalChanges = { ...pageColumns(clean), updated: isoNow() };
         if (clean.uam_secret !== undefined) {
           changes.uam_secret =

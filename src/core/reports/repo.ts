@@ -55,6 +55,8 @@ export type TaskWithJob = TaskRow & { job_status: string | null; job_progress: s
 export interface Window {
   earliest: number;
   latest: number;
+  /** Report 110 only: the attempts that came from this captive portal's sign-ins. */
+  portalId?: number | undefined;
 }
 
 /** Where the previous chunk ended: the last row's time (as stored) and id. */
@@ -354,6 +356,7 @@ export class ReportsRepo {
       .selectFrom("radpostauth")
       .where("account_id", "=", accountId)
       .where("authdate", ">=", this.authTime(w.earliest))
+      .$if(w.portalId !== undefined, (q) => q.where("portal_id", "=", w.portalId!))
       .$if(!before, (q) => q.where("authdate", "<", this.authTime(w.latest)))
       .$if(!!before, (q) =>
         q

@@ -51,6 +51,8 @@ export const DEFAULT_REPORT_LIMITS: ReportLimits = { tasksPerAccount: 10, runnin
 export interface WindowQuery {
   earliest?: string | undefined;
   latest?: string | undefined;
+  /** Report 110's pages only: one captive portal's sign-ins. */
+  portal_id?: number | undefined;
 }
 
 export interface PageQuery extends WindowQuery {
@@ -155,7 +157,9 @@ export class ReportsService {
         `${duration(SYNC_WINDOW_SECONDS)}: add format=csvfile to get the whole window as a CSV file`;
       throw ValidationError.field("earliest", message);
     }
-    return { earliest, latest };
+    return query.portal_id === undefined
+      ? { earliest, latest }
+      : { earliest, latest, portalId: query.portal_id };
   }
 
   /** One page of a report (newest first unless sorted) over a window of at most 4 hours. */

@@ -294,6 +294,36 @@ export class UsersRepo {
       .execute();
   }
 
+  /** Replaces one check item of the user (e.g. Expiration := Unix seconds). */
+  async setCheckItem(accountId: number, username: string, attribute: string, value: string): Promise<void> {
+    await this.db
+      .deleteFrom("radcheck")
+      .where("account_id", "=", accountId)
+      .where("username", "=", username)
+      .where("attribute", "=", attribute)
+      .execute();
+    await this.db
+      .insertInto("radcheck")
+      .values({ account_id: accountId, username, attribute, op: ":=", value })
+      .execute();
+  }
+
+  /** Puts the user in the group unless already there. */
+  async joinGroup(accountId: number, groupname: string, username: string): Promise<void> {
+    const existing = await this.db
+      .selectFrom("radusergroup")
+      .select("username")
+      .where("account_id", "=", accountId)
+      .where("groupname", "=", groupname)
+      .where("username", "=", username)
+      .executeTakeFirst();
+    if (existing) return;
+    await this.db
+      .insertInto("radusergroup")
+      .values({ account_id: accountId, groupname, username, priority: 1 })
+      .execute();
+  }
+
   /** The FreeRADIUS tables key users by name: a rename carries their rows along. */
   async renameRadiusRows(accountId: number, from: string, to: string): Promise<void> {
     await renameRadiusRows(this.db, "username", accountId, from, to);

@@ -145,6 +145,63 @@ export class UsersService {
     }
   }
 
+  /**
+   * A guest registered on a captive portal: a user with a password, in the portal's guest group,
+   * expiring at `expiration` (Unix seconds: FreeRADIUS's Expiration check item, src/core/aaa/decide.ts).
+   * The username is the portal's for this email, so the same email on the same portal renews that
+   * guest (new password and expiration, user.updated) instead of creating another; a new guest
+   * raises user.created and guest.registered (with `event`'s extra data) in the same transaction.
+   */
+  async registerGuest(
+    accountId: number,
+    guest: {
+      username: string;
+      email: string;
+      fullname: string;
+      password: string;
+      groupname: string;
+      expiration: number;
+      event: Record<string, unknown>;
+    },
+  ): Promise<{ user: User; created: boolean }> {
+    check({
+      username: guest.username,
+      email: guest.email,
+      fullname: guest.fullname,
+      password: guest.password,
+    });
+    const now = isoNow();
+    return this.repo.transaction(async (repo) => {
+      const existing = await repo.findByUsername(accountId, guest.username);
+      let row: UserRow | undefined;
+      if (existing) {
+        row = await repo.update(accountId, existing.id, { fullname: guest.fullname, updated: now });
+      } else {
+        row = await repo.insert({
+          account_id: accountId,
+          username: guest.username,
+          email: guest.email,
+          fullname: guest.fullname,
+          status: "enabled",
+          created: now,
+          updated: now,
+        });
+      }
+      if (!row) throw new NotFoundError(`user ${guest.username} not found`);
+      await repo.setPassword(accountId, guest.username, guest.password);
+      await repo.setCheckItem(accountId, guest.username, "Expiration", String(guest.expiration));
+      await repo.joinGroup(accountId, guest.groupname, guest.username);
+      const user = present(row);
+      if (existing) {
+        await repo.recordEvent(accountId, "user.updated", { ...user });
+      } else {
+        await repo.recordEvent(accountId, "user.created", { ...user });
+        await repo.recordEvent(accountId, "guest.registered", { user, ...guest.event });
+      }
+      return { user, created: !existing };
+    });
+  }
+
   /** Partial update: only the fields given change. */
   async update(accountId: number, id: number, input: UserInput): Promise<User> {
     check(input);

@@ -9,6 +9,7 @@ export const EVENT_KINDS = [
   "user.created",
   "user.updated",
   "user.deleted",
+  "guest.registered",
   "voucher.activated",
   "session.started",
   "session.stopped",

@@ -71,6 +71,18 @@ const CaptivePortal = Type.Object(
     generic_redirect_field: Type.String({
       description: "generic vendor: the login form's field for the page after login; empty for none",
     }),
+    clickthrough_validity: Type.Integer({
+      description: "click-through: seconds the one-time guest credential stays valid from its first use",
+    }),
+    clickthrough_session_timeout: Type.Integer({
+      description: "click-through: seconds one guest session may last (Session-Timeout)",
+    }),
+    registration_validity: Type.Integer({
+      description: "registration: seconds a registered guest stays valid (the user's Expiration)",
+    }),
+    guest_group_id: Type.Union([Type.Integer(), Type.Null()], {
+      description: "registration: the group (same account) registered guests join; null for none",
+    }),
     created: Type.String({ format: "date-time" }),
     updated: Type.String({ format: "date-time" }),
   },

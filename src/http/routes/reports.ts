@@ -15,6 +15,7 @@ import {
 } from "../../core/reports/definitions.ts";
 import type { ReportsService } from "../../core/reports/service.ts";
 import { TIME_FORMS } from "../../core/reports/time.ts";
+import { ValidationError } from "../../core/shared/errors.ts";
 import { sendError } from "../errors.ts";
 import { errorResponses, ListOf, PageQuery, StringEnum } from "../schemas.ts";
 
@@ -96,6 +97,18 @@ const reportQuery = (id: ReportId) =>
     {
       earliest: TimeParameter("start of the window, included", "-4h"),
       latest: TimeParameter("end of the window, excluded; now is the end of the current second", "now"),
+      ...(id === 110
+        ? {
+            portal_id: Type.Optional(
+              Type.Integer({
+                minimum: 1,
+                maximum: 2_147_483_647,
+                description:
+                  "only the attempts that followed a sign-in on this captive portal (pages only, not csvfile)",
+              }),
+            ),
+          }
+        : {}),
       ...PageQuery,
       sort: SortParameter(id),
       format: Type.Optional(
@@ -149,12 +162,16 @@ export async function reportsRoutes(app: FastifyInstance, { reports }: { reports
   async function answer(id: number, query: ReportQuery, reply: FastifyReply) {
     const accountId = reply.request.principal.accountId;
     const { earliest, latest, page = 1, limit = 50, sort, format = "json" } = query;
+    const portal_id = (query as { portal_id?: number }).portal_id;
     if (format === "csvfile") {
+      if (portal_id !== undefined) {
+        throw ValidationError.field("portal_id", "filters pages only; files cover every attempt");
+      }
       const queued = await reports.requestFile(accountId, id, { earliest, latest, sort });
       const location = `/api/reports/tasks?task_name=${queued.task_name}&format=csvfile`;
       return reply.code(202).header("Location", location).send(queued);
     }
-    const result = await reports.page(accountId, id, { earliest, latest, page, limit, sort });
+    const result = await reports.page(accountId, id, { earliest, latest, page, limit, sort, portal_id });
     if (format === "json") return result;
     return reply
       .type("text/csv; charset=utf-8")
