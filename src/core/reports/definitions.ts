@@ -1,4 +1,5 @@
 // The three reports: their ids, titles and columns, in the order the JSON rows and CSV files have them.
+import { sortValues } from "../shared/sort.ts";
 
 export const REPORT_IDS = [110, 115, 120] as const;
 export type ReportId = (typeof REPORT_IDS)[number];
@@ -127,10 +128,9 @@ export interface ReportSort<R extends ReportId = ReportId> {
   descending: boolean;
 }
 
-/** Every value `sort` accepts: each field, then each field with a leading "-". */
+/** Every value `sort` accepts, as every list has them (core/shared/sort.ts). */
 export function reportSortValues(report: ReportId): string[] {
-  const fields: readonly string[] = REPORT_SORT_FIELDS[report];
-  return [...fields, ...fields.map((f) => `-${f}`)];
+  return sortValues<string>(REPORT_SORT_FIELDS[report]);
 }
 
 export function isReportId(value: number): value is ReportId {

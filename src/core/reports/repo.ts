@@ -165,7 +165,12 @@ class SqliteRows implements RowSource {
   }
 }
 
-/** How a sortable field orders: its column, whether text (ignoring case), whether it may be NULL. */
+/**
+ * How a sortable field orders: its column, whether text (ignoring case), whether it may be NULL.
+ * Not db/sort.ts's plan: report text columns compare NULL as '' (radacct.username is NULL on
+ * PostgreSQL where FreeRADIUS's SQLite queries write ''), and the default order is the keyset the
+ * file builder walks.
+ */
 interface SortKey {
   column: string;
   text?: boolean;

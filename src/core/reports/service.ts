@@ -10,6 +10,7 @@ import type { Database } from "../../db/database.ts";
 import { JobQueue } from "../jobs/queue.ts";
 import { AppError, NotFoundError, TooManyRequestsError, ValidationError } from "../shared/errors.ts";
 import type { Page } from "../shared/pages.ts";
+import { parseSort } from "../shared/sort.ts";
 import { isoNow } from "../shared/time.ts";
 import { type Cell, CsvWriter, csvTable } from "./csv.ts";
 import {
@@ -22,7 +23,6 @@ import {
   RESULT_TTL_SECONDS,
   type ReportId,
   type ReportSort,
-  reportSortValues,
   SYNC_WINDOW_SECONDS,
 } from "./definitions.ts";
 import { type Chunk, type Cursor, ReportsRepo, type TaskRow, type Window } from "./repo.ts";
@@ -126,13 +126,7 @@ export class ReportsService {
   /** The order asked for (`field` or `-field`), or newest first; anything else is a 400. */
   sort(report: ReportId, text: string | undefined): ReportSort {
     const fields: readonly string[] = REPORT_SORT_FIELDS[report];
-    if (text === undefined) return { field: fields[0], descending: true } as ReportSort;
-    const descending = text.startsWith("-");
-    const field = descending ? text.slice(1) : text;
-    if (!fields.includes(field)) {
-      throw ValidationError.field("sort", `must be one of ${reportSortValues(report).join(", ")}`);
-    }
-    return { field, descending } as ReportSort;
+    return (parseSort(text, fields) ?? { field: fields[0], descending: true }) as ReportSort;
   }
 
   /** Parses earliest/latest (defaults -4h and now) against one `now`; 400s name the field. */
