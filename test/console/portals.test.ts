@@ -28,6 +28,10 @@ export const FULL = {
   generic_username_field: "user",
   generic_password_field: "pass",
   generic_redirect_field: "redirect_url",
+  clickthrough_validity: "7200",
+  clickthrough_session_timeout: "1800",
+  registration_validity: "172800",
+  guest_group_id: "",
 };
 
 /** Posts a multipart form (a browser's file upload) with the client's cookies. */
@@ -141,6 +145,52 @@ for (const { dialect, skip } of await dialects()) {
       });
       assert.equal(generic.status, 303, generic.text);
       assert.equal((await server.core.portals.get(accountId, portal.id)).uam_secret_set, false);
+    });
+
+    test("click-through and registration settings, with the guest group, are set from the form", async () => {
+      const group = await server.core.groups.create(accountId, { name: "form-guests" });
+      await client.get("/console/portals/new");
+      const page = await client.get("/console/portals/new");
+      assert.match(page.text, new RegExp(`<option value="${group.id}">form-guests</option>`));
+      const { uam_secret: _s, ...rest } = FULL;
+      const created = await client.post("/console/portals", {
+        ...rest,
+        name: "Guest portal",
+        vendor: "mikrotik",
+        network_id: String(networkId),
+        methods: ["clickthrough", "registration"],
+        guest_group_id: String(group.id),
+      });
+      assert.equal(created.status, 303, created.text);
+      const portal = (
+        await server.core.portals.list(accountId, { search: "Guest portal" }, { page: 1, limit: 5 })
+      ).data[0];
+      assert.ok(portal);
+      assert.deepEqual(portal.methods, ["clickthrough", "registration"]);
+      assert.equal(portal.clickthrough_validity, 7200);
+      assert.equal(portal.clickthrough_session_timeout, 1800);
+      assert.equal(portal.registration_validity, 172800);
+      assert.equal(portal.guest_group_id, group.id);
+      const edit = await client.get(`/console/portals/${portal.id}/edit`);
+      assert.match(edit.text, new RegExp(`<option value="${group.id}" selected>`));
+
+      await client.get(`/console/portals/${portal.id}/edit`);
+      const refused = await client.post(`/console/portals/${portal.id}`, {
+        ...rest,
+        name: "Guest portal",
+        vendor: "mikrotik",
+        network_id: String(networkId),
+        methods: ["registration"],
+        clickthrough_validity: "soon",
+        guest_group_id: "",
+      });
+      assert.equal(refused.status, 400);
+      assert.match(refused.text, /id="e-clickthrough_validity">/);
+      assert.equal(
+        (await server.core.portals.get(accountId, portal.id)).clickthrough_validity,
+        7200,
+        "nothing saved",
+      );
     });
 
     test("server-side errors are shown next to each field, with what was typed", async () => {

@@ -39,6 +39,10 @@ export interface PortalFormValues {
   generic_username_field: string;
   generic_password_field: string;
   generic_redirect_field: string;
+  clickthrough_validity: string;
+  clickthrough_session_timeout: string;
+  registration_validity: string;
+  guest_group_id: string;
 }
 
 /** Networks offered in a portal's network list. */
@@ -63,6 +67,10 @@ function defaults(networkId: string): PortalFormValues {
     generic_username_field: "username",
     generic_password_field: "password",
     generic_redirect_field: "",
+    clickthrough_validity: "86400",
+    clickthrough_session_timeout: "3600",
+    registration_validity: "604800",
+    guest_group_id: "",
   };
 }
 
@@ -84,6 +92,10 @@ function valuesOf(portal: CaptivePortal): PortalFormValues {
     generic_username_field: portal.generic_username_field,
     generic_password_field: portal.generic_password_field,
     generic_redirect_field: portal.generic_redirect_field,
+    clickthrough_validity: String(portal.clickthrough_validity),
+    clickthrough_session_timeout: String(portal.clickthrough_session_timeout),
+    registration_validity: String(portal.registration_validity),
+    guest_group_id: portal.guest_group_id === null ? "" : String(portal.guest_group_id),
   };
 }
 
@@ -105,8 +117,15 @@ function readForm(form: Form): PortalFormValues {
     generic_username_field: form.text("generic_username_field"),
     generic_password_field: form.text("generic_password_field"),
     generic_redirect_field: form.text("generic_redirect_field"),
+    clickthrough_validity: form.text("clickthrough_validity"),
+    clickthrough_session_timeout: form.text("clickthrough_session_timeout"),
+    registration_validity: form.text("registration_validity"),
+    guest_group_id: form.text("guest_group_id"),
   };
 }
+
+/** A whole number of seconds as typed; anything else reaches the service as NaN, which it refuses. */
+const seconds = (text: string) => (/^\d{1,9}$/.test(text) ? Number(text) : Number.NaN);
 
 /**
  * The service's input. The UAM secret is write-only: a blank field keeps the stored one, "remove"
@@ -132,6 +151,10 @@ function inputOf(values: PortalFormValues, form: Form): PortalInput {
     generic_username_field: values.generic_username_field,
     generic_password_field: values.generic_password_field,
     generic_redirect_field: values.generic_redirect_field,
+    clickthrough_validity: seconds(values.clickthrough_validity),
+    clickthrough_session_timeout: seconds(values.clickthrough_session_timeout),
+    registration_validity: seconds(values.registration_validity),
+    guest_group_id: values.guest_group_id === "" ? null : (positiveId(values.guest_group_id) ?? Number.NaN),
   };
 }
 
@@ -189,7 +212,10 @@ export async function portalRoutes(app: FastifyInstance, { core }: ConsoleContex
     status = 200,
   ) {
     const { accountId } = sessionOf(request);
-    const networks = await core.networks.list(accountId, {}, { page: 1, limit: NETWORK_CHOICES });
+    const [networks, groups] = await Promise.all([
+      core.networks.list(accountId, {}, { page: 1, limit: NETWORK_CHOICES }),
+      core.groups.list(accountId, undefined, { page: 1, limit: NETWORK_CHOICES }),
+    ]);
     const title = portal ? `Edit ${portal.name}` : "New captive portal";
     const logo = portal ? await core.portals.logo(accountId, portal.id) : null;
     return show(
@@ -202,6 +228,7 @@ export async function portalRoutes(app: FastifyInstance, { core }: ConsoleContex
         values,
         errors,
         networks: networks.data,
+        groups: groups.data,
         vendors: PORTAL_VENDORS,
         vendorsWithSecret: VENDORS_WITH_SECRET,
         methods: PORTAL_METHODS,
