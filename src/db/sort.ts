@@ -24,6 +24,18 @@ export interface SortPlan<F extends string> {
   unique: readonly SortKey[];
 }
 
+/** Rows with an id, a name and their times (groups, networks): the same plan for each. */
+export const NAMED_ROWS: SortPlan<"id" | "name" | "created" | "updated"> = {
+  keys: {
+    id: { column: "id" },
+    name: { column: "name", text: true },
+    created: { column: "created" },
+    updated: { column: "updated" },
+  },
+  defaultOrder: [{ field: "id", descending: false }],
+  unique: [{ column: "id" }],
+};
+
 /** The terms of `sort` (or of the plan's default), for a query's ORDER BY or an aggregate's. */
 export function orderTerms<F extends string>(
   dialect: DialectName,

@@ -5,7 +5,7 @@ import type { DialectName } from "../../db/database.ts";
 import { lockedInTransaction } from "../../db/locking.ts";
 import { deleteRadiusRows, renameRadiusRows } from "../../db/radius-rows.ts";
 import type { GroupsTable, Schema } from "../../db/schema.ts";
-import { ordered, type SortPlan } from "../../db/sort.ts";
+import { NAMED_ROWS, ordered, type SortPlan } from "../../db/sort.ts";
 import { offsetOf, type PageRequest } from "../shared/pages.ts";
 import type { Sort } from "../shared/sort.ts";
 import { likePattern } from "../shared/text.ts";
@@ -20,16 +20,7 @@ export interface MemberRow {
   priority: number;
 }
 
-const GROUP_SORT: SortPlan<GroupSortField> = {
-  keys: {
-    id: { column: "id" },
-    name: { column: "name", text: true },
-    created: { column: "created" },
-    updated: { column: "updated" },
-  },
-  defaultOrder: [{ field: "id", descending: false }],
-  unique: [{ column: "id" }],
-};
+const GROUP_SORT: SortPlan<GroupSortField> = NAMED_ROWS;
 
 const MEMBER_SORT: SortPlan<MemberSortField> = {
   keys: {

@@ -1,7 +1,7 @@
 import { type Kysely, type Selectable, sql, type Updateable } from "kysely";
 import type { DialectName } from "../../db/database.ts";
 import type { NasTable, Schema } from "../../db/schema.ts";
-import { ordered, type SortPlan } from "../../db/sort.ts";
+import { NAMED_ROWS, ordered, type SortPlan } from "../../db/sort.ts";
 import { offsetOf, type PageRequest } from "../shared/pages.ts";
 import type { Sort } from "../shared/sort.ts";
 import { likePattern } from "../shared/text.ts";
@@ -17,16 +17,7 @@ export interface NetworkFilter {
   search?: string | undefined;
 }
 
-const SORT: SortPlan<NetworkSortField> = {
-  keys: {
-    id: { column: "id" },
-    name: { column: "name", text: true },
-    created: { column: "created" },
-    updated: { column: "updated" },
-  },
-  defaultOrder: [{ field: "id", descending: false }],
-  unique: [{ column: "id" }],
-};
+const SORT: SortPlan<NetworkSortField> = NAMED_ROWS;
 /**
  * The PostgreSQL advisory lock that serialises changes of network addresses: the two int4 keys
  * "wisp" (0x77697370) and 1. Held until the transaction ends.
