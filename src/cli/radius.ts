@@ -81,13 +81,9 @@ async function signer(core: Core, source: string, networkId: number | undefined)
         `${covering ? `network ${covering.id}` : "no network"}, not network ${network.id}`,
     );
   }
-  // The service hands secrets only to the RADIUS door; this command is a RADIUS client of that door.
-  const row = await core.database.db
-    .selectFrom("nas")
-    .select("secret")
-    .where("id", "=", network.id)
-    .executeTakeFirstOrThrow();
-  return { id: network.id, name: network.name, secret: row.secret };
+  // This command is a RADIUS client of the server: it signs with the network's secret.
+  const { secret } = await core.networks.client(network.account_id, network.id);
+  return { id: network.id, name: network.name, secret };
 }
 
 function printAttributes(attributes: readonly { name: string; value: unknown }[]): void {

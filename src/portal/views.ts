@@ -1,7 +1,7 @@
 // The guest pages: sign-in, hand-off to the gateway, "you are online", and the friendly errors.
 // Phone-first, no JavaScript needed, one small stylesheet from /portal/static; only the portal's
 // own branding, every operator and gateway string escaped (html.ts).
-import type { PortalLanguage } from "../core/portals/rules.ts";
+import { PORTAL_DEFAULTS, type PortalLanguage } from "../core/portals/rules.ts";
 import type { GuestPortal } from "../core/portals/service.ts";
 import { textOn } from "./colors.ts";
 import type { Handoff } from "./gateway.ts";
@@ -27,11 +27,9 @@ interface Frame {
   refresh?: string;
 }
 
-const DEFAULT_COLORS = { primary: "#1b5e9e", background: "#f4f6f8" };
-
 function layout(frame: Frame, body: Html): string {
-  const primary = frame.portal?.colorPrimary ?? DEFAULT_COLORS.primary;
-  const background = frame.portal?.colorBackground ?? DEFAULT_COLORS.background;
+  const primary = frame.portal?.colorPrimary ?? PORTAL_DEFAULTS.color_primary;
+  const background = frame.portal?.colorBackground ?? PORTAL_DEFAULTS.color_background;
   const t = CATALOGUE[frame.lang];
   const languages = frame.switchTo
     ? html`<nav aria-label="${t.languageSwitch}">${(Object.keys(CATALOGUE) as PortalLanguage[]).map((code) =>

@@ -311,4 +311,11 @@ export class NetworksService {
     const rank = (row: NetworkRow) => candidates.indexOf(row.nasname);
     return rows.sort((a, b) => rank(a) - rank(b))[0];
   }
+
+  /** A network as a RADIUS client, secret included: for RADIUS clients of Wisp (`wisp radius test`). */
+  async client(accountId: number, id: number): Promise<RadiusClient> {
+    const row = await this.repo.findById(accountId, id);
+    if (!row) throw notFound(id);
+    return row;
+  }
 }

@@ -81,3 +81,21 @@ export function checkGuestSeconds(value: number): string | null {
 
 /** How long a portal sign-in waits for the gateway's RADIUS request before it is forgotten. */
 export const PENDING_LOGIN_SECONDS = 300;
+
+/**
+ * A new portal's settings, as migrations 014 and 016 default the columns (a migration is fixed in
+ * time; this is what the code uses).
+ */
+export const PORTAL_DEFAULTS = {
+  vendor: "generic",
+  methods: ["voucher"],
+  language: "auto",
+  color_primary: "#1b5e9e",
+  color_background: "#f4f6f8",
+  generic_login_param: "login_url",
+  generic_username_field: "username",
+  generic_password_field: "password",
+  clickthrough_validity: 86_400,
+  clickthrough_session_timeout: 3_600,
+  registration_validity: 604_800,
+} as const;
