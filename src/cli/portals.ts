@@ -18,6 +18,7 @@ interface PortalOptions {
   vendor?: string;
   uamSecret?: string;
   uamSecretStdin?: boolean;
+  uamAuth?: string;
   title?: string;
   welcomeText?: string;
   terms?: string;
@@ -30,6 +31,7 @@ interface PortalOptions {
   genericUsernameField?: string;
   genericPasswordField?: string;
   genericRedirectField?: string;
+  genericExtraFields?: string;
   clickthroughValidity?: number;
   clickthroughSessionTimeout?: number;
   registrationValidity?: number;
@@ -72,6 +74,7 @@ async function inputOf(options: PortalOptions): Promise<PortalInput> {
     enabled: yesNo(options.enabled),
     vendor: options.vendor,
     uam_secret: await secretOption(options.uamSecret, options.uamSecretStdin, "--uam-secret"),
+    uam_auth: options.uamAuth,
     title: options.title,
     welcome_text: options.welcomeText,
     terms,
@@ -83,6 +86,7 @@ async function inputOf(options: PortalOptions): Promise<PortalInput> {
     generic_username_field: options.genericUsernameField,
     generic_password_field: options.genericPasswordField,
     generic_redirect_field: options.genericRedirectField,
+    generic_extra_fields: options.genericExtraFields,
     clickthrough_validity: options.clickthroughValidity,
     clickthrough_session_timeout: options.clickthroughSessionTimeout,
     registration_validity: options.registrationValidity,
@@ -100,6 +104,7 @@ function pageOptions(command: Command): Command {
       "the UAM secret shared with a CoovaChilli gateway (write-only; '' removes)",
     )
     .option("--uam-secret-stdin", "read the UAM secret from standard input")
+    .option("--uam-auth <chap|pap>", "CoovaChilli: hand the password over as a CHAP response or PAP-encoded")
     .option("--title <text>", "the page's heading (default: the portal's name)")
     .option("--welcome-text <text>", "plain text under the title")
     .option("--terms <text>", "plain-text terms of use (paragraphs, bare http(s) links)")
@@ -115,6 +120,10 @@ function pageOptions(command: Command): Command {
     .option("--generic-username-field <name>", "generic vendor: the login form's username field")
     .option("--generic-password-field <name>", "generic vendor: the login form's password field")
     .option("--generic-redirect-field <name>", "generic vendor: field for the page after login ('' for none)")
+    .option(
+      "--generic-extra-fields <pairs>",
+      "generic vendor: extra form fields, name=value&name=$gatewayParam (e.g. accept=Continue&zone=$zone)",
+    )
     .option(
       "--clickthrough-validity <seconds>",
       "click-through: how long the one-time credential stays valid (default 86400)",

@@ -131,6 +131,10 @@ export interface CaptivePortalsTable {
   generic_username_field: Generated<string>;
   generic_password_field: Generated<string>;
   generic_redirect_field: Generated<string>;
+  /** CoovaChilli: "chap" (a CHAP response) or "pap" (the password encoded with the challenge). */
+  uam_auth: Generated<string>;
+  /** Generic vendor: extra form fields, `name=value&name=$gatewayParam` (migration 022). */
+  generic_extra_fields: Generated<string>;
   clickthrough_validity: Generated<number>;
   clickthrough_session_timeout: Generated<number>;
   registration_validity: Generated<number>;

@@ -1,7 +1,7 @@
 // The gateways' side of a captive portal: what each vendor's redirect brings in the query string
 // (untrusted: every address, port, MAC, challenge and URL is checked here), and how the portal hands
 // the checked credentials back to that gateway, which then asks Wisp's RADIUS server.
-import { createHash } from "node:crypto";
+import { createHash, timingSafeEqual } from "node:crypto";
 import { isIP } from "node:net";
 import { normalizeMac } from "../core/aaa/stations.ts";
 import type { GuestPortal } from "../core/portals/service.ts";
@@ -51,7 +51,17 @@ export type Gateway =
       /** The router's `error` after a failed login (not shown as such: its words are untrusted). */
       failed: boolean;
     }
-  | { vendor: "generic"; loginUrl: string; clientMac: string | null; original: string | null };
+  | {
+      vendor: "generic";
+      loginUrl: string;
+      clientMac: string | null;
+      original: string | null;
+      /** The gateway's parameters the portal's extra fields copy ($name), as they came. */
+      passed: Map<string, string>;
+    };
+
+/** A gateway parameter copied into the hand-off form: printable, short. */
+const PASSED_VALUE = /^[\x20-\x7e]{0,256}$/;
 
 /**
  * MikroTik's $(chap-id) and $(chap-challenge) are octal escapes, one per byte ("\371",
@@ -122,9 +132,43 @@ export function parseGateway(portal: GuestPortal, query: URLSearchParams): Gatew
       // Cisco WLC: client_mac, redirect; pfSense: redirurl).
       const mac = get("client_mac") ?? get("mac") ?? get("id") ?? undefined;
       const original = get("redirurl") ?? get("redirect_url") ?? get("redirect") ?? get("url");
-      return { vendor: "generic", loginUrl, clientMac: normalizeMac(mac), original: safeHttpUrl(original) };
+      const passed = new Map<string, string>();
+      for (const field of portal.generic.extraFields) {
+        const value = field.fromGateway ? get(field.value) : null;
+        if (value === null) continue;
+        if (!PASSED_VALUE.test(value)) return null;
+        passed.set(field.value, value);
+      }
+      return {
+        vendor: "generic",
+        loginUrl,
+        clientMac: normalizeMac(mac),
+        original: safeHttpUrl(original),
+        passed,
+      };
     }
   }
+}
+
+/**
+ * CoovaChilli signs its redirect when it has a UAM secret: `&md=` + upper-case hex of
+ * MD5(the whole URL before "&md=" + uamsecret), appended last (coova-chilli src/redir.c,
+ * redir_md_param, called from bstring_buildurl). `raw` is the query exactly as the browser sent it;
+ * `pages` are the addresses the gateway may have been given as its uamserver (this portal's
+ * login_url, and the address the request came in on). Without a secret there is nothing to check.
+ */
+export function coovaChecksumValid(raw: string, uamSecret: string, pages: string[]): boolean {
+  if (!uamSecret) return true;
+  const at = raw.lastIndexOf("&md=");
+  if (at < 0) return false;
+  const given = raw.slice(at + 4);
+  if (!/^[0-9A-Fa-f]{32}$/.test(given)) return false;
+  const expected = Buffer.from(given.toUpperCase(), "ascii");
+  const signed = raw.slice(0, at);
+  return pages.some((page) => {
+    const digest = md5(`${page}?${signed}`, uamSecret).toString("hex").toUpperCase();
+    return timingSafeEqual(Buffer.from(digest, "ascii"), expected);
+  });
 }
 
 /** The origin the hand-off goes to (the page's CSP form-action must allow it). */
@@ -203,7 +247,9 @@ export function handoff(
       // src/redir.c answers GET /logon?username=&response=|password=&userurl= on uamip:uamport.
       const url = new URL("/logon", coovaBase(gateway.uamip, gateway.uamport));
       url.searchParams.set("username", username);
-      if (gateway.challenge) {
+      if (gateway.challenge && portal.uamAuth === "pap") {
+        url.searchParams.set("password", coovaPapPassword(password, gateway.challenge, portal.uamSecret));
+      } else if (gateway.challenge) {
         url.searchParams.set("response", coovaChapResponse(password, gateway.challenge, portal.uamSecret));
       } else {
         url.searchParams.set("password", password);
@@ -238,6 +284,11 @@ export function handoff(
       ];
       const dst = landing ?? gateway.original;
       if (g.redirectField && dst) fields.push([g.redirectField, dst]);
+      // The portal's extra fields: fixed values, or the gateway's own parameter where it sent one.
+      for (const field of g.extraFields) {
+        const value = field.fromGateway ? gateway.passed.get(field.value) : field.value;
+        if (value !== undefined) fields.push([field.name, value]);
+      }
       return { kind: "form", action: gateway.loginUrl, fields };
     }
   }

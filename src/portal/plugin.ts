@@ -20,7 +20,7 @@ import {
   type SignInProblem,
 } from "../core/portals/signin.ts";
 import type { CounterStore } from "../http/rate-limit.ts";
-import { gatewayOrigin, handoff, parseGateway, safeHttpUrl } from "./gateway.ts";
+import { coovaChecksumValid, gatewayOrigin, handoff, parseGateway, safeHttpUrl } from "./gateway.ts";
 import { CATALOGUE, chooseLanguage, type Messages } from "./i18n.ts";
 import { type Assets, colorsCss, handoffPage, messagePage, signInPage } from "./views.ts";
 
@@ -177,12 +177,12 @@ export async function portalPlugin(app: FastifyInstance, options: PortalOptions)
       .send(file.body);
   });
 
-  /** The page's address with another language and the same gateway parameters. */
-  const switcher = (id: number, gatewayQuery: string) => (lang: PortalLanguage) => {
-    const params = new URLSearchParams(gatewayQuery);
-    params.set("lang", lang);
-    return `/portal/${id}?${params}`;
-  };
+  /**
+   * The page's address with another language and the same gateway parameters: `lang` goes last,
+   * after a CoovaChilli checksum, which covers only what precedes it.
+   */
+  const switcher = (id: number, gatewayQuery: string) => (lang: PortalLanguage) =>
+    `/portal/${id}?${gatewayQuery ? `${gatewayQuery}&` : ""}lang=${lang}`;
 
   async function showSignIn(
     request: FastifyRequest,
@@ -214,12 +214,23 @@ export async function portalPlugin(app: FastifyInstance, options: PortalOptions)
     return send(reply, extra.status ?? 200, page);
   }
 
-  /** The gateway's query string without our own ?lang. */
+  /**
+   * The gateway's query string as it came (a CoovaChilli checksum is over its exact bytes), without
+   * the `lang` the language switch adds: after the checksum, or anywhere when there is none.
+   */
   function gatewayQueryOf(request: FastifyRequest): string {
     const raw = request.url.includes("?") ? request.url.slice(request.url.indexOf("?") + 1) : "";
-    const params = new URLSearchParams(raw);
-    params.delete("lang");
-    return params.toString();
+    const parts = raw.split("&");
+    const checksum = parts.findIndex((part) => part.startsWith("md="));
+    return parts.filter((part, index) => !(part.startsWith("lang=") && index > checksum)).join("&");
+  }
+
+  /** The gateway's parameters of a page or sign-in request, or null when they do not check out. */
+  function gatewayOf(request: FastifyRequest, portal: GuestPortal, query: string) {
+    const gateway = parseGateway(portal, new URLSearchParams(query));
+    if (gateway?.vendor !== "coovachilli") return gateway;
+    const here = `${request.protocol}://${request.host}/portal/${portal.id}`;
+    return coovaChecksumValid(query, portal.uamSecret, [portal.loginUrl, here]) ? gateway : null;
   }
 
   /** Where a signed-in guest lands: the portal's success URL, else the page first asked for. */
@@ -233,7 +244,7 @@ export async function portalPlugin(app: FastifyInstance, options: PortalOptions)
     const lang = languageOf(request, portal);
     const t = CATALOGUE[lang];
     const query = gatewayQueryOf(request);
-    const gateway = parseGateway(portal, new URLSearchParams(query));
+    const gateway = gatewayOf(request, portal, query);
     if (!gateway) return send(reply, 400, messagePage(lang, ASSETS, portal.title, t.noGateway, { portal }));
     if (gateway.vendor === "coovachilli") {
       // The gateway's answer to a logon comes back here (coova-chilli src/redir.c): res=success
@@ -284,7 +295,7 @@ export async function portalPlugin(app: FastifyInstance, options: PortalOptions)
     const lang = languageOf(request, portal, form.get("lang"));
     const t = CATALOGUE[lang];
     const query = form.get("gw") ?? "";
-    const gateway = parseGateway(portal, new URLSearchParams(query));
+    const gateway = gatewayOf(request, portal, query);
     if (!gateway) return send(reply, 400, messagePage(lang, ASSETS, portal.title, t.noGateway, { portal }));
     if (!sameToken(form.get("_csrf") ?? "", readCookie(request, CSRF_COOKIE))) {
       return showSignIn(request, reply, portal, query, lang, { status: 403, error: t.staleForm });

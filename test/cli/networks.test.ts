@@ -3,8 +3,12 @@
 // tests in one describe share the database and run in order. The service rules behind these commands
 // are tested in depth, in-process, in test/http/networks.test.ts.
 import assert from "node:assert/strict";
+import { mkdtemp, rm, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
 import { type Database, openDatabase } from "../../src/db/database.ts";
+import { HTML_AS_PNG, png } from "../console/logo-fixtures.ts";
 import { createTestDatabase, dialects, type TestDatabase } from "../support/databases.ts";
 import { databaseEnv, type Env, type ProcessResult, wisp } from "../support/processes.ts";
 
@@ -313,6 +317,81 @@ for (const { dialect, skip } of await dialects()) {
           { id: staff, network_id: cafe, name: "Staff-only", success_url: "https://x.example/ok" },
         ].sort((a, b) => a.id - b.id),
       );
+    });
+
+    test("portals update: --logo sets a checked image, --no-logo removes it; the hand-off options", async () => {
+      const dir = await mkdtemp(join(tmpdir(), "wisp-logo-"));
+      const image = join(dir, "logo.png");
+      const disguised = join(dir, "page.png");
+      await writeFile(image, png(24, 16, [10, 20, 30]));
+      await writeFile(disguised, HTML_AS_PNG);
+      const logoRow = () =>
+        db
+          .selectFrom("portal_logos")
+          .select(["content_type", "width", "height", "sha256"])
+          .where("portal_id", "=", staff)
+          .executeTakeFirst();
+
+      const [set] = await writes(["portals", "update", String(staff), "--logo", image]);
+      assertSucceeded(set!);
+      assert.match(set!.stdout, /^logo set: image\/png, 24 x 16 pixels\n/);
+      const stored = await logoRow();
+      assert.deepEqual([stored?.content_type, stored?.width, stored?.height], ["image/png", 24, 16]);
+
+      const [refused] = await writes([
+        "portals",
+        "update",
+        String(staff),
+        "--logo",
+        disguised,
+        "--name",
+        "X",
+      ]);
+      assertFailed(refused!, /logo/);
+      assert.deepEqual(await logoRow(), stored, "a refused file changes nothing");
+      const name = await db
+        .selectFrom("captive_portals")
+        .select("name")
+        .where("id", "=", staff)
+        .executeTakeFirst();
+      assert.notEqual(name?.name, "X", "nor anything else");
+
+      const [removed] = await writes(["portals", "update", String(staff), "--no-logo"]);
+      assertSucceeded(removed!);
+      assert.match(removed!.stdout, /logo removed/);
+      assert.equal(await logoRow(), undefined);
+
+      const [options, badMode, badFields] = await writes(
+        [
+          "portals",
+          "update",
+          String(staff),
+          "--vendor",
+          "coovachilli",
+          "--uam-secret",
+          "uam-s3cret",
+          "--uam-auth",
+          "pap",
+          "--generic-extra-fields",
+          "accept=Continue&zone=$zone",
+        ],
+        ["portals", "update", String(staff), "--uam-auth", "mschap"],
+        ["portals", "update", String(staff), "--generic-extra-fields", "zone"],
+      );
+      assertSucceeded(options!);
+      assertFailed(badMode!, /uam_auth must be one of chap, pap/);
+      assertFailed(badFields!, /generic_extra_fields must be empty or up to 8 name=value pairs/);
+      const row = await db
+        .selectFrom("captive_portals")
+        .select(["vendor", "uam_auth", "generic_extra_fields"])
+        .where("id", "=", staff)
+        .executeTakeFirstOrThrow();
+      assert.deepEqual(row, {
+        vendor: "coovachilli",
+        uam_auth: "pap",
+        generic_extra_fields: "accept=Continue&zone=$zone",
+      });
+      await rm(dir, { recursive: true, force: true });
     });
 
     test("delete removes the network with its captive portals and says so", async () => {

@@ -111,7 +111,7 @@ describe("captive portal guests in a browser", { skip: browserUnavailable() ?? f
     return page().textContent("#landed");
   }
 
-  test("CoovaChilli: a voucher signs in through UAM CHAP and lands on the success URL", async () => {
+  test("CoovaChilli: a voucher signs in through UAM CHAP, or PAP, and lands on the success URL", async () => {
     const { gateway, portal } = await setup("coovachilli");
     const code = (await voucher()).code;
     await open(gateway, portal);
@@ -124,6 +124,18 @@ describe("captive portal guests in a browser", { skip: browserUnavailable() ?? f
     assert.equal(hand?.radius.type, "Access-Accept", hand?.radius.message);
     const row = (await server.core.vouchers.list(accountId, { search: code }, { page: 1, limit: 1 })).data[0];
     assert.equal(row?.status, "exhausted", "the RADIUS request, not the page, used the voucher");
+
+    // The PAP hand-off: the password XOR-encoded with md5(challenge + uamsecret), which the gateway
+    // decodes and sends to RADIUS as User-Password.
+    const pap = await setup("coovachilli", { uam_auth: "pap" });
+    const papCode = (await voucher()).code;
+    await open(pap.gateway, pap.portal);
+    await signInWithCode(papCode);
+    assert.equal(await landed(/localhost:\d+\/welcome$/), "/welcome");
+    const [papHand] = pap.gateway.handoffs;
+    assert.ok(papHand?.params.password && !papHand.params.response, "PAP-encoded password sent");
+    assert.notEqual(papHand.params.password, papCode, "never the password in clear");
+    assert.equal(papHand.radius.type, "Access-Accept", papHand.radius.message);
   });
 
   test("MikroTik: HTTP-CHAP from chap-id/chap-challenge; PAP without a challenge", async () => {

@@ -19,6 +19,7 @@ import { ConsoleClient } from "../support/browser.ts";
 import { startTestServer, type TestServer } from "../support/server.ts";
 
 const CHALLENGE = "0123456789abcdef0123456789abcdef";
+const md5Hex = (text: string) => createHash("md5").update(text).digest("hex");
 
 describe("captive portal pages over HTTP", () => {
   let server: TestServer;
@@ -55,8 +56,9 @@ describe("captive portal pages over HTTP", () => {
   });
   after(() => server?.stop());
 
-  const coovaQuery = (extra: Record<string, string> = {}) =>
-    new URLSearchParams({
+  /** A CoovaChilli redirect's query, signed as the gateway signs it (&md=, src/redir.c). */
+  const coovaQuery = (extra: Record<string, string> = {}, portal = coova) => {
+    const query = new URLSearchParams({
       res: "notyet",
       uamip: "10.1.0.1",
       uamport: "3990",
@@ -65,6 +67,8 @@ describe("captive portal pages over HTTP", () => {
       userurl: "http://example.com/",
       ...extra,
     }).toString();
+    return `${query}&md=${md5Hex(`${server.url}/portal/${portal}?${query}s3cret`).toUpperCase()}`;
+  };
 
   test("the page: security headers, escaped operator text, no account data, light", async () => {
     const response = await fetch(`${server.url}/portal/${coova}?${coovaQuery()}`);
@@ -140,7 +144,7 @@ describe("captive portal pages over HTTP", () => {
       })
     ).id;
     const client = new ConsoleClient(server.url);
-    const first = await client.get(`/portal/${guests}?${coovaQuery()}`);
+    const first = await client.get(`/portal/${guests}?${coovaQuery({}, guests)}`);
     assert.match(first.text, /type="checkbox" id="terms-click" name="terms" value="yes" required/);
     assert.match(first.text, /<label for="reg-email">/);
     let device = 0;
@@ -148,7 +152,7 @@ describe("captive portal pages over HTTP", () => {
     const post = (form: Record<string, string>) =>
       client.post(`/portal/${guests}`, {
         ...form,
-        gw: coovaQuery({ mac: `AA-BB-CC-DD-F0-${String(++device).padStart(2, "0")}` }),
+        gw: coovaQuery({ mac: `AA-BB-CC-DD-F0-${String(++device).padStart(2, "0")}` }, guests),
       });
     const counts = async () => ({
       vouchers: (await server.core.vouchers.list(accountId, {}, { page: 1, limit: 1 })).total,
@@ -258,6 +262,114 @@ describe("captive portal pages over HTTP", () => {
       gw: coovaQuery({ mac: "AA-BB-CC-DD-EE-02" }),
     });
     assert.equal(other.status, 401);
+  });
+
+  test("CoovaChilli's &md= checksum: required with a UAM secret, over the exact query; lang goes after it", async () => {
+    const signed = coovaQuery();
+    const ok = await fetch(`${server.url}/portal/${coova}?${signed}`);
+    assert.equal(ok.status, 200);
+    const page = await ok.text();
+    // The language links keep the signed query byte for byte and add lang after the checksum.
+    const spanish = /href="([^"]+lang=es)"/.exec(page)?.[1]?.replace(/&amp;/g, "&");
+    assert.ok(spanish?.includes(signed), spanish);
+    const switched = await fetch(`${server.url}${spanish}`);
+    assert.equal(switched.status, 200);
+    assert.match(await switched.text(), /lang="es"/);
+
+    const unsigned = signed.slice(0, signed.lastIndexOf("&md="));
+    const tampered = signed.replace("uamip=10.1.0.1", "uamip=10.66.6.6");
+    const wrongSecret = `${unsigned}&md=${md5Hex(`${server.url}/portal/${coova}?${unsigned}other`).toUpperCase()}`;
+    const appended = `${unsigned}&uamport=1&md=${signed.slice(signed.lastIndexOf("&md=") + 4)}`;
+    for (const [name, query] of [
+      ["no checksum", unsigned],
+      ["a changed gateway address", tampered],
+      ["signed with another secret", wrongSecret],
+      ["a parameter slipped in", appended],
+    ]) {
+      const response = await fetch(`${server.url}/portal/${coova}?${query}`);
+      assert.equal(response.status, 400, name);
+      assert.match(await response.text(), /must be opened by the Wi-Fi network/, name);
+    }
+    // The sign-in POST checks the same checksum: a forged gateway in the form goes nowhere.
+    const client = new ConsoleClient(server.url);
+    await client.get(`/portal/${coova}?${signed}`);
+    const forged = await client.post(`/portal/${coova}`, {
+      method: "voucher",
+      code: "ABCD2345",
+      gw: tampered,
+    });
+    assert.equal(forged.status, 400);
+  });
+
+  test("CoovaChilli PAP hand-off; generic extra fields, fixed and passed through from the gateway", async () => {
+    const network = await server.core.networks.create(accountId, { name: "pap-net", nas_ip: "192.0.2.11" });
+    const pap = await server.core.portals.create(accountId, {
+      name: "PAP lobby",
+      network_id: network.network.id,
+      vendor: "coovachilli",
+      uam_secret: "s3cret",
+      uam_auth: "pap",
+    });
+    assert.equal(pap.uam_auth, "pap");
+    const voucher = await server.core.vouchers.create(accountId, { validity: 600 });
+    const client = new ConsoleClient(server.url);
+    const gw = coovaQuery({ mac: "AA-BB-CC-DD-E0-01" }, pap.id);
+    await client.get(`/portal/${pap.id}?${gw}`);
+    const right = await client.post(`/portal/${pap.id}`, { method: "voucher", code: voucher.code, gw });
+    assert.equal(right.status, 200);
+    const refresh = /content="0;url=([^"]+)"/.exec(right.text)?.[1]?.replace(/&amp;/g, "&") ?? "";
+    const logon = new URL(refresh);
+    assert.equal(logon.searchParams.get("response"), null);
+    assert.equal(
+      logon.searchParams.get("password"),
+      coovaPapPassword(voucher.code, Buffer.from(CHALLENGE, "hex"), "s3cret"),
+    );
+
+    const pfsense = await server.core.portals.create(accountId, {
+      name: "pfSense zone",
+      network_id: network.network.id,
+      vendor: "generic",
+      generic_login_param: "portal_action",
+      generic_username_field: "auth_user",
+      generic_password_field: "auth_pass",
+      generic_redirect_field: "redirurl",
+      generic_extra_fields: "accept=Continue&zone=$zone",
+    });
+    const query = new URLSearchParams({
+      portal_action: "http://10.9.0.1:8002/index.php?zone=guests",
+      zone: "guests",
+      redirurl: "http://example.com/",
+      mac: "aa:bb:cc:dd:e0:02",
+    });
+    await client.get(`/portal/${pfsense.id}?${query}`);
+    const handed = await client.post(`/portal/${pfsense.id}`, {
+      method: "voucher",
+      code: voucher.code,
+      gw: query.toString(),
+    });
+    assert.equal(handed.status, 200);
+    const fields = Object.fromEntries(
+      [...handed.text.matchAll(/<input type="hidden" name="([^"]+)" value="([^"]*)"/g)].map((m) => [
+        m[1],
+        m[2],
+      ]),
+    );
+    assert.equal(fields.auth_user, voucher.code);
+    assert.equal(fields.accept, "Continue");
+    assert.equal(fields.zone, "guests");
+    assert.equal(fields.redirurl, "http://example.com/");
+
+    for (const bad of ["accept", "=x", "a b=1", "zone=$", "zone=$bad name", Array(9).fill("a=1").join("&")]) {
+      await assert.rejects(
+        server.core.portals.update(accountId, pfsense.id, { generic_extra_fields: bad }),
+        /generic_extra_fields must be empty or up to 8/,
+        bad,
+      );
+    }
+    await assert.rejects(
+      server.core.portals.update(accountId, pfsense.id, { uam_auth: "mschap" }),
+      /uam_auth must be one of chap, pap/,
+    );
   });
 
   test("encoders follow the vendors' formulas; helpers", () => {

@@ -48,6 +48,26 @@ const md5 = (...parts: (Buffer | string)[]) => {
   for (const p of parts) h.update(p);
   return h.digest();
 };
+/** coova-chilli src/redir.c redir_urlencode: A-Z a-z 0-9 - _ . ! ~ * kept, the rest %xx in lower case. */
+const chilliEncode = (text: string) =>
+  [...Buffer.from(text, "utf8")]
+    .map((b) =>
+      /[A-Za-z0-9_.!~*-]/.test(String.fromCharCode(b))
+        ? String.fromCharCode(b)
+        : `%${b.toString(16).padStart(2, "0")}`,
+    )
+    .join("");
+
+/**
+ * A CoovaChilli redirect as bstring_buildurl writes it: the portal's address, the parameters in its
+ * order, and with a UAM secret `&md=` + MD5(everything before it + uamsecret) in upper-case hex.
+ */
+function chilliUrl(page: string, params: [string, string][], uamSecret: string): string {
+  let url = `${page}${page.includes("?") ? "&" : "?"}${params.map(([k, v]) => `${k}=${chilliEncode(v)}`).join("&")}`;
+  if (uamSecret) url += `&md=${md5(url, uamSecret).toString("hex").toUpperCase()}`;
+  return url;
+}
+
 const octal = (bytes: Buffer) => [...bytes].map((b) => `\\${b.toString(8).padStart(3, "0")}`).join("");
 
 function body(request: http.IncomingMessage): Promise<URLSearchParams> {
@@ -99,21 +119,24 @@ export async function startGateway(options: GatewayOptions): Promise<TestGateway
   function portalRedirect(res: string): string {
     const url = new URL(portalUrl);
     if (options.vendor === "coovachilli") {
-      // src/redir.c bstring_buildurl: res, uamip, uamport, challenge, called, mac, ip, nasid, userurl.
+      // src/redir.c bstring_buildurl: res, uamip, uamport, challenge, called, mac, ip, nasid, userurl, md.
       challenge = randomBytes(16);
       const port = new URL(base).port;
-      for (const [k, v] of [
-        ["res", res],
-        ["uamip", "127.0.0.1"],
-        ["uamport", port],
-        ["challenge", challenge.toString("hex")],
-        ["called", "00-1D-7E-BC-02-AD"],
-        ["mac", mac],
-        ["ip", "10.1.0.2"],
-        ["nasid", "test-coova"],
-        ["userurl", original],
-      ] as const)
-        url.searchParams.set(k, v);
+      return chilliUrl(
+        portalUrl,
+        [
+          ["res", res],
+          ["uamip", "127.0.0.1"],
+          ["uamport", port],
+          ["challenge", challenge.toString("hex")],
+          ["called", "00-1D-7E-BC-02-AD"],
+          ["mac", mac],
+          ["ip", "10.1.0.2"],
+          ["nasid", "test-coova"],
+          ["userurl", original],
+        ],
+        options.uamSecret ?? "",
+      );
     } else if (options.vendor === "mikrotik") {
       challenge = randomBytes(16);
       chapId = randomBytes(1);
@@ -170,13 +193,14 @@ export async function startGateway(options: GatewayOptions): Promise<TestGateway
         }
         handoffs.push({ path: "/logon", params, radius: answer });
         if (answer.type !== "Access-Accept") return redirect(response, portalRedirect("failed"));
-        const back = new URL(portalUrl);
-        back.searchParams.set("res", "success");
-        back.searchParams.set("uamip", "127.0.0.1");
-        back.searchParams.set("uamport", new URL(base).port);
-        back.searchParams.set("mac", mac);
-        back.searchParams.set("userurl", params.userurl ?? original);
-        return redirect(response, back.href);
+        const back: [string, string][] = [
+          ["res", "success"],
+          ["uamip", "127.0.0.1"],
+          ["uamport", new URL(base).port],
+          ["mac", mac],
+          ["userurl", params.userurl ?? original],
+        ];
+        return redirect(response, chilliUrl(portalUrl, back, options.uamSecret ?? ""));
       }
       if (url.pathname === "/login" && request.method === "POST") {
         const form = await body(request);

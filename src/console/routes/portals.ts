@@ -29,6 +29,7 @@ export interface PortalFormValues {
   success_url: string;
   enabled: boolean;
   vendor: string;
+  uam_auth: string;
   title: string;
   welcome_text: string;
   terms: string;
@@ -40,6 +41,7 @@ export interface PortalFormValues {
   generic_username_field: string;
   generic_password_field: string;
   generic_redirect_field: string;
+  generic_extra_fields: string;
   clickthrough_validity: string;
   clickthrough_session_timeout: string;
   registration_validity: string;
@@ -57,6 +59,7 @@ function defaults(networkId: string): PortalFormValues {
     success_url: "",
     enabled: true,
     vendor: PORTAL_DEFAULTS.vendor,
+    uam_auth: PORTAL_DEFAULTS.uam_auth,
     title: "",
     welcome_text: "",
     terms: "",
@@ -68,6 +71,7 @@ function defaults(networkId: string): PortalFormValues {
     generic_username_field: PORTAL_DEFAULTS.generic_username_field,
     generic_password_field: PORTAL_DEFAULTS.generic_password_field,
     generic_redirect_field: "",
+    generic_extra_fields: "",
     clickthrough_validity: String(PORTAL_DEFAULTS.clickthrough_validity),
     clickthrough_session_timeout: String(PORTAL_DEFAULTS.clickthrough_session_timeout),
     registration_validity: String(PORTAL_DEFAULTS.registration_validity),
@@ -82,6 +86,7 @@ function valuesOf(portal: CaptivePortal): PortalFormValues {
     success_url: portal.success_url,
     enabled: portal.enabled,
     vendor: portal.vendor,
+    uam_auth: portal.uam_auth,
     title: portal.title,
     welcome_text: portal.welcome_text,
     terms: portal.terms,
@@ -93,6 +98,7 @@ function valuesOf(portal: CaptivePortal): PortalFormValues {
     generic_username_field: portal.generic_username_field,
     generic_password_field: portal.generic_password_field,
     generic_redirect_field: portal.generic_redirect_field,
+    generic_extra_fields: portal.generic_extra_fields,
     clickthrough_validity: String(portal.clickthrough_validity),
     clickthrough_session_timeout: String(portal.clickthrough_session_timeout),
     registration_validity: String(portal.registration_validity),
@@ -107,6 +113,7 @@ function readForm(form: Form): PortalFormValues {
     success_url: form.text("success_url"),
     enabled: form.checked("enabled"),
     vendor: form.text("vendor"),
+    uam_auth: form.text("uam_auth"),
     title: form.text("title"),
     welcome_text: form.raw("welcome_text"),
     terms: form.raw("terms"),
@@ -118,6 +125,7 @@ function readForm(form: Form): PortalFormValues {
     generic_username_field: form.text("generic_username_field"),
     generic_password_field: form.text("generic_password_field"),
     generic_redirect_field: form.text("generic_redirect_field"),
+    generic_extra_fields: form.text("generic_extra_fields"),
     clickthrough_validity: form.text("clickthrough_validity"),
     clickthrough_session_timeout: form.text("clickthrough_session_timeout"),
     registration_validity: form.text("registration_validity"),
@@ -140,6 +148,8 @@ function inputOf(values: PortalFormValues, form: Form): PortalInput {
     success_url: values.success_url,
     enabled: values.enabled,
     vendor: values.vendor,
+    // A form without the field (older page, no CoovaChilli section) keeps the stored mode.
+    ...(values.uam_auth === "" ? {} : { uam_auth: values.uam_auth }),
     ...(form.checked("uam_secret_remove") ? { uam_secret: "" } : secret !== "" ? { uam_secret: secret } : {}),
     title: values.title,
     welcome_text: values.welcome_text,
@@ -152,6 +162,7 @@ function inputOf(values: PortalFormValues, form: Form): PortalInput {
     generic_username_field: values.generic_username_field,
     generic_password_field: values.generic_password_field,
     generic_redirect_field: values.generic_redirect_field,
+    generic_extra_fields: values.generic_extra_fields,
     clickthrough_validity: seconds(values.clickthrough_validity),
     clickthrough_session_timeout: seconds(values.clickthrough_session_timeout),
     registration_validity: seconds(values.registration_validity),
@@ -172,6 +183,7 @@ function previewPage(request: FastifyRequest, values: PortalFormValues, logo?: s
   const methods = PORTAL_METHODS.filter((m) => values.methods.includes(m));
   const portal: GuestPortal = {
     id: 0,
+    loginUrl: "",
     accountId: 0,
     networkId: 0,
     title: text(values.title, MAX_TITLE) || text(values.name, MAX_TITLE) || "Guest Wi-Fi",
@@ -184,7 +196,8 @@ function previewPage(request: FastifyRequest, values: PortalFormValues, logo?: s
     successUrl: "",
     vendor: "generic",
     uamSecret: "",
-    generic: { loginParam: "", usernameField: "", passwordField: "", redirectField: "" },
+    uamAuth: "chap",
+    generic: { loginParam: "", usernameField: "", passwordField: "", redirectField: "", extraFields: [] },
     // The preview renders the forms only; these apply at sign-in.
     clickthrough: { validity: 0, sessionTimeout: 0 },
     registration: { validity: 0, groupId: null },

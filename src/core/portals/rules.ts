@@ -33,6 +33,53 @@ export type PortalVendor = (typeof PORTAL_VENDORS)[number];
 /** Vendors whose hand-off needs the UAM secret shared with the gateway. */
 export const VENDORS_WITH_SECRET: readonly PortalVendor[] = ["coovachilli"];
 
+/**
+ * How a CoovaChilli portal hands the password to the gateway (coova-chilli doc/hotspotlogin.cgi,
+ * src/redir.c): `chap`, a CHAP response the gateway sends as CHAP-Password; `pap`, the password
+ * XOR-encoded with the challenge, which the gateway decodes and sends as User-Password.
+ */
+export const UAM_AUTH_MODES = ["chap", "pap"] as const;
+export type UamAuthMode = (typeof UAM_AUTH_MODES)[number];
+
+/**
+ * Extra fields of the generic form POST, written like a query string: `name=value` sends a fixed
+ * value (pfSense/OPNsense `accept=Continue`, Cisco WLC `buttonClicked=4`), `name=$param` copies the
+ * gateway's query parameter `param` (pfSense's `zone`). At most MAX_EXTRA_FIELDS pairs.
+ */
+export interface ExtraField {
+  name: string;
+  /** A fixed value, or the gateway parameter to copy. */
+  value: string;
+  fromGateway: boolean;
+}
+export const MAX_EXTRA_FIELDS_TEXT = 500;
+export const MAX_EXTRA_FIELDS = 8;
+export const EXTRA_FIELDS_RULE = `must be empty or up to ${MAX_EXTRA_FIELDS} name=value pairs joined by & (value: text, or $name of a gateway parameter), at most ${MAX_EXTRA_FIELDS_TEXT} characters`;
+
+/** The extra fields, or null when the text does not follow the rule. */
+export function parseExtraFields(text: string): ExtraField[] | null {
+  if (text === "") return [];
+  if (text.length > MAX_EXTRA_FIELDS_TEXT || hasControlCharacters(text)) return null;
+  const pairs = text.split("&");
+  if (pairs.length > MAX_EXTRA_FIELDS) return null;
+  const fields: ExtraField[] = [];
+  for (const pair of pairs) {
+    const eq = pair.indexOf("=");
+    if (eq < 1) return null;
+    const name = pair.slice(0, eq);
+    const value = pair.slice(eq + 1);
+    if (!FIELD_NAME_PATTERN.test(name)) return null;
+    if (value.startsWith("$")) {
+      if (!FIELD_NAME_PATTERN.test(value.slice(1))) return null;
+      fields.push({ name, value: value.slice(1), fromGateway: true });
+    } else {
+      if (!/^[\x20-\x7e]{0,100}$/.test(value)) return null;
+      fields.push({ name, value, fromGateway: false });
+    }
+  }
+  return fields;
+}
+
 /** Sign-in methods a portal may offer (src/core/portals/signin.ts and guests.ts implement them). */
 export const PORTAL_METHODS = ["voucher", "password", "clickthrough", "registration"] as const;
 export type PortalMethod = (typeof PORTAL_METHODS)[number];
@@ -95,6 +142,7 @@ export const PORTAL_DEFAULTS = {
   generic_login_param: "login_url",
   generic_username_field: "username",
   generic_password_field: "password",
+  uam_auth: "chap",
   clickthrough_validity: 86_400,
   clickthrough_session_timeout: 3_600,
   registration_validity: 604_800,

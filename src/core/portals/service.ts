@@ -23,6 +23,8 @@ import {
   checkSuccessUrl,
   checkText,
   checkUamSecret,
+  EXTRA_FIELDS_RULE,
+  type ExtraField,
   FIELD_NAME_PATTERN,
   FIELD_NAME_RULE,
   GUEST_SECONDS_FIELDS,
@@ -37,6 +39,9 @@ import {
   PORTAL_VENDORS,
   type PortalMethod,
   type PortalVendor,
+  parseExtraFields,
+  UAM_AUTH_MODES,
+  type UamAuthMode,
   VENDORS_WITH_SECRET,
 } from "./rules.ts";
 
@@ -53,6 +58,8 @@ export interface CaptivePortal {
   vendor: PortalVendor;
   /** Whether a UAM secret is set; the secret itself is write-only. */
   uam_secret_set: boolean;
+  /** CoovaChilli: the password handed over as a CHAP response ("chap") or PAP-encoded ("pap"). */
+  uam_auth: UamAuthMode;
   title: string;
   welcome_text: string;
   terms: string;
@@ -67,6 +74,8 @@ export interface CaptivePortal {
   generic_password_field: string;
   /** Empty: no field with the page to land on after login. */
   generic_redirect_field: string;
+  /** Extra fields of the login form: `name=value&name=$gatewayParam`; empty for none. */
+  generic_extra_fields: string;
   /** Seconds a click-through credential stays valid, and one click-through session's limit. */
   clickthrough_validity: number;
   clickthrough_session_timeout: number;
@@ -81,6 +90,8 @@ export interface CaptivePortal {
 /** What the guest pages need of a portal: its branding and hand-off, nothing else of its account. */
 export interface GuestPortal {
   id: number;
+  /** `${PUBLIC_URL}/portal/${id}`: the address gateways are configured with. */
+  loginUrl: string;
   accountId: number;
   networkId: number;
   title: string;
@@ -94,7 +105,14 @@ export interface GuestPortal {
   vendor: PortalVendor;
   /** In clear, for the hand-off's encoding; empty when none is set. */
   uamSecret: string;
-  generic: { loginParam: string; usernameField: string; passwordField: string; redirectField: string };
+  uamAuth: UamAuthMode;
+  generic: {
+    loginParam: string;
+    usernameField: string;
+    passwordField: string;
+    redirectField: string;
+    extraFields: ExtraField[];
+  };
   clickthrough: { validity: number; sessionTimeout: number };
   registration: { validity: number; groupId: number | null };
 }
@@ -130,6 +148,7 @@ export interface PortalInput {
   vendor?: string | undefined;
   /** Write-only; empty removes it. */
   uam_secret?: string | undefined;
+  uam_auth?: string | undefined;
   title?: string | undefined;
   welcome_text?: string | undefined;
   terms?: string | undefined;
@@ -141,6 +160,7 @@ export interface PortalInput {
   generic_username_field?: string | undefined;
   generic_password_field?: string | undefined;
   generic_redirect_field?: string | undefined;
+  generic_extra_fields?: string | undefined;
   clickthrough_validity?: number | undefined;
   clickthrough_session_timeout?: number | undefined;
   registration_validity?: number | undefined;
@@ -168,6 +188,12 @@ function checkPage(input: PortalInput, clean: PortalInput, problems: FieldProble
   if (input.uam_secret !== undefined && input.uam_secret !== "") {
     const bad = checkUamSecret(input.uam_secret);
     if (bad) problems.push({ field: "uam_secret", message: bad });
+  }
+  if (input.uam_auth !== undefined && !(UAM_AUTH_MODES as readonly string[]).includes(input.uam_auth)) {
+    problems.push({ field: "uam_auth", message: oneOf(UAM_AUTH_MODES) });
+  }
+  if (input.generic_extra_fields !== undefined && parseExtraFields(input.generic_extra_fields) === null) {
+    problems.push({ field: "generic_extra_fields", message: EXTRA_FIELDS_RULE });
   }
   for (const [field, max, multiline] of TEXT_FIELDS) {
     const value = input[field];
@@ -293,6 +319,8 @@ function pageColumns(clean: PortalInput): PortalChanges {
   const changes: PortalChanges = {};
   if (clean.enabled !== undefined) changes.enabled = clean.enabled ? 1 : 0;
   if (clean.vendor !== undefined) changes.vendor = clean.vendor;
+  if (clean.uam_auth !== undefined) changes.uam_auth = clean.uam_auth;
+  if (clean.generic_extra_fields !== undefined) changes.generic_extra_fields = clean.generic_extra_fields;
   if (clean.title !== undefined) changes.title = clean.title;
   if (clean.welcome_text !== undefined) changes.welcome_text = clean.welcome_text;
   if (clean.terms !== undefined) changes.terms = clean.terms;
@@ -336,6 +364,7 @@ export class PortalsService {
       enabled: row.enabled === 1,
       vendor: row.vendor as PortalVendor,
       uam_secret_set: row.uam_secret !== "",
+      uam_auth: row.uam_auth as UamAuthMode,
       title: row.title,
       welcome_text: row.welcome_text,
       terms: row.terms,
@@ -347,6 +376,7 @@ export class PortalsService {
       generic_username_field: row.generic_username_field,
       generic_password_field: row.generic_password_field,
       generic_redirect_field: row.generic_redirect_field,
+      generic_extra_fields: row.generic_extra_fields,
       clickthrough_validity: row.clickthrough_validity,
       clickthrough_session_timeout: row.clickthrough_session_timeout,
       registration_validity: row.registration_validity,
@@ -366,6 +396,7 @@ export class PortalsService {
     if (row?.enabled !== 1) return undefined;
     return {
       id: row.id,
+      loginUrl: `${this.publicUrl}/portal/${row.id}`,
       accountId: row.account_id,
       networkId: row.network_id,
       title: row.title || row.name,
@@ -378,11 +409,14 @@ export class PortalsService {
       successUrl: row.success_url,
       vendor: row.vendor as PortalVendor,
       uamSecret: row.uam_secret ? this.box.open(row.uam_secret, sealContext(row.account_id, row.id)) : "",
+      uamAuth: row.uam_auth as UamAuthMode,
       generic: {
         loginParam: row.generic_login_param,
         usernameField: row.generic_username_field,
         passwordField: row.generic_password_field,
         redirectField: row.generic_redirect_field,
+        // Checked when written; a row changed behind Wisp's back sends no extra fields.
+        extraFields: parseExtraFields(row.generic_extra_fields) ?? [],
       },
       clickthrough: { validity: row.clickthrough_validity, sessionTimeout: row.clickthrough_session_timeout },
       registration: { validity: row.registration_validity, groupId: row.guest_group_id },

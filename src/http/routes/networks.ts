@@ -9,6 +9,7 @@ import {
   PORTAL_METHODS,
   PORTAL_SORT_FIELDS,
   PORTAL_VENDORS,
+  UAM_AUTH_MODES,
 } from "../../core/portals/rules.ts";
 import type { PortalsService } from "../../core/portals/service.ts";
 import { MAX_SEARCH } from "../../core/users/rules.ts";
@@ -52,6 +53,13 @@ const CaptivePortal = Type.Object(
       description:
         "whether a UAM secret (shared with a CoovaChilli gateway) is set; the secret is never returned",
     }),
+    uam_auth: Type.Union(
+      UAM_AUTH_MODES.map((m) => Type.Literal(m)),
+      {
+        description:
+          "CoovaChilli: the password handed to the gateway as a CHAP response (chap) or encoded with the challenge for PAP (pap)",
+      },
+    ),
     title: Type.String({ description: "the page's heading; empty: the portal's name" }),
     welcome_text: Type.String({ description: "plain text shown under the title" }),
     terms: Type.String({ description: "plain text terms of use: paragraphs and bare http(s) links" }),
@@ -70,6 +78,10 @@ const CaptivePortal = Type.Object(
     generic_password_field: Type.String({ description: "generic vendor: the login form's password field" }),
     generic_redirect_field: Type.String({
       description: "generic vendor: the login form's field for the page after login; empty for none",
+    }),
+    generic_extra_fields: Type.String({
+      description:
+        "generic vendor: extra login form fields, name=value&name=$gatewayParam (pfSense: accept=Continue&zone=$zone); empty for none",
     }),
     clickthrough_validity: Type.Integer({
       description: "click-through: seconds the one-time guest credential stays valid from its first use",
