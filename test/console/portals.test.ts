@@ -17,6 +17,7 @@ export const FULL = {
   enabled: "1",
   vendor: "coovachilli",
   uam_secret: SECRET,
+  uam_auth: "pap",
   title: "Café <Wi-Fi>",
   welcome_text: "Hello & welcome.\n\nSecond paragraph.",
   terms: "Be nice.",
@@ -28,6 +29,7 @@ export const FULL = {
   generic_username_field: "user",
   generic_password_field: "pass",
   generic_redirect_field: "redirect_url",
+  generic_extra_fields: "accept=Continue&zone=$zone",
   clickthrough_validity: "7200",
   clickthrough_session_timeout: "1800",
   registration_validity: "172800",
@@ -99,6 +101,8 @@ for (const { dialect, skip } of await dialects()) {
       assert.equal(portal.color_primary, "#aa3300");
       assert.equal(portal.generic_login_param, "switch_url");
       assert.equal(portal.generic_redirect_field, "redirect_url");
+      assert.equal(portal.uam_auth, "pap");
+      assert.equal(portal.generic_extra_fields, "accept=Continue&zone=$zone");
       assert.equal(portal.enabled, true);
 
       const edit = await client.get(`/console/portals/${portal.id}/edit`);
@@ -107,6 +111,8 @@ for (const { dialect, skip } of await dialects()) {
       assert.match(edit.text, /Replace UAM secret/);
       assert.match(edit.text, /value="Café &lt;Wi-Fi&gt;"/, "escaped");
       assert.match(edit.text, /<option value="fr" selected>/);
+      assert.match(edit.text, /<option value="pap" selected>/);
+      assert.match(edit.text, /value="accept=Continue&amp;zone=\$zone"/);
 
       // Blank secret keeps the stored one; unticked boxes turn things off.
       const { enabled: _e, uam_secret: _s, ...rest } = FULL;
