@@ -39,6 +39,12 @@ export interface Config {
   reportTasksPerAccount: number;
   /** Report files of one account built at the same time, over every worker. */
   reportRunningPerAccount: number;
+  /**
+   * Captive-portal sign-in attempts per minute from one client address (a venue's guests may share
+   * one public address behind its gateway) and from one device (the gateway's MAC parameter).
+   */
+  portalAttemptsPerAddress: number;
+  portalAttemptsPerDevice: number;
 }
 
 export class ConfigError extends Error {}
@@ -197,5 +203,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     webhookSecretKey: webhookSecretKey(env),
     reportTasksPerAccount: integer(env, "REPORT_TASKS_PER_ACCOUNT", 10, 1, 100_000),
     reportRunningPerAccount: integer(env, "REPORT_RUNNING_PER_ACCOUNT", 3, 1, 100_000),
+    portalAttemptsPerAddress: integer(env, "PORTAL_ATTEMPTS_PER_ADDRESS", 30, 1, 1_000_000),
+    portalAttemptsPerDevice: integer(env, "PORTAL_ATTEMPTS_PER_DEVICE", 10, 1, 1_000_000),
   };
 }

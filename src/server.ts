@@ -60,7 +60,14 @@ export async function startServer(config: Config, overrides: ServerOverrides = {
       authFailureLimit: config.authFailureLimit,
     });
     await app.register(consolePlugin, { prefix: "/console", core, counters, publicUrl: config.publicUrl });
-    await app.register(portalPlugin, { prefix: "/portal", core, counters, ...overrides.portal });
+    await app.register(portalPlugin, {
+      prefix: "/portal",
+      core,
+      counters,
+      attemptsPerAddress: config.portalAttemptsPerAddress,
+      attemptsPerDevice: config.portalAttemptsPerDevice,
+      ...overrides.portal,
+    });
     await app.listen({ host: config.host, port: config.port }).catch((error) => {
       throw listenFailure(error, "HTTP", config.host, config.port);
     });

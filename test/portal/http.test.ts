@@ -4,6 +4,7 @@
 import assert from "node:assert/strict";
 import { createHash } from "node:crypto";
 import { after, before, describe, test } from "node:test";
+import { ConfigError, loadConfig } from "../../src/config.ts";
 import { MemoryCounterStore } from "../../src/http/rate-limit.ts";
 import { contrast, textOn } from "../../src/portal/colors.ts";
 import {
@@ -402,4 +403,38 @@ describe("captive portal pages over HTTP", () => {
       '<p>a &lt;b&gt;<br>b</p><p>see <a href="https://x.example/t" rel="noopener noreferrer nofollow" target="_blank">https://x.example/t</a>. ok</p>',
     );
   });
+});
+
+test("PORTAL_ATTEMPTS_PER_ADDRESS and PORTAL_ATTEMPTS_PER_DEVICE: defaults 30 and 10, validated, applied", async () => {
+  const defaults = loadConfig({});
+  assert.deepEqual([defaults.portalAttemptsPerAddress, defaults.portalAttemptsPerDevice], [30, 10]);
+  for (const bad of ["0", "-1", "x", "2.5", "1000001"]) {
+    assert.throws(() => loadConfig({ PORTAL_ATTEMPTS_PER_ADDRESS: bad }), ConfigError, bad);
+    assert.throws(() => loadConfig({ PORTAL_ATTEMPTS_PER_DEVICE: bad }), ConfigError, bad);
+  }
+  const server = await startTestServer({ env: { PORTAL_ATTEMPTS_PER_ADDRESS: "2" } });
+  try {
+    const account = await server.account("default");
+    const network = await server.core.networks.create(account.id, { name: "n", nas_ip: "192.0.2.77" });
+    const portal = await server.core.portals.create(account.id, {
+      name: "P",
+      network_id: network.network.id,
+    });
+    const client = new ConsoleClient(server.url);
+    const statuses: number[] = [];
+    for (const device of ["01", "02", "03"]) {
+      // A new device each time: only the per-address limit can stop the third.
+      const gw = new URLSearchParams({ login_url: "http://10.0.0.1/login", mac: `aa:bb:cc:00:00:${device}` });
+      await client.get(`/portal/${portal.id}?${gw}`);
+      const post = await client.post(`/portal/${portal.id}`, {
+        method: "voucher",
+        code: "NOPE2345",
+        gw: `${gw}`,
+      });
+      statuses.push(post.status);
+    }
+    assert.deepEqual(statuses, [401, 401, 429]);
+  } finally {
+    await server.stop();
+  }
 });
