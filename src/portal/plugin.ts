@@ -21,6 +21,7 @@ import {
 } from "../core/portals/signin.ts";
 import type { CounterStore } from "../http/rate-limit.ts";
 import { coovaChecksumValid, gatewayOrigin, handoff, parseGateway, safeHttpUrl } from "./gateway.ts";
+import { escapeHtml } from "./html.ts";
 import { CATALOGUE, chooseLanguage, type Messages } from "./i18n.ts";
 import { type Assets, colorsCss, handoffPage, messagePage, signInPage } from "./views.ts";
 
@@ -35,6 +36,11 @@ export interface PortalOptions {
 }
 
 const CSRF_COOKIE = "wisp_portal_csrf";
+/** Placeholders of a rendered page; letters only, so escaping leaves them as they are. */
+const CSRF_SLOT = "WispCsrfSlotQ7x";
+const GATEWAY_SLOT = "WispGatewaySlotQ7x";
+/** Rendered plain sign-in pages by portal (as read) and language. */
+const blankPages = new WeakMap<GuestPortal, Map<PortalLanguage, string>>();
 const TOKEN = /^[A-Za-z0-9_-]{43}$/;
 const FORM_LIMIT = 16 * 1024;
 
@@ -197,21 +203,43 @@ export async function portalPlugin(app: FastifyInstance, options: PortalOptions)
       guest?: { name: string; email: string; phone: string };
     } = {},
   ) {
-    const logo = await core.portals.guestLogoVersion(portal.id);
-    const page = signInPage({
-      portal,
-      logo: logo ? `/portal/${portal.id}/logo?v=${logo}` : undefined,
-      lang,
-      assets: ASSETS,
-      action: `/portal/${portal.id}`,
-      csrf: csrfToken(request, reply),
-      gateway: gatewayQuery,
-      error: extra.error,
-      ...(extra.username ? { username: extra.username } : {}),
-      ...(extra.guest ? { guest: extra.guest } : {}),
-      switchTo: switcher(portal.id, gatewayQuery),
-    });
-    return send(reply, extra.status ?? 200, page);
+    const csrf = csrfToken(request, reply);
+    const render = (token: string, gateway: string, switchTo: (lang: PortalLanguage) => string) =>
+      signInPage({
+        portal,
+        logo: portal.logoVersion ? `/portal/${portal.id}/logo?v=${portal.logoVersion}` : undefined,
+        lang,
+        assets: ASSETS,
+        action: `/portal/${portal.id}`,
+        csrf: token,
+        gateway,
+        error: extra.error,
+        ...(extra.username ? { username: extra.username } : {}),
+        ...(extra.guest ? { guest: extra.guest } : {}),
+        switchTo,
+      });
+    if (extra.error || extra.username || extra.guest) {
+      return send(reply, extra.status ?? 200, render(csrf, gatewayQuery, switcher(portal.id, gatewayQuery)));
+    }
+    // The plain page is rendered once per portal (as read, see GUEST_CACHE_MS) and language, with
+    // slots for what changes per guest: the CSRF token and the gateway's query (escaped here).
+    const blank = blankPages.get(portal) ?? new Map<PortalLanguage, string>();
+    blankPages.set(portal, blank);
+    let template = blank.get(lang);
+    if (template === undefined) {
+      template = render(
+        CSRF_SLOT,
+        GATEWAY_SLOT,
+        (code) => `/portal/${portal.id}?${GATEWAY_SLOT}&lang=${code}`,
+      );
+      blank.set(lang, template);
+    }
+    const gateway = escapeHtml(gatewayQuery);
+    const page = template
+      .replaceAll(CSRF_SLOT, csrf)
+      .replaceAll(`${GATEWAY_SLOT}&amp;`, gateway ? `${gateway}&amp;` : "")
+      .replaceAll(GATEWAY_SLOT, gateway);
+    return send(reply, 200, page);
   }
 
   /**

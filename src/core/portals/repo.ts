@@ -1,5 +1,6 @@
 import { type Insertable, type Kysely, type Selectable, sql, type Updateable } from "kysely";
 import type { DialectName } from "../../db/database.ts";
+import { prepared } from "../../db/prepared.ts";
 import type { CaptivePortalsTable, PortalLoginsTable, PortalLogosTable, Schema } from "../../db/schema.ts";
 import { ordered, type SortPlan } from "../../db/sort.ts";
 import { offsetOf, type PageRequest } from "../shared/pages.ts";
@@ -9,6 +10,7 @@ import type { PortalSortField } from "./rules.ts";
 
 export type PortalRow = Selectable<CaptivePortalsTable>;
 export type PortalListRow = PortalRow & { account_name: string };
+export type GuestPortalRow = PortalRow & { logo_sha256: string | null };
 export type LogoRow = Selectable<PortalLogosTable>;
 export type LogoMeta = Omit<LogoRow, "data">;
 export type PortalChanges = Omit<Updateable<CaptivePortalsTable>, "id" | "account_id" | "created">;
@@ -37,6 +39,8 @@ const SORT: SortPlan<PortalSortField> = {
 };
 
 export class PortalsRepo {
+  private guestRow: ((id: number) => Promise<GuestPortalRow[]>) | undefined;
+
   constructor(
     private readonly db: Kysely<Schema>,
     private readonly dialect: DialectName,
@@ -92,9 +96,23 @@ export class PortalsRepo {
       .executeTakeFirst();
   }
 
-  /** A portal by id alone, for the guest pages (the id in the login URL names its account). */
-  findForGuests(id: number): Promise<PortalRow | undefined> {
-    return this.db.selectFrom("captive_portals").selectAll().where("id", "=", id).executeTakeFirst();
+  /**
+   * A portal by id alone with its logo's digest, for the guest pages (the id in the login URL names
+   * its account). Compiled once: every guest page asks it (bench/portal.ts).
+   */
+  async findForGuests(id: number): Promise<GuestPortalRow | undefined> {
+    this.guestRow ??= prepared(
+      this.db,
+      (portalId: number) =>
+        this.db
+          .selectFrom("captive_portals as p")
+          .leftJoin("portal_logos as l", "l.portal_id", "p.id")
+          .selectAll("p")
+          .select("l.sha256 as logo_sha256")
+          .where("p.id", "=", portalId),
+      1,
+    );
+    return (await this.guestRow(id))[0];
   }
 
   /** Whether the account has this network: a portal may only hang off its own account's networks. */

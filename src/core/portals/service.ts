@@ -10,6 +10,7 @@ import { isoNow } from "../shared/time.ts";
 import type { SecretBox } from "../webhooks/crypto.ts";
 import { checkLogo } from "./logo.ts";
 import {
+  type GuestPortalRow,
   isMissingReference,
   type PortalChanges,
   type PortalFilter,
@@ -115,6 +116,8 @@ export interface GuestPortal {
   };
   clickthrough: { validity: number; sessionTimeout: number };
   registration: { validity: number; groupId: number | null };
+  /** Changes with the logo (the guest page's cache-busting version); undefined: no logo. */
+  logoVersion?: string | undefined;
 }
 
 /** A portal's logo as the console shows it (no bytes). */
@@ -343,7 +346,17 @@ function pageColumns(clean: PortalInput): PortalChanges {
   return changes;
 }
 
+/**
+ * How long a guest page trusts the portal it read (every page view and sign-in reads it): a change
+ * made through another Wisp process shows within this time; this process's own changes at once.
+ */
+export const GUEST_CACHE_MS = 3_000;
+const GUEST_CACHE_SIZE = 10_000;
+
 export class PortalsService {
+  /** Enabled portals as guest pages show them, by id (see GUEST_CACHE_MS). */
+  private readonly guests = new Map<number, { portal: GuestPortal; until: number }>();
+
   /**
    * publicUrl: Wisp's address as guests reach it (PUBLIC_URL), the base of every login_url.
    * box: seals UAM secrets at rest with the webhook secrets' key.
@@ -390,10 +403,27 @@ export class PortalsService {
    * The portal a guest page shows, whichever account owns it; undefined when it does not exist or
    * is switched off (the page answers the same 404 either way).
    */
-  async forGuests(id: number): Promise<GuestPortal | undefined> {
+  async forGuests(id: number, now = Date.now()): Promise<GuestPortal | undefined> {
     if (!Number.isInteger(id) || id < 1 || id > MAX_ID) return undefined;
+    const cached = this.guests.get(id);
+    if (cached && cached.until > now) return cached.portal;
     const row = await this.repo.findForGuests(id);
-    if (row?.enabled !== 1) return undefined;
+    if (row?.enabled !== 1) {
+      this.guests.delete(id);
+      return undefined;
+    }
+    const portal = this.guestPortal(row);
+    if (this.guests.size >= GUEST_CACHE_SIZE) this.guests.clear();
+    this.guests.set(id, { portal, until: now + GUEST_CACHE_MS });
+    return portal;
+  }
+
+  /** Forgets a portal's guest view after this process changed it (others see it within GUEST_CACHE_MS). */
+  private changed(id: number): void {
+    this.guests.delete(id);
+  }
+
+  private guestPortal(row: GuestPortalRow): GuestPortal {
     return {
       id: row.id,
       loginUrl: `${this.publicUrl}/portal/${row.id}`,
@@ -420,6 +450,7 @@ export class PortalsService {
       },
       clickthrough: { validity: row.clickthrough_validity, sessionTimeout: row.clickthrough_session_timeout },
       registration: { validity: row.registration_validity, groupId: row.guest_group_id },
+      logoVersion: row.logo_sha256?.slice(0, 16),
     };
   }
 
@@ -570,15 +601,19 @@ export class PortalsService {
     } catch (error) {
       if (isMissingReference(error) && networkId !== undefined) throw noSuchNetwork(networkId);
       throw error;
+    } finally {
+      this.changed(id);
     }
   }
 
   async delete(accountId: number, id: number): Promise<CaptivePortal> {
-    return this.repo.transaction(async (repo) => {
+    const deleted = await this.repo.transaction(async (repo) => {
       const row = await repo.findById(accountId, id);
       if (!row || !(await repo.delete(accountId, id))) throw notFound(id);
       return this.present(row);
     });
+    this.changed(id);
+    return deleted;
   }
 
   /** The portal's logo, or null for none; NotFound when the portal is not this account's. */
@@ -617,6 +652,7 @@ export class PortalsService {
         updated,
       });
     });
+    this.changed(id);
     return {
       content_type: image.type,
       width: image.width,
@@ -630,13 +666,9 @@ export class PortalsService {
   /** Removes the logo; true when there was one. */
   async removeLogo(accountId: number, id: number): Promise<boolean> {
     await this.get(accountId, id);
-    return this.repo.deleteLogo(accountId, id);
-  }
-
-  /** The logo's version for a guest page (undefined: none); the portal is assumed shown. */
-  async guestLogoVersion(id: number): Promise<string | undefined> {
-    if (!Number.isInteger(id) || id < 1 || id > MAX_ID) return undefined;
-    return (await this.repo.findLogoMeta(id))?.sha256.slice(0, 16);
+    const removed = await this.repo.deleteLogo(accountId, id);
+    this.changed(id);
+    return removed;
   }
 
   /** The logo of a portal guests can see (enabled); undefined otherwise. */
