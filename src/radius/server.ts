@@ -6,6 +6,9 @@ import { createSocket, type RemoteInfo, type Socket } from "node:dgram";
 import type { Pair } from "../core/aaa/pairs.ts";
 import type { AaaService } from "../core/aaa/service.ts";
 import type { RadiusClient } from "../core/networks/service.ts";
+import { EapEngine } from "./eap/engine.ts";
+import type { EapLimits, EapOptions } from "./eap/types.ts";
+import { answerEap } from "./eap-door.ts";
 import {
   type AttributeInput,
   decodePacket,
@@ -32,6 +35,9 @@ export interface RadiusServerOptions {
   aaa: AaaService;
   findClient(address: string): Promise<RadiusClient | undefined>;
   log: RadiusLog;
+  /** EAP (PEAP, TTLS, EAP-TLS): the server certificate and client-certificate checks; unset: EAP refused. */
+  eap?: EapOptions | undefined;
+  eapLimits?: EapLimits | undefined;
 }
 
 /** How long answers are kept for retransmissions (FreeRADIUS's cleanup_delay is 5 s). */
@@ -55,8 +61,11 @@ export class RadiusServer {
   private sweeper: NodeJS.Timeout | undefined;
   /** Ports actually bound (useful when 0 was not meant as "off" but the OS picked). */
   readonly ports: { auth?: number; acct?: number } = {};
+  readonly eap: EapEngine | undefined;
 
-  constructor(private readonly options: RadiusServerOptions) {}
+  constructor(private readonly options: RadiusServerOptions) {
+    this.eap = options.eap ? new EapEngine(options.eap, {}, options.eapLimits) : undefined;
+  }
 
   async start(): Promise<void> {
     const { host, authPort, acctPort } = this.options;
@@ -67,6 +76,7 @@ export class RadiusServer {
 
   async close(): Promise<void> {
     clearInterval(this.sweeper);
+    this.eap?.close();
     await Promise.all(this.sockets.map((s) => new Promise<void>((resolve) => s.close(() => resolve()))));
     this.sockets.length = 0;
   }
@@ -202,6 +212,19 @@ export class RadiusServer {
     if (!hasMa && client.require_message_authenticator) {
       this.drop(remote, "Message-Authenticator required for this network");
       return null;
+    }
+    if (packet.attributes.some((a) => a.name === "EAP-Message")) {
+      return answerEap({
+        engine: this.eap,
+        aaa: this.options.aaa,
+        client,
+        packet,
+        pairs: pairsOf(packet),
+        address: remote.address,
+        respond,
+        drop: (reason) => this.drop(remote, reason),
+        warn: (detail, text) => this.options.log.warn(detail, text),
+      });
     }
     const chap = packet.attributes.find((a) => a.name === "CHAP-Password");
     const challenge = packet.attributes.find((a) => a.name === "CHAP-Challenge")?.raw ?? packet.authenticator;

@@ -23,6 +23,12 @@ export interface Credentials {
   password?: Buffer | undefined;
   /** CHAP: verifies a CHAP-Password against a cleartext password. */
   chap?: ((cleartext: string) => boolean) | undefined;
+  /**
+   * EAP-TLS: the user is proven by a client certificate that chains to a trusted CA, names the
+   * user and is not revoked (checked by the EAP engine). No password is compared; every other
+   * rule (disabled, Expiration, Auth-Type := Reject, counters, Simultaneous-Use) still applies.
+   */
+  certificate?: true | undefined;
 }
 
 export type LoginDecision =
@@ -99,7 +105,7 @@ export async function decideLogin(
   const authType = firstValue(control, "Auth-Type")?.toLowerCase();
   const known = firstValue(control, "Cleartext-Password");
   if (authType === "reject") return reject("rejected by Auth-Type", control);
-  if (authType !== "accept") {
+  if (authType !== "accept" && !credentials.certificate) {
     if (credentials.password !== undefined && authType !== "chap") {
       if (known === undefined) return reject("no password configured for the user", control);
       if (!samePassword(credentials.password, known)) return reject("wrong password", control);
