@@ -28,8 +28,11 @@ export interface MschapV2Request {
   acceptAttributes(reply: readonly { attribute: string }[]): AttributeInput[];
   /**
    * MS-CHAP-Error for the Access-Reject (RFC 2548 section 2.3.5, text as RFC 2759 section 6):
-   * "E=691 R=0 C=<new challenge> V=3 M=Authentication failed". R=0: Wisp keeps no state between
-   * requests, so the peer is not invited to retry on the same exchange.
+   * "E=691 R=0 C=<new challenge> V=3 M=Authentication rejected", as rlm_mschap words it, but
+   * R=0: the peer is not invited to try another password on the same connection (RFC 2759
+   * section 10 asks authenticators to limit retries; FreeRADIUS's allow_retry says R=1). Sent
+   * for every reject, also for a disabled user, where FreeRADIUS sends none (its Auth-Type Reject
+   * skips rlm_mschap): the peer then reports a failed authentication rather than a dropped link.
    */
   rejectAttributes(): AttributeInput[];
 }
@@ -89,8 +92,7 @@ export function mschapV2Request(packet: RadiusPacket): MschapV2Request | undefin
       return attributes;
     },
     rejectAttributes() {
-      const retryChallenge = randomBytes(16).toString("hex").toUpperCase();
-      const text = `E=691 R=0 C=${retryChallenge} V=3 M=Authentication failed`;
+      const text = `E=691 R=0 C=${randomBytes(16).toString("hex")} V=3 M=Authentication rejected`;
       return [["MS-CHAP-Error", Buffer.concat([Buffer.of(ident), Buffer.from(text, "ascii")])]];
     },
   };
