@@ -9,6 +9,7 @@ import type { RadiusClient } from "../core/networks/service.ts";
 import { EapEngine } from "./eap/engine.ts";
 import type { EapLimits, EapOptions } from "./eap/types.ts";
 import { answerEap } from "./eap-door.ts";
+import { mschapV2Request } from "./mschap/access-request.ts";
 import {
   type AttributeInput,
   decodePacket,
@@ -229,21 +230,27 @@ export class RadiusServer {
     const chap = packet.attributes.find((a) => a.name === "CHAP-Password");
     const challenge = packet.attributes.find((a) => a.name === "CHAP-Challenge")?.raw ?? packet.authenticator;
     const password = packet.attributes.find((a) => a.name === "User-Password");
+    const mschap = mschapV2Request(packet);
     const aaa = this.options.aaa;
     let outcome = await aaa.decide(client, pairsOf(packet), {
       // The decrypted octets, compared as octets (RFC 2865 section 5.2): never decoded to text.
       password: password?.raw,
       chap: chap ? (cleartext: string) => verifyChap(chap.raw, challenge, cleartext) : undefined,
+      mschapv2: mschap?.verify,
     });
     // The answer is built before the attempt is recorded, so the record says what was sent.
     let response: Buffer;
     try {
+      const { reply } = outcome.result;
       response = outcome.result.accepted
-        ? respond(
-            PacketCode.AccessAccept,
-            outcome.result.reply.map((p) => [p.attribute, p.value] as const),
-          )
-        : respond(PacketCode.AccessReject, [["Reply-Message", outcome.result.reason ?? "rejected"]]);
+        ? respond(PacketCode.AccessAccept, [
+            ...reply.map((p) => [p.attribute, p.value] as const),
+            ...(mschap?.acceptAttributes(reply) ?? []),
+          ])
+        : respond(PacketCode.AccessReject, [
+            ["Reply-Message", outcome.result.reason ?? "rejected"],
+            ...(mschap?.rejectAttributes() ?? []),
+          ]);
     } catch (error) {
       this.options.log.warn(
         { err: error, client: remote.address },

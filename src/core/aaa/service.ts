@@ -74,6 +74,7 @@ function methodOf(credentials: Credentials): AuthMethod | null {
   if (credentials.certificate) return "TLS";
   if (credentials.password !== undefined) return "PAP";
   if (credentials.chap) return "CHAP";
+  if (credentials.mschapv2) return "MSCHAPv2";
   return null;
 }
 
