@@ -7,6 +7,7 @@ import type { Pair } from "../core/aaa/pairs.ts";
 import type { AaaService } from "../core/aaa/service.ts";
 import type { RadiusClient } from "../core/networks/service.ts";
 import { EapEngine } from "./eap/engine.ts";
+import { createInnerMsChapV2 } from "./eap/methods/inner-mschapv2.ts";
 import type { EapLimits, EapOptions } from "./eap/types.ts";
 import { answerEap } from "./eap-door.ts";
 import { mschapV2Request } from "./mschap/access-request.ts";
@@ -65,7 +66,9 @@ export class RadiusServer {
   readonly eap: EapEngine | undefined;
 
   constructor(private readonly options: RadiusServerOptions) {
-    this.eap = options.eap ? new EapEngine(options.eap, {}, options.eapLimits) : undefined;
+    this.eap = options.eap
+      ? new EapEngine(options.eap, { mschapv2: createInnerMsChapV2 }, options.eapLimits)
+      : undefined;
   }
 
   async start(): Promise<void> {
