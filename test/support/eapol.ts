@@ -64,7 +64,7 @@ export function eapolTest(options: EapolOptions): Promise<EapolResult> {
       resolve({
         code: typeof code === "number" ? code : 1,
         success: code === 0 && lines.at(-1) === "SUCCESS",
-        mppeOk: /MPPE keys OK: 1 +mismatch: 0/.test(stdout),
+        mppeOk: /MPPE keys OK: [1-9]\d* +mismatch: 0/.test(stdout),
         accessRequests: (stdout.match(/code=1 \(Access-Request\)/g) ?? []).length,
         tlsVersion:
           /SSL: Using TLS version (TLSv[\d.]+)/.exec(stdout)?.[1] ??

@@ -73,7 +73,7 @@ interface Conversation extends Bound {
 
 export class EapEngine {
   private readonly conversations: Conversations<Conversation>;
-  private tls: { context: SecureContext; expires: number } | undefined;
+  private tls: { contexts: Map<number, SecureContext>; expires: number } | undefined;
   /** One set of session-ticket keys for every context this engine builds: resumption survives refreshes. */
   private readonly ticketKeys = randomBytes(48);
 
@@ -97,19 +97,29 @@ export class EapEngine {
     this.conversations.close();
   }
 
-  private async secureContext(): Promise<SecureContext> {
-    if (this.tls && this.tls.expires > Date.now()) return this.tls.context;
-    const credentials = await this.options.credentials();
-    const context = createSecureContext({
-      key: credentials.key,
-      cert: [credentials.cert, ...credentials.chain].join("\n"),
-      ca: credentials.ca.length > 0 ? credentials.ca : undefined,
-      minVersion: "TLSv1.2",
-      maxVersion: "TLSv1.3",
-    });
-    context.context.setTicketKeys(this.ticketKeys);
-    this.tls = { context, expires: Date.now() + CREDENTIALS_TTL_MS };
-    return context;
+  /**
+   * One TLS context per method: a session (ticket) of one method never resumes another (its
+   * session id context differs), so a PEAP session cannot stand in for an EAP-TLS certificate.
+   */
+  private async secureContext(type: number): Promise<SecureContext> {
+    if (!this.tls || this.tls.expires <= Date.now()) {
+      const credentials = await this.options.credentials();
+      const contexts = new Map<number, SecureContext>();
+      for (const served of SERVED) {
+        const context = createSecureContext({
+          key: credentials.key,
+          cert: [credentials.cert, ...credentials.chain].join("\n"),
+          ca: credentials.ca.length > 0 ? credentials.ca : undefined,
+          minVersion: "TLSv1.2",
+          maxVersion: "TLSv1.3",
+          sessionIdContext: `wisp-eap-${served}`,
+        });
+        context.context.setTicketKeys(this.ticketKeys);
+        contexts.set(served, context);
+      }
+      this.tls = { contexts, expires: Date.now() + CREDENTIALS_TTL_MS };
+    }
+    return this.tls.contexts.get(type)!;
   }
 
   async handle(request: EapRequest): Promise<EapAnswer> {
@@ -261,7 +271,7 @@ export class EapEngine {
     const context: MethodContext = {
       client,
       outerIdentity,
-      tls: await this.secureContext(),
+      tls: await this.secureContext(type),
       fragmentSize: this.options.fragmentSize,
       checkClientCertificate: this.options.checkClientCertificate,
     };

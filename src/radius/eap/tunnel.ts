@@ -40,8 +40,9 @@ export class TlsTunnel {
     this.socket.on("data", (chunk: Buffer) => {
       this.incoming.push(chunk);
     });
-    this.socket.on("error", (error: Error) => {
-      this.failure ??= error.message;
+    this.socket.on("error", (error: Error & { reason?: string; code?: string }) => {
+      // OpenSSL's reason ("unknown ca") says it; the whole message names source files.
+      this.failure ??= error.reason ?? error.code ?? error.message.split("\n")[0];
     });
   }
 
