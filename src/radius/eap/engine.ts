@@ -3,7 +3,7 @@
 // It answers with an Access-Challenge (the next EAP-Request), an Access-Accept (EAP-Success and
 // the keys) or an Access-Reject (EAP-Failure), or asks the door to drop the packet. Logins are
 // decided by the core through the `judge` the door passes in; the engine only proves identities.
-import { randomBytes, randomInt } from "node:crypto";
+import { constants, randomBytes, randomInt } from "node:crypto";
 import { createSecureContext, type SecureContext } from "node:tls";
 import type { Credentials } from "../../core/aaa/decide.ts";
 import type { LoginOutcome } from "../../core/aaa/service.ts";
@@ -113,6 +113,10 @@ export class EapEngine {
           minVersion: "TLSv1.2",
           maxVersion: "TLSv1.3",
           sessionIdContext: `wisp-eap-${served}`,
+          // Resumption for EAP-TLS only: a resumed PEAP or TTLS session lets the supplicant skip
+          // phase 2 (RFC 5281 section 7.8), and the login must be decided again on current rules,
+          // which would need the inner identity kept beside each ticket. They do full handshakes.
+          ...(served === EapType.Tls ? {} : { secureOptions: constants.SSL_OP_NO_TICKET }),
         });
         context.context.setTicketKeys(this.ticketKeys);
         contexts.set(served, context);
