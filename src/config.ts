@@ -4,6 +4,7 @@ import path from "node:path";
 import { parseCidr } from "./core/shared/ip.ts";
 import { decodeKey } from "./core/webhooks/crypto.ts";
 import { DEFAULT_RETRY_SCHEDULE_MS } from "./core/webhooks/rules.ts";
+import { DEFAULT_EAP_LIMITS, DEFAULT_FRAGMENT_SIZE, type EapLimits } from "./radius/eap/types.ts";
 
 export interface Config {
   host: string;
@@ -45,6 +46,10 @@ export interface Config {
    */
   portalAttemptsPerAddress: number;
   portalAttemptsPerDevice: number;
+  /** EAP conversations kept between round trips: idle timeout and caps (EAP_IDLE_TIMEOUT, ...). */
+  eapLimits: EapLimits;
+  /** EAP_FRAGMENT_SIZE: TLS data per EAP packet (RFC 5216 section 2.1.5). */
+  eapFragmentSize: number;
 }
 
 export class ConfigError extends Error {}
@@ -56,6 +61,19 @@ function integer(env: NodeJS.ProcessEnv, name: string, fallback: number, min: nu
   const value = Number(raw);
   if (value < min || value > max) throw new ConfigError(`${name} must be between ${min} and ${max}`);
   return value;
+}
+
+/** EAP_IDLE_TIMEOUT (seconds), EAP_CONVERSATIONS_PER_NETWORK, EAP_CONVERSATIONS: bounds on EAP state. */
+function eapLimits(env: NodeJS.ProcessEnv): EapLimits {
+  const limits: EapLimits = {
+    idleTimeoutSeconds: integer(env, "EAP_IDLE_TIMEOUT", DEFAULT_EAP_LIMITS.idleTimeoutSeconds, 1, 600),
+    perNetwork: integer(env, "EAP_CONVERSATIONS_PER_NETWORK", DEFAULT_EAP_LIMITS.perNetwork, 1, 1_000_000),
+    total: integer(env, "EAP_CONVERSATIONS", DEFAULT_EAP_LIMITS.total, 1, 10_000_000),
+  };
+  if (limits.perNetwork > limits.total) {
+    throw new ConfigError("EAP_CONVERSATIONS_PER_NETWORK must not be more than EAP_CONVERSATIONS");
+  }
+  return limits;
 }
 
 /** PUBLIC_URL: an http(s) URL, maybe with a path; no credentials, trailing slash, query or fragment. */
@@ -205,5 +223,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     reportRunningPerAccount: integer(env, "REPORT_RUNNING_PER_ACCOUNT", 3, 1, 100_000),
     portalAttemptsPerAddress: integer(env, "PORTAL_ATTEMPTS_PER_ADDRESS", 30, 1, 1_000_000),
     portalAttemptsPerDevice: integer(env, "PORTAL_ATTEMPTS_PER_DEVICE", 10, 1, 1_000_000),
+    eapLimits: eapLimits(env),
+    eapFragmentSize: integer(env, "EAP_FRAGMENT_SIZE", DEFAULT_FRAGMENT_SIZE, 64, 4000),
   };
 }

@@ -11,6 +11,7 @@ import { createHttpRoot } from "./http/root.ts";
 import { registerJobHandlers } from "./jobs/handlers.ts";
 import { Worker } from "./jobs/worker.ts";
 import { type PortalOptions, portalPlugin } from "./portal/plugin.ts";
+import type { EapOptions } from "./radius/eap/types.ts";
 import { RadiusServer } from "./radius/server.ts";
 import { listenFailure, openMigratedDatabase } from "./startup.ts";
 import { VERSION } from "./version.ts";
@@ -32,6 +33,8 @@ export interface ServerOverrides {
   counters?: CounterStore;
   /** Captive-portal attempt limits (tests use small ones). */
   portal?: Pick<PortalOptions, "attemptsPerAddress" | "attemptsPerDevice" | "windowMs">;
+  /** EAP's certificates and client-certificate checks (tests give their own; see radius/eap/types.ts). */
+  eap?: EapOptions;
 }
 
 export async function startServer(config: Config, overrides: ServerOverrides = {}): Promise<RunningServer> {
@@ -78,6 +81,8 @@ export async function startServer(config: Config, overrides: ServerOverrides = {
       aaa: core.aaa,
       findClient: (address) => core.networks.findClientByAddress(address),
       log: app.log,
+      eap: overrides.eap,
+      eapLimits: config.eapLimits,
     });
     await radius.start().catch((error: NodeJS.ErrnoException & { port?: number }) => {
       throw listenFailure(error, "RADIUS", config.radiusHost, error.port ?? config.radiusAuthPort);

@@ -104,6 +104,8 @@ export interface NasTable {
    */
   range_start: string | null;
   range_end: string | null;
+  /** The EAP method proposed first to supplicants: PEAP (default), TTLS or TLS (migration 018). */
+  eap_method: Generated<string>;
 }
 
 export interface CaptivePortalsTable {
@@ -248,6 +250,10 @@ export interface RadpostauthTable {
   nas_ip: string | null;
   nas_identifier: string | null;
   portal_id?: number | null;
+  /** PAP, CHAP, MSCHAPv2, PEAP, TTLS, TLS (migration 018). */
+  method?: string | null;
+  /** EAP: the outer identity when the user was named inside a tunnel. */
+  outer_identity?: string | null;
 }
 
 export interface PortalLoginsTable {

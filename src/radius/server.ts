@@ -6,6 +6,11 @@ import { createSocket, type RemoteInfo, type Socket } from "node:dgram";
 import type { Pair } from "../core/aaa/pairs.ts";
 import type { AaaService } from "../core/aaa/service.ts";
 import type { RadiusClient } from "../core/networks/service.ts";
+import { EapEngine } from "./eap/engine.ts";
+import { createInnerMsChapV2 } from "./eap/methods/inner-mschapv2.ts";
+import type { EapLimits, EapOptions } from "./eap/types.ts";
+import { answerEap } from "./eap-door.ts";
+import { mschapV2Request } from "./mschap/access-request.ts";
 import {
   type AttributeInput,
   decodePacket,
@@ -32,6 +37,9 @@ export interface RadiusServerOptions {
   aaa: AaaService;
   findClient(address: string): Promise<RadiusClient | undefined>;
   log: RadiusLog;
+  /** EAP (PEAP, TTLS, EAP-TLS): the server certificate and client-certificate checks; unset: EAP refused. */
+  eap?: EapOptions | undefined;
+  eapLimits?: EapLimits | undefined;
 }
 
 /** How long answers are kept for retransmissions (FreeRADIUS's cleanup_delay is 5 s). */
@@ -55,8 +63,13 @@ export class RadiusServer {
   private sweeper: NodeJS.Timeout | undefined;
   /** Ports actually bound (useful when 0 was not meant as "off" but the OS picked). */
   readonly ports: { auth?: number; acct?: number } = {};
+  readonly eap: EapEngine | undefined;
 
-  constructor(private readonly options: RadiusServerOptions) {}
+  constructor(private readonly options: RadiusServerOptions) {
+    this.eap = options.eap
+      ? new EapEngine(options.eap, { mschapv2: createInnerMsChapV2 }, options.eapLimits)
+      : undefined;
+  }
 
   async start(): Promise<void> {
     const { host, authPort, acctPort } = this.options;
@@ -67,6 +80,7 @@ export class RadiusServer {
 
   async close(): Promise<void> {
     clearInterval(this.sweeper);
+    this.eap?.close();
     await Promise.all(this.sockets.map((s) => new Promise<void>((resolve) => s.close(() => resolve()))));
     this.sockets.length = 0;
   }
@@ -203,24 +217,43 @@ export class RadiusServer {
       this.drop(remote, "Message-Authenticator required for this network");
       return null;
     }
+    if (packet.attributes.some((a) => a.name === "EAP-Message")) {
+      return answerEap({
+        engine: this.eap,
+        aaa: this.options.aaa,
+        client,
+        packet,
+        pairs: pairsOf(packet),
+        address: remote.address,
+        respond,
+        drop: (reason) => this.drop(remote, reason),
+        warn: (detail, text) => this.options.log.warn(detail, text),
+      });
+    }
     const chap = packet.attributes.find((a) => a.name === "CHAP-Password");
     const challenge = packet.attributes.find((a) => a.name === "CHAP-Challenge")?.raw ?? packet.authenticator;
     const password = packet.attributes.find((a) => a.name === "User-Password");
+    const mschap = mschapV2Request(packet);
     const aaa = this.options.aaa;
     let outcome = await aaa.decide(client, pairsOf(packet), {
       // The decrypted octets, compared as octets (RFC 2865 section 5.2): never decoded to text.
       password: password?.raw,
       chap: chap ? (cleartext: string) => verifyChap(chap.raw, challenge, cleartext) : undefined,
+      mschapv2: mschap?.verify,
     });
     // The answer is built before the attempt is recorded, so the record says what was sent.
     let response: Buffer;
     try {
+      const { reply } = outcome.result;
       response = outcome.result.accepted
-        ? respond(
-            PacketCode.AccessAccept,
-            outcome.result.reply.map((p) => [p.attribute, p.value] as const),
-          )
-        : respond(PacketCode.AccessReject, [["Reply-Message", outcome.result.reason ?? "rejected"]]);
+        ? respond(PacketCode.AccessAccept, [
+            ...reply.map((p) => [p.attribute, p.value] as const),
+            ...(mschap?.acceptAttributes(reply) ?? []),
+          ])
+        : respond(PacketCode.AccessReject, [
+            ["Reply-Message", outcome.result.reason ?? "rejected"],
+            ...(mschap?.rejectAttributes() ?? []),
+          ]);
     } catch (error) {
       this.options.log.warn(
         { err: error, client: remote.address },

@@ -1,6 +1,9 @@
 // One table of login cases, run against Wisp's embedded RADIUS server and against FreeRADIUS 3.2
 // reading the same database. Each case owns its usernames and groups, so cases never interfere.
+import { createHash } from "node:crypto";
+import { ntPasswordHash } from "../../src/core/aaa/nt-hash.ts";
 import type { Pair } from "../../src/core/aaa/pairs.ts";
+import { generateNtResponse } from "../../src/radius/mschap/mschapv2.ts";
 
 export interface SessionRow {
   /** Seconds before now the session started. */
@@ -29,7 +32,10 @@ export interface ParityCase {
   name: string;
   users: CaseUser[];
   groups?: CaseGroup[];
-  /** The Access-Request: User-Name first; User-Password for PAP, or CHAP-Password for CHAP. */
+  /**
+   * The Access-Request: User-Name first; User-Password for PAP, CHAP-Password for CHAP, or
+   * MS-CHAP-Challenge and MS-CHAP2-Response for MS-CHAPv2.
+   */
   request: [string, string][];
   expect: "Access-Accept" | "Access-Reject";
   /** Reply values that depend on the clock (Session-Timeout capped by a date) may differ by a second. */
@@ -55,6 +61,34 @@ const chap = (user: string, password: string): [string, string][] => [
   ["User-Name", user],
   ["CHAP-Password", password],
   ...nas,
+];
+
+/**
+ * MS-CHAPv2 (RFC 2548 section 2.3): the peer's response to a challenge derived from the name, so
+ * both servers see the same request and must give the same MS-CHAP2-Success and MPPE keys.
+ */
+const mschapv2 = (user: string, password: string): [string, string][] => {
+  const seed = createHash("sha256").update(user).digest();
+  const authenticatorChallenge = seed.subarray(0, 16);
+  const peerChallenge = seed.subarray(16, 32);
+  const ntResponse = generateNtResponse(
+    authenticatorChallenge,
+    peerChallenge,
+    user,
+    ntPasswordHash(password),
+  );
+  const response = Buffer.concat([Buffer.of(seed[0]!, 0), peerChallenge, Buffer.alloc(8), ntResponse]);
+  return [
+    ["User-Name", user],
+    ["MS-CHAP-Challenge", `0x${authenticatorChallenge.toString("hex")}`],
+    ["MS-CHAP2-Response", `0x${response.toString("hex")}`],
+    ...nas,
+  ];
+};
+const ntPassword = (password: string): [string, string, string] => [
+  "NT-Password",
+  ":=",
+  ntPasswordHash(password).toString("hex"),
 ];
 
 /** A comparison check item on the request, on a user who otherwise would be accepted. */
@@ -466,6 +500,54 @@ export const PARITY_CASES: ParityCase[] = [
     users: [{ username: "disabled-1", check: [pw("pw")], status: "disabled" }],
     request: pap("disabled-1", "pw"),
     expect: "Access-Reject",
+  },
+  {
+    name: "MS-CHAPv2 with the right password: MS-CHAP2-Success and MPPE keys",
+    users: [{ username: "mschap-ok", check: [pw("mschap pw")], reply: [["Session-Timeout", ":=", "900"]] }],
+    request: mschapv2("mschap-ok", "mschap pw"),
+    expect: "Access-Accept",
+  },
+  {
+    name: "MS-CHAPv2 with a wrong password",
+    users: [{ username: "mschap-bad", check: [pw("mschap pw")] }],
+    request: mschapv2("mschap-bad", "mschap pW"),
+    expect: "Access-Reject",
+  },
+  {
+    name: "MS-CHAPv2 for a user with only an NT-Password",
+    users: [{ username: "mschap-nt", check: [ntPassword("nt pw")] }],
+    request: mschapv2("mschap-nt", "nt pw"),
+    expect: "Access-Accept",
+  },
+  {
+    name: "MS-CHAPv2: an NT-Password beats the Cleartext-Password",
+    users: [{ username: "mschap-both", check: [pw("clear pw"), ntPassword("nt pw")] }],
+    request: mschapv2("mschap-both", "clear pw"),
+    expect: "Access-Reject",
+  },
+  {
+    name: "MS-CHAPv2 with a non-ASCII password",
+    users: [{ username: "mschap-utf8", check: [pw("pässwörd €")] }],
+    request: mschapv2("mschap-utf8", "pässwörd €"),
+    expect: "Access-Accept",
+  },
+  {
+    name: "MS-CHAPv2 for an unknown user",
+    users: [],
+    request: mschapv2("mschap-nobody", "x"),
+    expect: "Access-Reject",
+  },
+  {
+    name: "MS-CHAPv2 for a disabled user",
+    users: [{ username: "mschap-disabled", check: [pw("pw")], status: "disabled" }],
+    request: mschapv2("mschap-disabled", "pw"),
+    expect: "Access-Reject",
+  },
+  {
+    name: "MS-CHAPv2 with Auth-Type := Accept",
+    users: [{ username: "mschap-accept", check: [["Auth-Type", ":=", "Accept"]] }],
+    request: mschapv2("mschap-accept", "anything"),
+    expect: "Access-Accept",
   },
 ];
 

@@ -269,6 +269,7 @@ for (const { dialect, skip } of await dialects()) {
         client_mac: "11:22:33:44:55:66",
         ssid: "Guest WiFi",
         network_id: lobby.id,
+        method: "PAP",
       });
     });
 
@@ -302,6 +303,7 @@ for (const { dialect, skip } of await dialects()) {
         ssid: "Guest WiFi",
         network_id: lobby.id,
         reason: "wrong password",
+        method: "PAP",
       });
     });
 

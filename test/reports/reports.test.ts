@@ -180,6 +180,8 @@ for (const { dialect, skip } of await dialects()) {
           nas_ip: "192.0.2.10",
           nas_identifier: "lobby-ap",
           network_id: 7,
+          method: null,
+          outer_identity: null,
         });
         const reject = res.body.data.find((r: { username: string }) => r.username === "nobody");
         assert.equal(reject.result, "Access-Reject");

@@ -1,9 +1,10 @@
 // The login decision after rlm_sql's authorize: expiration, the session counters, authentication
-// (Auth-Type, PAP, CHAP) and Simultaneous-Use, in FreeRADIUS's order. Rows come from the caller;
+// (Auth-Type, PAP, CHAP, MS-CHAPv2) and Simultaneous-Use, in FreeRADIUS's order. Rows come from the caller;
 // session counts come through `SessionCounters`, asked only when an item needs them.
 import { sameOctets } from "../shared/secrets.ts";
 import type { Authorization } from "./authorize.ts";
 import { parseAttributeName } from "./dictionary.ts";
+import { ntPasswordHash, parseNtPassword } from "./nt-hash.ts";
 import { firstValue, type Pair } from "./pairs.ts";
 
 export interface SessionCounters {
@@ -23,6 +24,18 @@ export interface Credentials {
   password?: Buffer | undefined;
   /** CHAP: verifies a CHAP-Password against a cleartext password. */
   chap?: ((cleartext: string) => boolean) | undefined;
+  /**
+   * MS-CHAPv2 (RFC 2759): verifies the NT-Response against the user's 16-octet NT password hash.
+   * The door builds it from MS-CHAP-Challenge and MS-CHAP2-Response (or EAP-MSCHAPv2) and can
+   * keep the hash that matched to answer with MS-CHAP2-Success and the MPPE keys.
+   */
+  mschapv2?: ((ntPasswordHash: Buffer) => boolean) | undefined;
+  /**
+   * EAP-TLS: the user is proven by a client certificate that chains to a trusted CA, names the
+   * user and is not revoked (checked by the EAP engine). No password is compared; every other
+   * rule (disabled, Expiration, Auth-Type := Reject, counters, Simultaneous-Use) still applies.
+   */
+  certificate?: true | undefined;
 }
 
 export type LoginDecision =
@@ -55,6 +68,19 @@ function capSessionTimeout(reply: Pair[], seconds: number): Pair[] {
 /** PAP: the password sent against the stored Cleartext-Password (UTF-8), octet for octet. */
 function samePassword(given: Buffer, known: string): boolean {
   return sameOctets(given, Buffer.from(known, "utf8"));
+}
+
+/**
+ * The NT password hash MS-CHAP checks against, as rlm_mschap finds it: an NT-Password check item
+ * first (32 hex digits, "0x" optional), else the hash of the Cleartext-Password. An NT-Password
+ * that is no hash (FreeRADIUS: "has not been normalized") fails the login even when a
+ * Cleartext-Password is there too: null. Undefined when the user has neither.
+ */
+function knownNtHash(control: readonly Pair[]): Buffer | null | undefined {
+  const nt = firstValue(control, "NT-Password");
+  if (nt !== undefined) return parseNtPassword(nt) ?? null;
+  const cleartext = firstValue(control, "Cleartext-Password");
+  return cleartext === undefined ? undefined : ntPasswordHash(cleartext);
 }
 
 /** Only attributes that travel in RADIUS packets go in the Access-Accept (not Fall-Through). */
@@ -99,13 +125,20 @@ export async function decideLogin(
   const authType = firstValue(control, "Auth-Type")?.toLowerCase();
   const known = firstValue(control, "Cleartext-Password");
   if (authType === "reject") return reject("rejected by Auth-Type", control);
-  if (authType !== "accept") {
-    if (credentials.password !== undefined && authType !== "chap") {
+  if (authType !== "accept" && !credentials.certificate) {
+    // An Auth-Type naming one method leaves the request's other credentials unchecked, as the
+    // named module alone authenticates in FreeRADIUS.
+    if (credentials.password !== undefined && authType !== "chap" && authType !== "ms-chap") {
       if (known === undefined) return reject("no password configured for the user", control);
       if (!samePassword(credentials.password, known)) return reject("wrong password", control);
-    } else if (credentials.chap && authType !== "pap") {
+    } else if (credentials.chap && authType !== "pap" && authType !== "ms-chap") {
       if (known === undefined) return reject("no password configured for the user", control);
       if (!credentials.chap(known)) return reject("wrong password", control);
+    } else if (credentials.mschapv2 && authType !== "pap" && authType !== "chap") {
+      const hash = knownNtHash(control);
+      if (hash === undefined) return reject("no password configured for the user", control);
+      if (hash === null) return reject("the NT-Password is not a 32-hex-digit hash", control);
+      if (!credentials.mschapv2(hash)) return reject("wrong password", control);
     } else {
       return reject("no credentials in the request", control);
     }

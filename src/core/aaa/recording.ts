@@ -22,9 +22,15 @@ export interface AttemptRecord {
   ssid: string | null;
   nasIp: string | null;
   nasIdentifier: string | null;
+  /** How the user was proven: PAP, CHAP, MSCHAPv2, PEAP, TTLS, TLS (null: no credentials seen). */
+  method: AuthMethod | null;
+  /** EAP: the outer identity (EAP-Response/Identity), when the user was named inside a tunnel. */
+  outerIdentity: string | null;
   /** Unix seconds. */
   at: number;
 }
+
+export type AuthMethod = "PAP" | "CHAP" | "MSCHAPv2" | "PEAP" | "TTLS" | "TLS";
 
 /** Where the session happened and who it was, beside FreeRADIUS's own columns. */
 export interface SessionContext {
@@ -94,8 +100,10 @@ export class RecordingRepo {
       nas_ip: attempt.nasIp,
       nas_identifier: attempt.nasIdentifier,
       portal_id: portals[i] ?? null,
+      method: attempt.method,
+      outer_identity: attempt.outerIdentity,
     }));
-    // 18 columns: 500 rows stay far below SQLite's and PostgreSQL's bound-parameter limits.
+    // 20 columns: 500 rows stay far below SQLite's and PostgreSQL's bound-parameter limits.
     for (let i = 0; i < rows.length; i += 500) {
       await trx
         .insertInto("radpostauth")

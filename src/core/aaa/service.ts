@@ -11,7 +11,7 @@ import { acctStatus, type SessionValues, sessionValues } from "./accounting.ts";
 import { authorize } from "./authorize.ts";
 import { type Credentials, decideLogin } from "./decide.ts";
 import { firstValue, type Pair } from "./pairs.ts";
-import { type AttemptRecord, RecordingRepo, type SessionContext } from "./recording.ts";
+import { type AttemptRecord, type AuthMethod, RecordingRepo, type SessionContext } from "./recording.ts";
 import { LoginRepo } from "./repo.ts";
 import { normalizeMac, parseCalledStation } from "./stations.ts";
 
@@ -69,6 +69,43 @@ function where(request: readonly Pair[]): Where {
   };
 }
 
+/** How the credentials prove the user, for the record (a door may say more: PEAP, TTLS). */
+function methodOf(credentials: Credentials): AuthMethod | null {
+  if (credentials.certificate) return "TLS";
+  if (credentials.password !== undefined) return "PAP";
+  if (credentials.chap) return "CHAP";
+  if (credentials.mschapv2) return "MSCHAPv2";
+  return null;
+}
+
+function attemptOf(
+  client: Client,
+  request: readonly Pair[],
+  result: LoginResult,
+  userId: number | null,
+  voucherId: number | null,
+  now: number,
+  method: AuthMethod | null,
+): AttemptRecord {
+  return {
+    accountId: client.account_id,
+    username: firstValue(request, "User-Name") ?? "",
+    accepted: result.accepted,
+    reason: result.reason,
+    userId,
+    voucherId,
+    networkId: client.id,
+    calledStationId: firstValue(request, "Called-Station-Id") ?? "",
+    callingStationId: firstValue(request, "Calling-Station-Id") ?? "",
+    ...where(request),
+    nasIp: firstValue(request, "NAS-IP-Address") ?? null,
+    nasIdentifier: firstValue(request, "NAS-Identifier") ?? null,
+    method,
+    outerIdentity: null,
+    at: now,
+  };
+}
+
 export class AaaService {
   private readonly logins: LoginRepo;
   private readonly recording: RecordingRepo;
@@ -110,7 +147,6 @@ export class AaaService {
     now = Math.floor(Date.now() / 1000),
   ): Promise<LoginOutcome> {
     const accountId = client.account_id;
-    const username = firstValue(request, "User-Name") ?? "";
     const place = where(request);
     const voucherLogin = this.voucherLogin;
     const { result, user, voucherId } = await this.judge(accountId, request, credentials, now, (code) =>
@@ -125,21 +161,15 @@ export class AaaService {
           })
         : Promise.resolve(null),
     );
-    const attempt: AttemptRecord = {
-      accountId,
-      username,
-      accepted: result.accepted,
-      reason: result.reason,
-      userId: user?.id ?? null,
+    const attempt = attemptOf(
+      client,
+      request,
+      result,
+      user?.id ?? null,
       voucherId,
-      networkId: client.id,
-      calledStationId: firstValue(request, "Called-Station-Id") ?? "",
-      callingStationId: firstValue(request, "Calling-Station-Id") ?? "",
-      ...place,
-      nasIp: firstValue(request, "NAS-IP-Address") ?? null,
-      nasIdentifier: firstValue(request, "NAS-Identifier") ?? null,
-      at: now,
-    };
+      now,
+      methodOf(credentials),
+    );
     return { result, attempt };
   }
 
@@ -204,6 +234,23 @@ export class AaaService {
     return { result, user, voucherId };
   }
 
+  /**
+   * A login that ended before any decision (an EAP conversation that failed: TLS, certificate,
+   * protocol): recorded as a reject with `reason`, like a decided one.
+   */
+  async refuse(
+    client: Client,
+    request: Pair[],
+    reason: string,
+    method: AuthMethod | null,
+    now = Math.floor(Date.now() / 1000),
+  ): Promise<LoginOutcome> {
+    const username = firstValue(request, "User-Name") ?? "";
+    const user = username === "" ? undefined : await this.logins.findUser(client.account_id, username);
+    const result: LoginResult = { accepted: false, reply: [], reason };
+    return { result, attempt: attemptOf(client, request, result, user?.id ?? null, null, now, method) };
+  }
+
   /** The same attempt answered with a reject instead (the door could not send the accept). */
   rejectInstead(outcome: LoginOutcome, reason: string): LoginOutcome {
     return {
@@ -226,6 +273,8 @@ export class AaaService {
       network_id: attempt.networkId,
       ...(attempt.voucherId === null ? {} : { voucher_id: attempt.voucherId }),
       ...(attempt.accepted ? {} : { reason: attempt.reason }),
+      ...(attempt.method === null ? {} : { method: attempt.method }),
+      ...(attempt.outerIdentity === null ? {} : { outer_identity: attempt.outerIdentity }),
     };
     const event: NewEvent = {
       accountId: attempt.accountId,

@@ -17,6 +17,10 @@ export interface AuthRequestRow {
   nas_ip: string | null;
   nas_identifier: string | null;
   network_id: number | null;
+  /** PAP, CHAP, MSCHAPv2, PEAP, TTLS, TLS; null for attempts recorded before (migration 018). */
+  method: string | null;
+  /** EAP: the outer identity when it differs from the user's name. */
+  outer_identity: string | null;
 }
 
 /** 115: one row per user created in the window, with totals over all of the user's sessions. */
@@ -79,6 +83,8 @@ export const REPORT_COLUMNS = {
     "nas_ip",
     "nas_identifier",
     "network_id",
+    "method",
+    "outer_identity",
   ],
   115: [
     "user_id",

@@ -102,7 +102,7 @@ const nullIsBlank = (value: unknown): Cell => (value ?? "") as Cell;
  * and id are, and per-column conversions.
  */
 const LAYOUT = {
-  110: { width: 11, time: 12, id: 11, convert: [iso, null, null, nullIsBlank] as Convert[] },
+  110: { width: 13, time: 14, id: 13, convert: [iso, null, null, nullIsBlank] as Convert[] },
   120: {
     width: 14,
     time: 14,
@@ -383,6 +383,8 @@ export class ReportsRepo {
       "nas_ip",
       "nas_identifier",
       "network_id",
+      "method",
+      "outer_identity",
       "id",
       this.cursorTime("authdate"),
     ]);

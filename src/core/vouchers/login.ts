@@ -6,6 +6,7 @@ import type { Kysely } from "kysely";
 import type { DialectName } from "../../db/database.ts";
 import type { Schema } from "../../db/schema.ts";
 import type { Credentials } from "../aaa/decide.ts";
+import { ntPasswordHash } from "../aaa/nt-hash.ts";
 import type { VoucherCheck, VoucherLogin } from "../aaa/service.ts";
 import { insertEvents } from "../events/repo.ts";
 import { sameOctets } from "../shared/secrets.ts";
@@ -31,8 +32,11 @@ function sameCode(given: Buffer, code: string): boolean {
 
 function passwordMatches(credentials: Credentials, code: string): boolean {
   if (credentials.password !== undefined) return sameCode(credentials.password, code);
-  // CHAP hides what was typed: try the code as stored and in lower case.
-  return credentials.chap ? credentials.chap(code) || credentials.chap(code.toLowerCase()) : false;
+  // CHAP and MS-CHAPv2 hide what was typed: try the code as stored and in lower case.
+  if (credentials.chap) return credentials.chap(code) || credentials.chap(code.toLowerCase());
+  const mschapv2 = credentials.mschapv2;
+  if (mschapv2) return mschapv2(ntPasswordHash(code)) || mschapv2(ntPasswordHash(code.toLowerCase()));
+  return false;
 }
 
 /** What the rules say about one login with a voucher, before anything is written. */

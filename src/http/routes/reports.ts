@@ -38,6 +38,14 @@ const rowSchemas: Record<ReportId, TSchema> = {
       nas_ip: Nullable(Type.String()),
       nas_identifier: Nullable(Type.String()),
       network_id: Nullable(Type.Integer()),
+      method: Nullable(
+        Type.String({ description: "how the user was proven: PAP, CHAP, MSCHAPv2, PEAP, TTLS or TLS" }),
+      ),
+      outer_identity: Nullable(
+        Type.String({
+          description: "EAP: the outer (often anonymous) identity, when it differs from username",
+        }),
+      ),
     },
     { $id: "Report110Row", description: REPORT_TITLES[110] },
   ),

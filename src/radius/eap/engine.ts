@@ -1,0 +1,292 @@
+// The EAP engine behind the RADIUS door (RFC 3579): one conversation per login, found again by
+// the State attribute, each Access-Request's EAP-Message handed to the conversation's method.
+// It answers with an Access-Challenge (the next EAP-Request), an Access-Accept (EAP-Success and
+// the keys) or an Access-Reject (EAP-Failure), or asks the door to drop the packet. Logins are
+// decided by the core through the `judge` the door passes in; the engine only proves identities.
+import { constants, randomBytes, randomInt } from "node:crypto";
+import { createSecureContext, type SecureContext } from "node:tls";
+import type { Credentials } from "../../core/aaa/decide.ts";
+import type { LoginOutcome } from "../../core/aaa/service.ts";
+import type { RadiusClient } from "../../core/networks/service.ts";
+import { type Bound, Conversations } from "./conversations.ts";
+import { EapTlsMethod } from "./methods/eap-tls.ts";
+import type { InnerEapMethod } from "./methods/inner-eap.ts";
+import type { EapMethod, LoginJudge, MethodContext } from "./methods/method.ts";
+import { PeapMethod } from "./methods/peap.ts";
+import { TtlsMethod } from "./methods/ttls.ts";
+import { decodeEap, EapCode, EapFormatError, EapType, eapFailure, encodeEap } from "./packet.ts";
+import { DEFAULT_EAP_LIMITS, type EapLimits, type EapMethodName, type EapOptions } from "./types.ts";
+
+export interface EapRequest {
+  client: RadiusClient;
+  address: string;
+  /** The joined EAP-Message attributes (RFC 3579 section 3.1). */
+  eapMessage: Buffer;
+  state: Buffer | undefined;
+  /** The core decision for the proven identity (the door puts it in User-Name). */
+  judge(
+    identity: string,
+    credentials: Credentials,
+    method: EapMethodName,
+    outerIdentity: string,
+  ): Promise<LoginOutcome>;
+}
+
+export type EapAnswer =
+  | { kind: "challenge"; eap: Buffer; state: Buffer }
+  | { kind: "accept"; eap: Buffer; outcome: LoginOutcome; msk: Buffer }
+  | {
+      kind: "reject";
+      eap: Buffer;
+      reason: string;
+      /** The core's decision when it was made (recorded as is); else the door records `reason`. */
+      outcome?: LoginOutcome;
+      /** Set when a login had begun: the attempt to record. */
+      attempt?: { identity: string; outerIdentity: string; method: EapMethodName };
+    }
+  | { kind: "drop"; reason: string };
+
+const METHOD_TYPES: Record<EapMethodName, number> = {
+  PEAP: EapType.Peap,
+  TTLS: EapType.Ttls,
+  TLS: EapType.Tls,
+};
+const METHOD_NAMES = new Map<number, EapMethodName>(
+  Object.entries(METHOD_TYPES).map(([name, type]) => [type, name as EapMethodName]),
+);
+/** The order a NAK's proposals are considered in when several are served. */
+const SERVED = [EapType.Peap, EapType.Ttls, EapType.Tls];
+/** How long a built TLS context is used before the credentials are asked again. */
+const CREDENTIALS_TTL_MS = 60_000;
+/** RFC 3748 section 5.1 leaves the identity's length open; RADIUS User-Name holds 253 octets. */
+const MAX_IDENTITY = 253;
+
+interface Conversation extends Bound {
+  /** Identifier of the last EAP-Request sent: the next Response must carry it. */
+  identifier: number;
+  outerIdentity: string;
+  type: number;
+  method: EapMethod;
+  /** Whether the supplicant answered the proposed method (a NAK is accepted before that only). */
+  started: boolean;
+}
+
+export class EapEngine {
+  private readonly conversations: Conversations<Conversation>;
+  private tls: { contexts: Map<number, SecureContext>; expires: number } | undefined;
+  /** One set of session-ticket keys for every context this engine builds: resumption survives refreshes. */
+  private readonly ticketKeys = randomBytes(48);
+
+  constructor(
+    private readonly options: EapOptions,
+    private readonly innerMethods: { mschapv2?: () => InnerEapMethod } = {},
+    limits: EapLimits = DEFAULT_EAP_LIMITS,
+  ) {
+    this.conversations = new Conversations(limits);
+  }
+
+  get openConversations(): number {
+    return this.conversations.size;
+  }
+
+  get evictedConversations(): number {
+    return this.conversations.evicted;
+  }
+
+  close(): void {
+    this.conversations.close();
+  }
+
+  /**
+   * One TLS context per method: a session (ticket) of one method never resumes another (its
+   * session id context differs), so a PEAP session cannot stand in for an EAP-TLS certificate.
+   */
+  private async secureContext(type: number): Promise<SecureContext> {
+    if (!this.tls || this.tls.expires <= Date.now()) {
+      const credentials = await this.options.credentials();
+      const contexts = new Map<number, SecureContext>();
+      for (const served of SERVED) {
+        const context = createSecureContext({
+          key: credentials.key,
+          cert: [credentials.cert, ...credentials.chain].join("\n"),
+          ca: credentials.ca.length > 0 ? credentials.ca : undefined,
+          minVersion: "TLSv1.2",
+          maxVersion: "TLSv1.3",
+          sessionIdContext: `wisp-eap-${served}`,
+          // Resumption for EAP-TLS only: a resumed PEAP or TTLS session lets the supplicant skip
+          // phase 2 (RFC 5281 section 7.8), and the login must be decided again on current rules,
+          // which would need the inner identity kept beside each ticket. They do full handshakes.
+          ...(served === EapType.Tls ? {} : { secureOptions: constants.SSL_OP_NO_TICKET }),
+        });
+        context.context.setTicketKeys(this.ticketKeys);
+        contexts.set(served, context);
+      }
+      this.tls = { contexts, expires: Date.now() + CREDENTIALS_TTL_MS };
+    }
+    return this.tls.contexts.get(type)!;
+  }
+
+  async handle(request: EapRequest): Promise<EapAnswer> {
+    const key = request.state?.toString("hex");
+    const found =
+      key === undefined ? undefined : this.conversations.find(key, request.client.id, request.address);
+    if (found === "foreign") return { kind: "drop", reason: "State of another network's EAP conversation" };
+    let packet: ReturnType<typeof decodeEap>;
+    try {
+      packet = decodeEap(request.eapMessage);
+    } catch (error) {
+      if (!(error instanceof EapFormatError)) throw error;
+      if (found) this.conversations.remove(found);
+      return { kind: "drop", reason: `malformed EAP-Message: ${error.message}` };
+    }
+    if (packet.code !== EapCode.Response) {
+      if (found) this.conversations.remove(found);
+      return { kind: "drop", reason: `EAP code ${packet.code} where a Response was expected` };
+    }
+    if (key !== undefined && !found) {
+      return this.reject(packet.identifier, "unknown or expired EAP State");
+    }
+    if (!found) return this.begin(request, packet.identifier, packet.type!, packet.data);
+    if (found.busy) return { kind: "drop", reason: "a packet of this EAP conversation is in progress" };
+    if (packet.identifier !== found.identifier) {
+      return { kind: "drop", reason: "EAP Identifier does not answer the last request" };
+    }
+    found.busy = true;
+    try {
+      return await this.continue(found, request, packet.identifier, packet.type!, packet.data);
+    } catch (error) {
+      this.conversations.remove(found);
+      throw error;
+    } finally {
+      found.busy = false;
+    }
+  }
+
+  private async begin(
+    request: EapRequest,
+    identifier: number,
+    type: number,
+    data: Buffer,
+  ): Promise<EapAnswer> {
+    if (type !== EapType.Identity) {
+      return this.reject(identifier, "an EAP conversation must begin with an Identity response");
+    }
+    if (data.length > MAX_IDENTITY) return this.reject(identifier, "EAP identity longer than 253 octets");
+    const outerIdentity = data.toString("utf8");
+    const proposed = METHOD_TYPES[defaultMethod(request.client)];
+    const conversation: Conversation = {
+      key: "",
+      networkId: request.client.id,
+      address: request.address,
+      expires: 0,
+      busy: false,
+      identifier: randomInt(256),
+      outerIdentity,
+      type: proposed,
+      method: await this.makeMethod(proposed, request.client, outerIdentity),
+      started: false,
+      close() {
+        this.method.close();
+      },
+    };
+    conversation.key = Conversations.newState().toString("hex");
+    this.conversations.add(conversation);
+    return this.challenge(conversation, conversation.method.start());
+  }
+
+  private async continue(
+    conversation: Conversation,
+    request: EapRequest,
+    identifier: number,
+    type: number,
+    data: Buffer,
+  ): Promise<EapAnswer> {
+    const name = METHOD_NAMES.get(conversation.type)!;
+    const attempt = {
+      identity: conversation.outerIdentity,
+      outerIdentity: conversation.outerIdentity,
+      method: name,
+    };
+    if (type === EapType.Nak && !conversation.started) {
+      // RFC 3748 section 5.3.1: the Type-Data lists the methods the peer would rather use.
+      const wanted = SERVED.find((t) => data.includes(t));
+      if (wanted === undefined) {
+        this.conversations.remove(conversation);
+        return this.reject(identifier, "no EAP method in common with the supplicant", undefined, attempt);
+      }
+      conversation.method.close();
+      conversation.type = wanted;
+      conversation.method = await this.makeMethod(wanted, request.client, conversation.outerIdentity);
+      return this.challenge(conversation, conversation.method.start());
+    }
+    if (type !== conversation.type) {
+      this.conversations.remove(conversation);
+      return this.reject(identifier, `EAP type ${type} where ${name} was expected`, undefined, attempt);
+    }
+    conversation.started = true;
+    const judge: LoginJudge = {
+      decide: (identity, credentials) =>
+        request.judge(identity, credentials, name, conversation.outerIdentity),
+    };
+    const step = await conversation.method.handle(data, judge);
+    if (step.kind === "request") return this.challenge(conversation, step.typeData);
+    this.conversations.remove(conversation);
+    if (step.kind === "success") {
+      return {
+        kind: "accept",
+        eap: encodeEap({ code: EapCode.Success, identifier, data: Buffer.alloc(0) }),
+        outcome: step.outcome,
+        msk: step.msk,
+      };
+    }
+    const identity = step.identity ?? conversation.method.identity ?? conversation.outerIdentity;
+    return this.reject(identifier, step.reason, step.outcome, { ...attempt, identity });
+  }
+
+  private challenge(conversation: Conversation, typeData: Buffer): EapAnswer {
+    conversation.identifier = (conversation.identifier + 1) & 0xff;
+    const state = Conversations.newState();
+    this.conversations.rekey(conversation, state.toString("hex"));
+    const eap = encodeEap({
+      code: EapCode.Request,
+      identifier: conversation.identifier,
+      type: conversation.type,
+      data: typeData,
+    });
+    return { kind: "challenge", eap, state };
+  }
+
+  private reject(
+    identifier: number,
+    reason: string,
+    outcome?: LoginOutcome,
+    attempt?: { identity: string; outerIdentity: string; method: EapMethodName },
+  ): EapAnswer {
+    return {
+      kind: "reject",
+      eap: eapFailure(identifier),
+      reason,
+      ...(outcome ? { outcome } : {}),
+      ...(attempt ? { attempt } : {}),
+    };
+  }
+
+  private async makeMethod(type: number, client: RadiusClient, outerIdentity: string): Promise<EapMethod> {
+    const context: MethodContext = {
+      client,
+      outerIdentity,
+      tls: await this.secureContext(type),
+      fragmentSize: this.options.fragmentSize,
+      checkClientCertificate: this.options.checkClientCertificate,
+    };
+    if (type === EapType.Tls) return new EapTlsMethod(context);
+    if (type === EapType.Ttls) return new TtlsMethod(context, this.innerMethods.mschapv2);
+    return new PeapMethod(context, this.innerMethods.mschapv2);
+  }
+}
+
+/** The network's default EAP method (proposed first), PEAP unless set. */
+function defaultMethod(client: RadiusClient): EapMethodName {
+  const chosen = client.eap_method;
+  return chosen === "TTLS" || chosen === "TLS" ? chosen : "PEAP";
+}

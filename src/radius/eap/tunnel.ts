@@ -1,0 +1,115 @@
+// One TLS server connection held in memory: node's TLSSocket (isServer) over a Duplex whose
+// wire is the EAP conversation. The supplicant's reassembled TLS data goes in; whatever TLS
+// answers comes out to be fragmented. No sockets, no openssl process: OpenSSL inside node does
+// the TLS (RFC 5246 / RFC 8446), this class only moves octets and waits for them.
+
+import { Duplex } from "node:stream";
+import { setImmediate as nextTurn } from "node:timers/promises";
+import { type SecureContext, TLSSocket } from "node:tls";
+
+/** Event-loop turns TLS may take to answer one flight (measured: 1-2; more is a stall). */
+const MAX_TURNS = 6;
+
+export class TlsTunnel {
+  private readonly wire: Duplex;
+  private readonly socket: TLSSocket;
+  private outgoing: Buffer[] = [];
+  private incoming: Buffer[] = [];
+  /** Why TLS gave up (bad records, failed handshake); the conversation ends. */
+  failure: string | undefined;
+  secure = false;
+
+  constructor(context: SecureContext, requestClientCertificate: boolean) {
+    this.wire = new Duplex({
+      read() {},
+      write: (chunk: Buffer, _encoding, done) => {
+        this.outgoing.push(chunk);
+        done();
+      },
+    });
+    this.socket = new TLSSocket(this.wire, {
+      isServer: true,
+      secureContext: context,
+      requestCert: requestClientCertificate,
+      // Verified after the handshake (verifyError below) so the reason can be logged and recorded.
+      rejectUnauthorized: false,
+    });
+    this.socket.on("secure", () => {
+      this.secure = true;
+    });
+    this.socket.on("data", (chunk: Buffer) => {
+      this.incoming.push(chunk);
+    });
+    this.socket.on("error", (error: Error & { reason?: string; code?: string }) => {
+      // OpenSSL's reason ("unknown ca") says it; the whole message names source files.
+      this.failure ??= error.reason ?? error.code ?? error.message.split("\n")[0];
+    });
+  }
+
+  /** Hands TLS records from the supplicant to TLS; resolves with TLS's answer (maybe empty). */
+  async receive(records: Buffer): Promise<Buffer> {
+    this.wire.push(records);
+    return this.flush();
+  }
+
+  /** Encrypts application data for the supplicant (inner method packets). */
+  async send(plain: Buffer): Promise<Buffer> {
+    this.socket.write(plain);
+    return this.flush();
+  }
+
+  /** Application data received since the last call. */
+  takeApplicationData(): Buffer {
+    const data = Buffer.concat(this.incoming);
+    this.incoming = [];
+    return data;
+  }
+
+  private async flush(): Promise<Buffer> {
+    let seen = -1;
+    for (let turn = 0; turn < MAX_TURNS; turn++) {
+      await nextTurn();
+      const now = this.outgoing.length + this.incoming.length;
+      // Something came out and one more turn added nothing: TLS has answered.
+      if (now > 0 && now === seen) break;
+      seen = now;
+    }
+    const out = Buffer.concat(this.outgoing);
+    this.outgoing = [];
+    return out;
+  }
+
+  get protocol(): string | null {
+    return this.socket.getProtocol();
+  }
+
+  get resumed(): boolean {
+    return this.socket.isSessionReused();
+  }
+
+  /** The client certificate's verification error against the trusted CAs, or null when it chains. */
+  clientCertificateError(): string | null {
+    const handle = (this.socket as unknown as { _handle?: { verifyError(): Error | null } })._handle;
+    const error = handle?.verifyError();
+    return error ? ((error as NodeJS.ErrnoException).code ?? error.message) : null;
+  }
+
+  clientCertificateDer(): Buffer | undefined {
+    return this.socket.getPeerX509Certificate()?.raw;
+  }
+
+  /** TLS exporter (RFC 5705 / RFC 8446 section 7.5), as each method's keys need. */
+  exportKeyingMaterial(length: number, label: string, context?: Buffer): Buffer {
+    // Without a context OpenSSL's use_context is 0: the TLS 1.2 PRF over client || server random
+    // that RFC 5216 and RFC 5281 define (node's typings insist on a context; node does not).
+    const exporter = this.socket.exportKeyingMaterial as (n: number, l: string, c?: Buffer) => Buffer;
+    return exporter.call(this.socket, length, label, context);
+  }
+
+  destroy(): void {
+    this.socket.destroy();
+    this.wire.destroy();
+    this.outgoing = [];
+    this.incoming = [];
+  }
+}

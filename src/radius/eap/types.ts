@@ -1,0 +1,39 @@
+// The EAP engine's public shapes: where the server certificate comes from, how a client
+// certificate is judged, and the limits on conversations.
+import type { RadiusClient } from "../../core/networks/service.ts";
+
+/** PEM texts. `ca`: the certificates trusted to have issued client certificates (EAP-TLS). */
+export interface EapServerCredentials {
+  key: string;
+  cert: string;
+  chain: string[];
+  ca: string[];
+}
+
+export interface EapOptions {
+  credentials(): Promise<EapServerCredentials>;
+  /** EAP-TLS: null when the client certificate may log in as `identity`, else the reason to reject. */
+  checkClientCertificate(
+    client: RadiusClient,
+    certificateDer: Buffer,
+    identity: string,
+  ): Promise<string | null>;
+  /** Largest EAP-TLS/PEAP/TTLS data per packet (RFC 5216 section 2.1.5); default 1024. */
+  fragmentSize: number;
+}
+
+/** Bounds on the conversations kept between round trips (issue 14 point 3). */
+export interface EapLimits {
+  /** Seconds a conversation may wait for the supplicant's next packet. */
+  idleTimeoutSeconds: number;
+  /** Open conversations of one network; past it the least recently used one of it is dropped. */
+  perNetwork: number;
+  /** Open conversations over every network; past it the least recently used one is dropped. */
+  total: number;
+}
+
+export const DEFAULT_EAP_LIMITS: EapLimits = { idleTimeoutSeconds: 30, perNetwork: 2000, total: 20000 };
+export const DEFAULT_FRAGMENT_SIZE = 1024;
+
+/** The methods Wisp serves, as recorded in radpostauth.method. */
+export type EapMethodName = "PEAP" | "TTLS" | "TLS";

@@ -1,0 +1,135 @@
+// MS-CHAPv2 as the authenticator computes it: RFC 2759 section 8 (responses) and RFC 3079
+// section 3 (the MPPE keys of an MS-CHAPv2 login). Tested against RFC 2759 section 9.2 and RFC 3079
+// section 3.5.3.
+//
+// User names: RFC 2759 section 8.2 hashes "only the user name ... excluding any prepended domain
+// name". Like FreeRADIUS's rlm_mschap (with_ntdomain_hack, on by default), everything up to and
+// including the first backslash is dropped: "ACME\alice" is hashed as "alice". "alice@realm" is
+// hashed whole, as the peer does. The user is still looked up by the whole User-Name.
+import { createHash } from "node:crypto";
+import { hashNtPasswordHash } from "../../core/aaa/nt-hash.ts";
+import { desEncryptBlock } from "./des.ts";
+
+/** The name that goes into ChallengeHash: `DOMAIN\user` -> `user` (see the header). */
+export function mschapUserName(username: string): string {
+  const slash = username.indexOf("\\");
+  return slash < 0 ? username : username.slice(slash + 1);
+}
+
+function sha1(...parts: Uint8Array[]): Buffer {
+  const hash = createHash("sha1");
+  for (const part of parts) hash.update(part);
+  return hash.digest();
+}
+
+function need(value: Buffer, length: number, name: string): Buffer {
+  if (value.length !== length) throw new RangeError(`${name} must be ${length} octets, not ${value.length}`);
+  return value;
+}
+
+/** ChallengeHash (RFC 2759 section 8.2): the first 8 octets of SHA-1(peer + authenticator + name). */
+export function challengeHash(
+  peerChallenge: Buffer,
+  authenticatorChallenge: Buffer,
+  username: string,
+): Buffer {
+  return sha1(
+    need(peerChallenge, 16, "peerChallenge"),
+    need(authenticatorChallenge, 16, "authenticatorChallenge"),
+    Buffer.from(mschapUserName(username), "utf8"),
+  ).subarray(0, 8);
+}
+
+/**
+ * ChallengeResponse (RFC 2759 section 8.5): the password hash, zero-padded to 21 octets, as three
+ * 7-octet DES keys that each encrypt the 8-octet challenge (DesEncrypt, section 8.6).
+ */
+export function challengeResponse(challenge: Buffer, passwordHash: Buffer): Buffer {
+  need(challenge, 8, "challenge");
+  const keys = Buffer.alloc(21);
+  need(passwordHash, 16, "passwordHash").copy(keys);
+  return Buffer.concat([
+    desEncryptBlock(challenge, keys.subarray(0, 7)),
+    desEncryptBlock(challenge, keys.subarray(7, 14)),
+    desEncryptBlock(challenge, keys.subarray(14, 21)),
+  ]);
+}
+
+/** GenerateNTResponse (RFC 2759 section 8.1), from the password hash: the 24-octet NT-Response. */
+export function generateNtResponse(
+  authenticatorChallenge: Buffer,
+  peerChallenge: Buffer,
+  username: string,
+  passwordHash: Buffer,
+): Buffer {
+  return challengeResponse(challengeHash(peerChallenge, authenticatorChallenge, username), passwordHash);
+}
+
+// RFC 2759 section 8.7: "Magic server to client signing constant" and "Pad to make it do more than
+// one iteration".
+const MAGIC1 = Buffer.from("Magic server to client signing constant", "ascii");
+const MAGIC2 = Buffer.from("Pad to make it do more than one iteration", "ascii");
+
+/**
+ * GenerateAuthenticatorResponse (RFC 2759 section 8.7): "S=" and 40 upper-case hex digits, which
+ * proves to the peer that the authenticator knows its password too.
+ */
+export function generateAuthenticatorResponse(
+  passwordHash: Buffer,
+  ntResponse: Buffer,
+  peerChallenge: Buffer,
+  authenticatorChallenge: Buffer,
+  username: string,
+): string {
+  const digest = sha1(
+    hashNtPasswordHash(need(passwordHash, 16, "passwordHash")),
+    need(ntResponse, 24, "ntResponse"),
+    MAGIC1,
+  );
+  const challenge = challengeHash(peerChallenge, authenticatorChallenge, username);
+  return `S=${sha1(digest, challenge, MAGIC2).toString("hex").toUpperCase()}`;
+}
+
+// RFC 3079 section 3.4 constants (GetMasterKey's Magic1, GetAsymmetricStartKey's Magic2/Magic3 and pads).
+const MASTER_MAGIC = Buffer.from("This is the MPPE Master Key", "ascii");
+const CLIENT_SEND_MAGIC = Buffer.from(
+  "On the client side, this is the send key; on the server side, it is the receive key.",
+  "ascii",
+);
+const CLIENT_RECEIVE_MAGIC = Buffer.from(
+  "On the client side, this is the receive key; on the server side, it is the send key.",
+  "ascii",
+);
+const SHS_PAD1 = Buffer.alloc(40, 0x00);
+const SHS_PAD2 = Buffer.alloc(40, 0xf2);
+
+/** GetMasterKey (RFC 3079 section 3.4): SHA-1(PasswordHashHash + NT-Response + Magic1), 16 octets. */
+export function mppeMasterKey(passwordHash: Buffer, ntResponse: Buffer): Buffer {
+  return sha1(
+    hashNtPasswordHash(need(passwordHash, 16, "passwordHash")),
+    need(ntResponse, 24, "ntResponse"),
+    MASTER_MAGIC,
+  ).subarray(0, 16);
+}
+
+/** GetAsymmetricStartKey (RFC 3079 section 3.4) for 128-bit keys, from the master key and magic. */
+function asymmetricStartKey(masterKey: Buffer, magic: Buffer): Buffer {
+  return sha1(masterKey, SHS_PAD1, magic, SHS_PAD2).subarray(0, 16);
+}
+
+/**
+ * The server's 128-bit MPPE keys of an MS-CHAPv2 login (RFC 3079 sections 3.3 and 3.4, IsServer
+ * TRUE): its send key is the client's receive key and the other way round. In an Access-Accept
+ * they go as MS-MPPE-Send-Key and MS-MPPE-Recv-Key (RFC 2548 sections 2.4.2 and 2.4.3, keys the
+ * NAS uses towards and from the peer), as FreeRADIUS's rlm_mschap sends them.
+ */
+export function mppeMasterKeys(
+  passwordHash: Buffer,
+  ntResponse: Buffer,
+): { masterSendKey: Buffer; masterRecvKey: Buffer } {
+  const master = mppeMasterKey(passwordHash, ntResponse);
+  return {
+    masterSendKey: asymmetricStartKey(master, CLIENT_RECEIVE_MAGIC),
+    masterRecvKey: asymmetricStartKey(master, CLIENT_SEND_MAGIC),
+  };
+}

@@ -1,0 +1,136 @@
+// The login decision with MS-CHAPv2 credentials (rlm_mschap semantics): the NT hash comes from an
+// NT-Password check item first, else from the Cleartext-Password; Auth-Type picks the method; the
+// other rules (expiration, Simultaneous-Use) apply as for PAP and CHAP.
+import assert from "node:assert/strict";
+import { randomBytes } from "node:crypto";
+import { describe, test } from "node:test";
+import type { Authorization } from "../../src/core/aaa/authorize.ts";
+import { type Credentials, decideLogin, type SessionCounters } from "../../src/core/aaa/decide.ts";
+import { ntPasswordHash } from "../../src/core/aaa/nt-hash.ts";
+import type { Pair } from "../../src/core/aaa/pairs.ts";
+import { generateNtResponse } from "../../src/radius/mschap/mschapv2.ts";
+
+const NOW = 1_800_000_000;
+const counters = (open = 0): SessionCounters => ({
+  openSessions: async () => open,
+  totalSessionTime: async () => 0,
+  firstSessionStart: async () => null,
+});
+const item = (attribute: string, value: string, op = ":="): Pair => ({ attribute, op, value });
+const user = (control: Pair[], reply: Pair[] = []): Authorization => ({ found: true, control, reply });
+
+/** What the door builds: the peer's NT-Response for `password`, checked against a candidate hash. */
+function mschapv2(username: string, password: string): Credentials & { tried: Buffer[] } {
+  const authenticatorChallenge = randomBytes(16);
+  const peerChallenge = randomBytes(16);
+  const response = generateNtResponse(
+    authenticatorChallenge,
+    peerChallenge,
+    username,
+    ntPasswordHash(password),
+  );
+  const tried: Buffer[] = [];
+  return {
+    tried,
+    mschapv2: (hash) => {
+      tried.push(hash);
+      return generateNtResponse(authenticatorChallenge, peerChallenge, username, hash).equals(response);
+    },
+  };
+}
+
+const verdict = async (authz: Authorization, credentials: Credentials, open = 0) => {
+  const decision = await decideLogin(authz, credentials, counters(open), NOW);
+  return decision.accepted ? "accept" : decision.reason;
+};
+
+describe("decideLogin with MS-CHAPv2", () => {
+  test("the Cleartext-Password's NT hash is what the verifier gets", async () => {
+    const credentials = mschapv2("alice", "alice-pw");
+    assert.equal(await verdict(user([item("Cleartext-Password", "alice-pw")]), credentials), "accept");
+    assert.deepEqual(credentials.tried, [ntPasswordHash("alice-pw")]);
+    assert.equal(
+      await verdict(user([item("Cleartext-Password", "other")]), mschapv2("alice", "alice-pw")),
+      "wrong password",
+    );
+  });
+
+  test("an NT-Password check item alone logs in, hex with or without 0x", async () => {
+    const nt = ntPasswordHash("nt-pw").toString("hex");
+    for (const value of [nt, `0x${nt}`, nt.toUpperCase()]) {
+      assert.equal(
+        await verdict(user([item("NT-Password", value)]), mschapv2("bob", "nt-pw")),
+        "accept",
+        value,
+      );
+      assert.equal(
+        await verdict(user([item("NT-Password", value)]), mschapv2("bob", "nt-pX")),
+        "wrong password",
+      );
+    }
+  });
+
+  test("NT-Password comes before Cleartext-Password, as in rlm_mschap", async () => {
+    const control = [
+      item("Cleartext-Password", "clear-pw"),
+      item("NT-Password", ntPasswordHash("nt-pw").toString("hex")),
+    ];
+    assert.equal(await verdict(user(control), mschapv2("carol", "nt-pw")), "accept");
+    assert.equal(await verdict(user(control), mschapv2("carol", "clear-pw")), "wrong password");
+  });
+
+  test("an NT-Password that is no hash fails the login, even beside a Cleartext-Password", async () => {
+    for (const value of ["nt-pw", "0x1234", ntPasswordHash("x").toString("hex").slice(1)]) {
+      const credentials = mschapv2("dave", "clear-pw");
+      const control = [item("Cleartext-Password", "clear-pw"), item("NT-Password", value)];
+      assert.match(await verdict(user(control), credentials), /NT-Password is not/);
+      assert.equal(credentials.tried.length, 0, "the verifier is never asked");
+    }
+  });
+
+  test("no password at all, or an unknown user, is rejected without asking the verifier", async () => {
+    const credentials = mschapv2("erin", "pw");
+    assert.equal(
+      await verdict(user([item("Crypt-Password", "$1$x$y")]), credentials),
+      "no password configured for the user",
+    );
+    assert.equal(await verdict({ found: false, control: [], reply: [] }, credentials), "unknown user");
+    assert.equal(credentials.tried.length, 0);
+  });
+
+  test("Auth-Type decides which method may authenticate", async () => {
+    const control = (authType: string) => [item("Cleartext-Password", "pw"), item("Auth-Type", authType)];
+    assert.equal(await verdict(user(control("MS-CHAP")), mschapv2("f", "pw")), "accept");
+    assert.equal(await verdict(user(control("PAP")), mschapv2("f", "pw")), "no credentials in the request");
+    assert.equal(await verdict(user(control("CHAP")), mschapv2("f", "pw")), "no credentials in the request");
+    assert.equal(await verdict(user(control("Reject")), mschapv2("f", "pw")), "rejected by Auth-Type");
+    const accept = mschapv2("f", "wrong");
+    assert.equal(await verdict(user(control("Accept")), accept), "accept");
+    assert.equal(accept.tried.length, 0, "Auth-Type Accept checks no password");
+    // A PAP request to a user whose Auth-Type is MS-CHAP is not authenticated by PAP.
+    assert.equal(
+      await verdict(user(control("MS-CHAP")), { password: Buffer.from("pw") }),
+      "no credentials in the request",
+    );
+  });
+
+  test("expiration and Simultaneous-Use apply as for PAP", async () => {
+    const base = [item("Cleartext-Password", "pw")];
+    assert.equal(
+      await verdict(user([...base, item("Expiration", String(NOW - 1))]), mschapv2("g", "pw")),
+      "account expired",
+    );
+    assert.equal(
+      await verdict(user([...base, item("Simultaneous-Use", "1")]), mschapv2("g", "pw"), 1),
+      "already logged in",
+    );
+    const decision = await decideLogin(
+      user([...base, item("Expiration", String(NOW + 60))], [item("Reply-Message", "hi", "=")]),
+      mschapv2("g", "pw"),
+      counters(),
+      NOW,
+    );
+    assert.ok(decision.accepted);
+    assert.deepEqual(decision.reply, [item("Reply-Message", "hi", "="), item("Session-Timeout", "60", "=")]);
+  });
+});

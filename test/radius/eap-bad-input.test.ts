@@ -1,0 +1,271 @@
+// Bad EAP input at the RADIUS door (issue 14, "Bad input"): lengths that disagree, no
+// Message-Authenticator, unknown types, foreign and replayed State, TLS garbage, fragments past
+// 64 KiB, a method other than the one proposed: each dropped or rejected, the conversation freed,
+// and the server still logs PEAP in. Then a flood of 10,000 half-open conversations (with
+// ClientHellos) from one network: memory stays bounded and another network still logs in.
+import assert from "node:assert/strict";
+import dgram from "node:dgram";
+import { Duplex } from "node:stream";
+import { after, before, describe, test } from "node:test";
+import { connect } from "node:tls";
+import {
+  type AttributeInput,
+  decodePacket,
+  encodePacket,
+  type RadiusPacket,
+} from "../../src/radius/packet.ts";
+import { type EapTestServer, startEapServer } from "../support/eap-server.ts";
+import { eapolTest, eapolTestUnavailable } from "../support/eapol.ts";
+
+const missing = eapolTestUnavailable();
+if (missing) console.log(`# skipping EAP bad-input tests: ${missing}`);
+
+const eap = (code: number, id: number, type: number, data: Buffer) => {
+  const out = Buffer.alloc(5 + data.length);
+  out[0] = code;
+  out[1] = id;
+  out.writeUInt16BE(out.length, 2);
+  out[4] = type;
+  data.copy(out, 5);
+  return out;
+};
+const identity = (name: string) => eap(2, 1, 1, Buffer.from(name));
+
+/** A TLS ClientHello as a supplicant would send it (a node TLS client over a Duplex). */
+async function clientHello(): Promise<Buffer> {
+  const chunks: Buffer[] = [];
+  const wire = new Duplex({
+    read() {},
+    write(chunk, _e, done) {
+      chunks.push(chunk);
+      done();
+    },
+  });
+  const socket = connect({ socket: wire, rejectUnauthorized: false, servername: "radius.test" });
+  socket.on("error", () => {});
+  for (let i = 0; i < 5 && chunks.length === 0; i++) await new Promise((r) => setImmediate(r));
+  socket.destroy();
+  return Buffer.concat(chunks);
+}
+
+class Nas {
+  readonly socket = dgram.createSocket("udp4");
+  private id = 0;
+  private waiting = new Map<number, (p: RadiusPacket) => void>();
+  constructor(
+    private readonly port: number,
+    private readonly secret: string,
+  ) {
+    this.socket.on("message", (message) => {
+      const resolve = this.waiting.get(message[1]!);
+      this.waiting.delete(message[1]!);
+      resolve?.(decodePacket(message, { secret }));
+    });
+  }
+  bind(address: string) {
+    return new Promise<void>((resolve) => this.socket.bind(0, address, resolve));
+  }
+  /** Sends an Access-Request; resolves with the answer, or null after `waitMs` without one. */
+  send(
+    attributes: AttributeInput[],
+    options: { ma?: boolean; waitMs?: number } = {},
+  ): Promise<RadiusPacket | null> {
+    const id = this.id++ & 0xff;
+    let packet = encodePacket(
+      { code: "Access-Request", identifier: id, attributes: [["User-Name", "x"], ...attributes] },
+      this.secret,
+      { messageAuthenticator: true },
+    );
+    if (options.ma === false) {
+      // The encoder always signs EAP-Message; cut the Message-Authenticator (placed first) out.
+      assert.equal(packet[20], 80);
+      packet = Buffer.concat([packet.subarray(0, 20), packet.subarray(38)]);
+      packet.writeUInt16BE(packet.length, 2);
+    }
+    return new Promise((resolve) => {
+      const timer = setTimeout(() => {
+        this.waiting.delete(id);
+        resolve(null);
+      }, options.waitMs ?? 1500);
+      this.waiting.set(id, (p) => {
+        clearTimeout(timer);
+        resolve(p);
+      });
+      this.socket.send(packet, this.port, "127.0.0.1");
+    });
+  }
+  close() {
+    this.socket.close();
+  }
+}
+
+const attr = (p: RadiusPacket | null, name: string) => p?.attributes.find((a) => a.name === name)?.raw;
+
+describe("bad EAP input", { skip: missing ?? false }, () => {
+  let lab: EapTestServer;
+  let nas: Nas;
+  before(async () => {
+    lab = await startEapServer({ limits: { perNetwork: 500, total: 2000 } });
+    await lab.user("alice", "alice-pw");
+    await lab.server.core.networks.create(lab.accountId, {
+      name: "flood",
+      nas_ip: "127.0.0.2",
+      secret: "flood-Secret-9",
+    });
+    nas = new Nas(lab.authPort, lab.secret);
+    await nas.bind("127.0.0.1");
+  });
+  after(async () => {
+    nas?.close();
+    await lab?.stop();
+  });
+  const open = () => lab.server.radius.eap!.openConversations;
+
+  test("each bad packet is dropped or rejected, its conversation freed; PEAP still logs in", async () => {
+    // EAP Length says more than the EAP-Message holds: dropped, no answer.
+    const short = identity("alice");
+    short.writeUInt16BE(200, 2);
+    assert.equal(await nas.send([["EAP-Message", short]], { waitMs: 400 }), null);
+    // EAP-Message without Message-Authenticator (RFC 3579 section 3.2): dropped.
+    assert.equal(await nas.send([["EAP-Message", identity("alice")]], { ma: false, waitMs: 400 }), null);
+    // An unknown EAP type to begin with: rejected with EAP-Failure.
+    const unknown = await nas.send([["EAP-Message", eap(2, 1, 99, Buffer.from("?"))]]);
+    assert.equal(unknown?.type, "Access-Reject");
+    assert.equal(attr(unknown, "EAP-Message")?.[0], 4);
+    // A State nobody issued: rejected.
+    const foreign = await nas.send([
+      ["EAP-Message", eap(2, 9, 25, Buffer.of(0))],
+      ["State", Buffer.alloc(16, 7)],
+    ]);
+    assert.equal(foreign?.type, "Access-Reject");
+
+    // A replayed State: the first challenge's State after the conversation moved on.
+    const first = await nas.send([["EAP-Message", identity("alice")]]);
+    assert.equal(first?.type, "Access-Challenge");
+    const state1 = attr(first, "State")!;
+    const id1 = attr(first, "EAP-Message")![1]!;
+    const nak = await nas.send([
+      ["EAP-Message", eap(2, id1, 3, Buffer.of(21))],
+      ["State", state1],
+    ]);
+    assert.equal(nak?.type, "Access-Challenge");
+    assert.equal(attr(nak, "EAP-Message")![4], 21, "NAK for TTLS: TTLS proposed");
+    const replay = await nas.send([
+      ["EAP-Message", eap(2, id1, 3, Buffer.of(21))],
+      ["State", state1],
+    ]);
+    assert.equal(replay?.type, "Access-Reject");
+
+    // A method other than the one proposed: rejected, conversation freed.
+    const other = await nas.send([["EAP-Message", identity("alice")]]);
+    const wrongType = await nas.send([
+      ["EAP-Message", eap(2, attr(other, "EAP-Message")![1]!, 13, Buffer.of(0))],
+      ["State", attr(other, "State")!],
+    ]);
+    assert.equal(wrongType?.type, "Access-Reject");
+
+    // TLS garbage where the ClientHello belongs: rejected.
+    const tls = await nas.send([["EAP-Message", identity("alice")]]);
+    const garbage = await nas.send([
+      [
+        "EAP-Message",
+        eap(2, attr(tls, "EAP-Message")![1]!, 25, Buffer.concat([Buffer.of(0), Buffer.alloc(300, 0x41)])),
+      ],
+      ["State", attr(tls, "State")!],
+    ]);
+    assert.equal(garbage?.type, "Access-Reject");
+
+    // A first fragment announcing 70,000 octets (past 64 KiB): rejected.
+    const big = await nas.send([["EAP-Message", identity("alice")]]);
+    const huge = Buffer.alloc(5 + 200);
+    huge[0] = 0xc0; // L + M
+    huge.writeUInt32BE(70_000, 1);
+    const tooBig = await nas.send([
+      ["EAP-Message", eap(2, attr(big, "EAP-Message")![1]!, 25, huge)],
+      ["State", attr(big, "State")!],
+    ]);
+    assert.equal(tooBig?.type, "Access-Reject");
+    // Every conversation that went wrong is freed; the NAK'd one still waits at its newest State.
+    assert.equal(open(), 1, "only the conversation that moved on is kept");
+
+    const peap = await eapolTest({
+      port: lab.authPort,
+      secret: lab.secret,
+      raw: { eap: "PEAP" },
+      network: {
+        identity: "alice",
+        password: "alice-pw",
+        phase2: "autheap=MSCHAPV2",
+        ca_cert: lab.certs.caFile,
+      },
+    });
+    assert.equal(peap.code, 0, peap.output.slice(-1500));
+    assert.ok(peap.mppeOk);
+  });
+
+  test("10,000 half-open conversations (1,000 with a ClientHello) from one network: bounded memory, others log in", async () => {
+    const hello = await clientHello();
+    assert.ok(hello.length > 100 && hello[0] === 22, "a TLS handshake record");
+    const flood = Array.from({ length: 20 }, () => new Nas(lab.authPort, "flood-Secret-9"));
+    await Promise.all(flood.map((f) => f.bind("127.0.0.2")));
+    global.gc?.();
+    const rssBefore = process.memoryUsage().rss;
+    let peak = rssBefore;
+    const sampler = setInterval(() => {
+      peak = Math.max(peak, process.memoryUsage().rss);
+    }, 50);
+    const started = Date.now();
+    let challenged = 0;
+    let half = 0;
+    try {
+      await Promise.all(
+        flood.map(async (f, k) => {
+          for (let i = 0; i < 500; i++) {
+            const start = await f.send([["EAP-Message", identity(`flood-${k}-${i}`)]], { waitMs: 2000 });
+            if (start?.type !== "Access-Challenge") continue;
+            half++;
+            // One in ten goes on with a ClientHello: a TLS connection and a server flight each.
+            if (i % 10 !== 0) continue;
+            const answer = await f.send(
+              [
+                [
+                  "EAP-Message",
+                  eap(2, attr(start, "EAP-Message")![1]!, 25, Buffer.concat([Buffer.of(0), hello])),
+                ],
+                ["State", attr(start, "State")!],
+              ],
+              { waitMs: 2000 },
+            );
+            if (answer?.type === "Access-Challenge") challenged++;
+          }
+        }),
+      );
+    } finally {
+      clearInterval(sampler);
+      for (const f of flood) f.close();
+    }
+    const seconds = (Date.now() - started) / 1000;
+    const grownMb = (peak - rssBefore) / 1024 / 1024;
+    console.log(
+      `# flood: ${half} conversations (${challenged} got a server flight) in ${seconds.toFixed(1)} s; ` +
+        `RSS +${grownMb.toFixed(0)} MB at peak; open ${open()}, evicted ${lab.server.radius.eap!.evictedConversations}`,
+    );
+    assert.equal(half, 10_000, "every flood conversation was started");
+    assert.ok(challenged >= 900, `the ClientHellos were served (${challenged})`);
+    // The flooding network keeps at most its cap (500); +1: the first test's waiting conversation.
+    assert.ok(open() <= 501, "the flooding network keeps at most its cap");
+    assert.ok(grownMb < 200, `RSS grew ${grownMb.toFixed(0)} MB`);
+    const peap = await eapolTest({
+      port: lab.authPort,
+      secret: lab.secret,
+      raw: { eap: "PEAP" },
+      network: {
+        identity: "alice",
+        password: "alice-pw",
+        phase2: "autheap=MSCHAPV2",
+        ca_cert: lab.certs.caFile,
+      },
+    });
+    assert.equal(peap.code, 0, peap.output.slice(-1500));
+  });
+});
