@@ -12,6 +12,7 @@ import {
   challengeResponse,
   generateAuthenticatorResponse,
   generateNtResponse,
+  MschapV2Verifier,
   mppeMasterKey,
   mppeMasterKeys,
   mschapUserName,
@@ -141,6 +142,36 @@ describe("MS-CHAPv2 (RFC 2759 section 9.2)", () => {
     assert.deepEqual(ntPasswordHash("pässwörd🔑"), md4(Buffer.from("pässwörd🔑", "utf16le")));
     assert.equal(Buffer.from("🔑", "utf16le").toString("hex"), "3dd811dd");
     assert.notDeepEqual(ntPasswordHash("pässwörd"), ntPasswordHash("pa\u0308sswo\u0308rd"));
+  });
+});
+
+describe("MschapV2Verifier", () => {
+  test("proves nothing until a hash matches, then gives the RFC's S= and keys", () => {
+    const verifier = new MschapV2Verifier({
+      authenticatorChallenge: AUTHENTICATOR_CHALLENGE,
+      peerChallenge: PEER_CHALLENGE,
+      ntResponse: NT_RESPONSE,
+      username: USER,
+    });
+    assert.equal(verifier.authenticatorResponse(), undefined);
+    assert.equal(verifier.verify(ntPasswordHash("clientpass")), false);
+    assert.equal(verifier.mppeKeys(), undefined, "a wrong hash leaves nothing behind");
+    assert.equal(verifier.verify(PASSWORD_HASH), true);
+    assert.equal(verifier.authenticatorResponse(), AUTHENTICATOR_RESPONSE);
+    assert.deepEqual(
+      verifier.mppeKeys()?.masterSendKey,
+      hex("8B 7C DC 14 9B 99 3A 1B A1 18 CB 15 3F 56 DC CB"),
+    );
+    assert.throws(
+      () =>
+        new MschapV2Verifier({
+          authenticatorChallenge: AUTHENTICATOR_CHALLENGE,
+          peerChallenge: PEER_CHALLENGE,
+          ntResponse: NT_RESPONSE.subarray(2),
+          username: USER,
+        }),
+      RangeError,
+    );
   });
 });
 
