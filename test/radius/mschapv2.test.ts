@@ -229,6 +229,18 @@ describe("MS-CHAPv2 in Access-Request (RFC 2548, RFC 2759)", () => {
     assert.equal((await send(good)).type, "Access-Accept");
   });
 
+  test("MS-CHAPv1 (what radtest -t mschap sends) is not served: no credentials, no MS-CHAP-Error", async () => {
+    // radclient turns MS-CHAP-Password into an 8-octet MS-CHAP-Challenge and an MS-CHAP-Response.
+    const answer = await send([
+      ["User-Name", "alice"],
+      ["MS-CHAP-Challenge", randomBytes(8)],
+      ["MS-CHAP-Response", Buffer.concat([Buffer.of(0, 1), Buffer.alloc(24), randomBytes(24)])],
+    ]);
+    assert.equal(answer.type, "Access-Reject");
+    assert.equal(text(answer, "Reply-Message"), "no credentials in the request");
+    assert.equal(raw(answer, "MS-CHAP-Error"), undefined);
+  });
+
   test("a voucher logs in with MS-CHAPv2, its code in either case", async () => {
     const voucher = await server.core.vouchers.create(accountId, { validity: 3600 });
     const [upper, lower] = logins([voucher.code, voucher.code], [voucher.code, voucher.code.toLowerCase()]);
