@@ -10,6 +10,7 @@ import { ntPasswordHash } from "../../src/core/aaa/nt-hash.ts";
 import { sendRadius } from "../../src/radius/client.ts";
 import type { AttributeInput, RadiusPacket } from "../../src/radius/packet.ts";
 import { freeUdpPort } from "../support/freeradius-lab.ts";
+import { databaseEnv, wisp } from "../support/processes.ts";
 import { startTestServer, type TestServer } from "../support/server.ts";
 
 const SECRET = "mschap-Secret-31";
@@ -253,6 +254,28 @@ describe("MS-CHAPv2 in Access-Request (RFC 2548, RFC 2759)", () => {
       );
       assert.equal(raw(answer, "MS-MPPE-Send-Key")?.toString("hex"), login.expected.clientRecvKey);
     }
+  });
+
+  test("wisp radius test --mschapv2 logs in and checks the server's MS-CHAP2-Success", async () => {
+    const env = {
+      ...databaseEnv(server.database),
+      RADIUS_HOST: "127.0.0.1",
+      RADIUS_AUTH_PORT: String(authPort),
+    };
+    const [right, wrong] = await Promise.all([
+      wisp(["radius", "test", "alice", "--mschapv2", "--password-stdin"], env, "alice-pw\n"),
+      wisp(["radius", "test", "alice", "--mschapv2", "--password-stdin"], env, "alice-pX\n"),
+    ]);
+    assert.equal(right.code, 0, right.stdout + right.stderr);
+    assert.match(right.stdout, /\(MS-CHAPv2, /);
+    assert.match(right.stdout, /Received Access-Accept/);
+    assert.match(right.stdout, /MS-CHAP2-Success checked: the server knows the password/);
+    assert.match(right.stdout, /MS-CHAP2-Response = <hidden>/);
+    assert.match(right.stdout, /MS-MPPE-Send-Key = <hidden>/);
+    assert.equal(wrong.code, 1, wrong.stdout + wrong.stderr);
+    assert.match(wrong.stdout, /Received Access-Reject/);
+    assert.match(wrong.stdout, /MS-CHAP-Error = /);
+    for (const result of [right, wrong]) assert.ok(!(result.stdout + result.stderr).includes("alice-p"));
   });
 
   test("the recorded attempts never hold the MS-CHAP response", async () => {
