@@ -7,7 +7,7 @@ import { execFileSync } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { after, before, describe, test } from "node:test";
 import { ntPasswordHash } from "../../src/core/aaa/nt-hash.ts";
-import { sendRadius } from "../../src/radius/client.ts";
+import { RadiusClient, sendRadius } from "../../src/radius/client.ts";
 import type { AttributeInput, RadiusPacket } from "../../src/radius/packet.ts";
 import { freeUdpPort } from "../support/freeradius-lab.ts";
 import { databaseEnv, wisp } from "../support/processes.ts";
@@ -228,6 +228,55 @@ describe("MS-CHAPv2 in Access-Request (RFC 2548, RFC 2759)", () => {
       assert.equal(raw(answer, "MS-CHAP-Error"), undefined);
     }
     assert.equal((await send(good)).type, "Access-Accept");
+  });
+
+  test("300 random MS-CHAP attribute mixes are each answered, none accepted; a good login follows", async () => {
+    const pick = <T>(list: readonly T[]): T => list[randomBytes(1)[0]! % list.length]!;
+    const size = (max: number) => 1 + (randomBytes(2).readUInt16BE(0) % max);
+    const [good] = logins(["alice", "alice-pw"]);
+    const goodAttributes = mschapAttributes(good!);
+    const client = new RadiusClient();
+    try {
+      for (let round = 0; round < 10; round++) {
+        const requests = Array.from({ length: 30 }, () => {
+          const attributes: Attribute[] = [["User-Name", pick(["alice", "nobody", "ACME\\alice", "\\"])]];
+          for (let i = 0, n = size(4); i < n; i++) {
+            attributes.push(
+              pick<Attribute>([
+                ["MS-CHAP-Challenge", randomBytes(size(40))],
+                ["MS-CHAP-Challenge", randomBytes(16)],
+                ["MS-CHAP2-Response", randomBytes(50)],
+                // A real peer's response to another challenge (or to this one, under another name).
+                ["MS-CHAP2-Response", goodAttributes[2]![1]],
+                ["Attr-26.311.25", randomBytes(size(120))],
+                ["MS-CHAP-Response", randomBytes(size(60))],
+              ]),
+            );
+          }
+          return attributes;
+        });
+        const answers = await Promise.all(
+          requests.map((attributes) =>
+            client.send({
+              code: "Access-Request",
+              attributes,
+              host: "127.0.0.1",
+              port: authPort,
+              secret: SECRET,
+              timeoutMs: 3000,
+              retries: 0,
+              messageAuthenticator: true,
+            }),
+          ),
+        );
+        for (const [i, answer] of answers.entries()) {
+          assert.equal(answer.type, "Access-Reject", JSON.stringify(requests[i]));
+        }
+      }
+    } finally {
+      client.close();
+    }
+    assert.equal((await send(goodAttributes)).type, "Access-Accept");
   });
 
   test("MS-CHAPv1 (what radtest -t mschap sends) is not served: no credentials, no MS-CHAP-Error", async () => {
