@@ -246,7 +246,7 @@ describe("MS-MPPE key hiding (RFC 2548 sections 2.4.2-2.4.3)", () => {
 });
 
 describe("NT-Password check items", () => {
-  test("32 hex digits, 0x optional, either case; anything else is no hash", () => {
+  test("32 hex digits, 0x optional, either case, or 16 other octets; anything else is no hash", () => {
     const hash = hex("8846f7eaee8fb117ad06bdd830b7586c");
     assert.deepEqual(parseNtPassword("8846f7eaee8fb117ad06bdd830b7586c"), hash);
     assert.deepEqual(parseNtPassword("0x8846F7EAEE8FB117AD06BDD830B7586C"), hash);
@@ -261,6 +261,12 @@ describe("NT-Password check items", () => {
     ]) {
       assert.equal(parseNtPassword(bad), undefined, bad);
     }
+    assert.deepEqual(parseNtPassword("sixteen-octets!!"), Buffer.from("sixteen-octets!!"));
+    assert.deepEqual(
+      parseNtPassword("fünfzehn-oktett"),
+      Buffer.from("fünfzehn-oktett"),
+      "16 octets in UTF-8",
+    );
     // "password" hashes to the NT-Password above (the usual example).
     assert.deepEqual(ntPasswordHash("password"), hash);
   });
