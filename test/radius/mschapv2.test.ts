@@ -122,6 +122,7 @@ describe("MS-CHAPv2 in Access-Request (RFC 2548, RFC 2759)", () => {
     await user("nt-only", undefined, [["NT-Password", ntPasswordHash("nt only pw").toString("hex")]]);
     await user("disabled", "disabled-pw", [], "disabled");
     await user("unicode", "pässwörd 🔑");
+    await user("User", "clientPass");
   });
   after(() => server?.stop());
 
@@ -140,6 +141,27 @@ describe("MS-CHAPv2 in Access-Request (RFC 2548, RFC 2759)", () => {
     assert.equal(text(answer, "MS-MPPE-Encryption-Policy"), "Encryption-Allowed");
     assert.equal(text(answer, "MS-MPPE-Encryption-Types"), "RC4-40or128-bit-Allowed");
     assert.equal(text(answer, "MS-CHAP-Error"), undefined);
+  });
+
+  test("RFC 2759 section 9.2's exchange gives its S= and RFC 3079 section 3.5.3's send key", async () => {
+    const hex = (text: string) => Buffer.from(text.replace(/ /g, ""), "hex");
+    const response = Buffer.concat([
+      Buffer.of(7, 0),
+      hex("21 40 23 24 25 5E 26 2A 28 29 5F 2B 3A 33 7C 7E"),
+      Buffer.alloc(8),
+      hex("82 30 9E CD 8D 70 8B 5E A0 8F AA 39 81 CD 83 54 42 33 11 4A 3D 85 D6 DF"),
+    ]);
+    const answer = await send([
+      ["User-Name", "User"],
+      ["MS-CHAP-Challenge", hex("5B 5D 7C 7D 7B 3F 2F 3E 3C 2C 60 21 32 26 26 28")],
+      ["MS-CHAP2-Response", response],
+    ]);
+    assert.equal(answer.type, "Access-Accept", text(answer, "Reply-Message"));
+    assert.equal(
+      raw(answer, "MS-CHAP2-Success")?.toString("latin1"),
+      "\x07S=407A5589115FD0D6209F510FE9C04566932CDA56",
+    );
+    assert.deepEqual(raw(answer, "MS-MPPE-Send-Key"), hex("8B 7C DC 14 9B 99 3A 1B A1 18 CB 15 3F 56 DC CB"));
   });
 
   test("a user with only an NT-Password, and a non-ASCII password, log in", async () => {
