@@ -1,6 +1,6 @@
 // The login decision after rlm_sql's authorize: expiration, the session counters, authentication
-// (Auth-Type, PAP, CHAP, MS-CHAPv2) and Simultaneous-Use, in FreeRADIUS's order. Rows come from the caller;
-// session counts come through `SessionCounters`, asked only when an item needs them.
+// (Auth-Type, PAP, CHAP, MS-CHAPv2) and Simultaneous-Use, in FreeRADIUS's order. Rows come from
+// the caller; session counts come through `SessionCounters`, asked only when an item needs them.
 import { sameOctets } from "../shared/secrets.ts";
 import type { Authorization } from "./authorize.ts";
 import { parseAttributeName } from "./dictionary.ts";
