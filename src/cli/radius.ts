@@ -1,12 +1,15 @@
 // `wisp radius test`: a credential check through the running server's real RADIUS door, printed the
 // way radtest prints it. It signs with the shared secret of the network the server will take the
 // request to come from, and never prints that secret or the password.
+
+import { timingSafeEqual } from "node:crypto";
 import { type Command, InvalidArgumentError } from "commander";
 import { loadConfig } from "../config.ts";
 import type { Core } from "../core/index.ts";
 import { AppError } from "../core/shared/errors.ts";
 import {
   accessRequestChap,
+  accessRequestMschapv2,
   accessRequestPap,
   RadiusResponseError,
   RadiusTimeoutError,
@@ -18,6 +21,7 @@ import { secretOption } from "./output.ts";
 
 interface TestOptions {
   chap?: boolean;
+  mschapv2?: boolean;
   network?: number;
   host?: string;
   port?: number;
@@ -29,8 +33,17 @@ interface TestOptions {
 const REJECTED = 1;
 const NO_VERDICT = 2;
 const DEFAULT_TIMEOUT_MS = 3000;
-/** Attributes whose values are never echoed. */
-const HIDDEN = new Set(["User-Password", "CHAP-Password"]);
+/**
+ * Attributes whose values are never echoed: passwords, the MS-CHAP response (a dictionary attack
+ * on it finds the password) and the MPPE session keys made from the password hash.
+ */
+const HIDDEN = new Set([
+  "User-Password",
+  "CHAP-Password",
+  "MS-CHAP2-Response",
+  "MS-MPPE-Send-Key",
+  "MS-MPPE-Recv-Key",
+]);
 
 class NoVerdict extends Error {}
 
@@ -101,11 +114,16 @@ async function radiusTest(core: Core, username: string, password: string, option
     ["NAS-IP-Address", "127.0.0.1"],
     ["NAS-Port", 0],
   ];
-  const request = options.chap
-    ? accessRequestChap(username, password, extra)
-    : accessRequestPap(username, password, extra);
+  if (options.chap && options.mschapv2) throw new NoVerdict("give --chap or --mschapv2, not both");
+  const mschapv2 = options.mschapv2 ? accessRequestMschapv2(username, password, extra) : undefined;
+  const request =
+    mschapv2 ??
+    (options.chap
+      ? accessRequestChap(username, password, extra)
+      : accessRequestPap(username, password, extra));
+  const method = mschapv2 ? "MS-CHAPv2" : options.chap ? "CHAP" : "PAP";
   console.log(
-    `Sent Access-Request to ${host}:${port} (${options.chap ? "CHAP" : "PAP"}, ` +
+    `Sent Access-Request to ${host}:${port} (${method}, ` +
       `secret of network ${network.id} "${network.name}")`,
   );
   const sent = request.attributes ?? [];
@@ -125,6 +143,17 @@ async function radiusTest(core: Core, username: string, password: string, option
     console.log(`Received ${answer.type} Id ${answer.identifier} from ${host}:${port}`);
     printAttributes(answer.attributes);
     if (answer.type !== "Access-Accept") process.exitCode = REJECTED;
+    else if (mschapv2) {
+      // RFC 2759 section 9.1.2: a peer whose check of the authenticator response fails hangs up.
+      const success = answer.attributes.find((a) => a.name === "MS-CHAP2-Success")?.raw;
+      const expected = mschapv2.expectedSuccess;
+      if (success?.length === expected.length && timingSafeEqual(success, expected)) {
+        console.log("MS-CHAP2-Success checked: the server knows the password");
+      } else {
+        console.log("MS-CHAP2-Success missing or wrong: the server did not prove it knows the password");
+        process.exitCode = REJECTED;
+      }
+    }
   } catch (error) {
     if (error instanceof RadiusTimeoutError) {
       throw new NoVerdict(
@@ -150,6 +179,7 @@ export function registerRadiusCommands(program: Command, withCore: WithCore): vo
     .argument("[password]", "the password (never printed); or give it on standard input")
     .option("--password-stdin", "read the password from standard input (keeps it out of ps and history)")
     .option("--chap", "use CHAP instead of PAP")
+    .option("--mschapv2", "use MS-CHAPv2 instead of PAP, and check the server's MS-CHAP2-Success")
     .option("--network <network-id>", "sign with this network's shared secret", positiveInteger)
     .option("--host <addr>", "the server's address (default: RADIUS_HOST, or 127.0.0.1)")
     .option("--port <n>", "the authentication port (default: RADIUS_AUTH_PORT)", port)

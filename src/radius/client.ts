@@ -7,6 +7,8 @@ import { randomBytes } from "node:crypto";
 import dgram from "node:dgram";
 import { lookup } from "node:dns/promises";
 import { isIP, isIPv6 } from "node:net";
+import { ntPasswordHash } from "../core/aaa/nt-hash.ts";
+import { generateAuthenticatorResponse, generateNtResponse } from "./mschap/mschapv2.ts";
 import {
   type AttributeInput,
   chapPassword,
@@ -239,5 +241,40 @@ export function accessRequestChap(
       ["CHAP-Password", chapPassword(ident, password, authenticator)],
       ...attributes,
     ],
+  };
+}
+
+/**
+ * An Access-Request with MS-CHAP-Challenge and MS-CHAP2-Response (RFC 2548 section 2.3.2: Ident,
+ * Flags 0, Peer-Challenge, 8 reserved octets, NT-Response), both challenges random, and the
+ * MS-CHAP2-Success value (Ident + "S=...", RFC 2759 section 8.7) a server that knows the password
+ * answers with: the peer checks it (mutual authentication).
+ */
+export function accessRequestMschapv2(
+  username: string,
+  password: string,
+  attributes: readonly AttributeInput[] = [],
+): RadiusRequest & { expectedSuccess: Buffer } {
+  const ident = randomBytes(1)[0]!;
+  const authenticatorChallenge = randomBytes(16);
+  const peerChallenge = randomBytes(16);
+  const hash = ntPasswordHash(password);
+  const ntResponse = generateNtResponse(authenticatorChallenge, peerChallenge, username, hash);
+  const success = generateAuthenticatorResponse(
+    hash,
+    ntResponse,
+    peerChallenge,
+    authenticatorChallenge,
+    username,
+  );
+  return {
+    code: 1,
+    attributes: [
+      ["User-Name", username],
+      ["MS-CHAP-Challenge", authenticatorChallenge],
+      ["MS-CHAP2-Response", Buffer.concat([Buffer.of(ident, 0), peerChallenge, Buffer.alloc(8), ntResponse])],
+      ...attributes,
+    ],
+    expectedSuccess: Buffer.concat([Buffer.of(ident), Buffer.from(success, "ascii")]),
   };
 }

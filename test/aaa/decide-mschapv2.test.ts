@@ -79,13 +79,24 @@ describe("decideLogin with MS-CHAPv2", () => {
     assert.equal(await verdict(user(control), mschapv2("carol", "clear-pw")), "wrong password");
   });
 
-  test("an NT-Password that is no hash fails the login, even beside a Cleartext-Password", async () => {
+  test("an NT-Password that is no hash is passed over for the Cleartext-Password (FreeRADIUS 3.2)", async () => {
     for (const value of ["nt-pw", "0x1234", ntPasswordHash("x").toString("hex").slice(1)]) {
-      const credentials = mschapv2("dave", "clear-pw");
       const control = [item("Cleartext-Password", "clear-pw"), item("NT-Password", value)];
-      assert.match(await verdict(user(control), credentials), /NT-Password is not/);
-      assert.equal(credentials.tried.length, 0, "the verifier is never asked");
+      assert.equal(await verdict(user(control), mschapv2("dave", "clear-pw")), "accept", value);
+      const alone = mschapv2("dave", "clear-pw");
+      assert.equal(
+        await verdict(user([item("NT-Password", value)]), alone),
+        "the NT-Password is not an NT hash",
+      );
+      assert.equal(alone.tried.length, 0, "the verifier is never asked");
     }
+  });
+
+  test("an NT-Password of 16 other octets is the hash itself, as FreeRADIUS reads octets", async () => {
+    const raw = "sixteen-octets!!";
+    const credentials = mschapv2("frank", "whatever");
+    await verdict(user([item("NT-Password", raw)]), credentials);
+    assert.deepEqual(credentials.tried, [Buffer.from(raw)]);
   });
 
   test("no password at all, or an unknown user, is rejected without asking the verifier", async () => {

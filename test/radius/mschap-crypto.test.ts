@@ -12,6 +12,7 @@ import {
   challengeResponse,
   generateAuthenticatorResponse,
   generateNtResponse,
+  MschapV2Verifier,
   mppeMasterKey,
   mppeMasterKeys,
   mschapUserName,
@@ -144,6 +145,36 @@ describe("MS-CHAPv2 (RFC 2759 section 9.2)", () => {
   });
 });
 
+describe("MschapV2Verifier", () => {
+  test("proves nothing until a hash matches, then gives the RFC's S= and keys", () => {
+    const verifier = new MschapV2Verifier({
+      authenticatorChallenge: AUTHENTICATOR_CHALLENGE,
+      peerChallenge: PEER_CHALLENGE,
+      ntResponse: NT_RESPONSE,
+      username: USER,
+    });
+    assert.equal(verifier.authenticatorResponse(), undefined);
+    assert.equal(verifier.verify(ntPasswordHash("clientpass")), false);
+    assert.equal(verifier.mppeKeys(), undefined, "a wrong hash leaves nothing behind");
+    assert.equal(verifier.verify(PASSWORD_HASH), true);
+    assert.equal(verifier.authenticatorResponse(), AUTHENTICATOR_RESPONSE);
+    assert.deepEqual(
+      verifier.mppeKeys()?.masterSendKey,
+      hex("8B 7C DC 14 9B 99 3A 1B A1 18 CB 15 3F 56 DC CB"),
+    );
+    assert.throws(
+      () =>
+        new MschapV2Verifier({
+          authenticatorChallenge: AUTHENTICATOR_CHALLENGE,
+          peerChallenge: PEER_CHALLENGE,
+          ntResponse: NT_RESPONSE.subarray(2),
+          username: USER,
+        }),
+      RangeError,
+    );
+  });
+});
+
 describe("DES for MS-CHAP", () => {
   test("7-octet keys get odd parity bits as in RFC 2759 section 9.3", () => {
     // Password "MyPw": its hash, then the two parity-corrected DES keys.
@@ -215,7 +246,7 @@ describe("MS-MPPE key hiding (RFC 2548 sections 2.4.2-2.4.3)", () => {
 });
 
 describe("NT-Password check items", () => {
-  test("32 hex digits, 0x optional, either case; anything else is no hash", () => {
+  test("32 hex digits, 0x optional, either case, or 16 other octets; anything else is no hash", () => {
     const hash = hex("8846f7eaee8fb117ad06bdd830b7586c");
     assert.deepEqual(parseNtPassword("8846f7eaee8fb117ad06bdd830b7586c"), hash);
     assert.deepEqual(parseNtPassword("0x8846F7EAEE8FB117AD06BDD830B7586C"), hash);
@@ -230,6 +261,12 @@ describe("NT-Password check items", () => {
     ]) {
       assert.equal(parseNtPassword(bad), undefined, bad);
     }
+    assert.deepEqual(parseNtPassword("sixteen-octets!!"), Buffer.from("sixteen-octets!!"));
+    assert.deepEqual(
+      parseNtPassword("fünfzehn-oktett"),
+      Buffer.from("fünfzehn-oktett"),
+      "16 octets in UTF-8",
+    );
     // "password" hashes to the NT-Password above (the usual example).
     assert.deepEqual(ntPasswordHash("password"), hash);
   });

@@ -7,9 +7,10 @@ import { execFileSync } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { after, before, describe, test } from "node:test";
 import { ntPasswordHash } from "../../src/core/aaa/nt-hash.ts";
-import { sendRadius } from "../../src/radius/client.ts";
+import { RadiusClient, sendRadius } from "../../src/radius/client.ts";
 import type { AttributeInput, RadiusPacket } from "../../src/radius/packet.ts";
 import { freeUdpPort } from "../support/freeradius-lab.ts";
+import { databaseEnv, wisp } from "../support/processes.ts";
 import { startTestServer, type TestServer } from "../support/server.ts";
 
 const SECRET = "mschap-Secret-31";
@@ -121,6 +122,7 @@ describe("MS-CHAPv2 in Access-Request (RFC 2548, RFC 2759)", () => {
     await user("nt-only", undefined, [["NT-Password", ntPasswordHash("nt only pw").toString("hex")]]);
     await user("disabled", "disabled-pw", [], "disabled");
     await user("unicode", "pässwörd 🔑");
+    await user("User", "clientPass");
   });
   after(() => server?.stop());
 
@@ -139,6 +141,27 @@ describe("MS-CHAPv2 in Access-Request (RFC 2548, RFC 2759)", () => {
     assert.equal(text(answer, "MS-MPPE-Encryption-Policy"), "Encryption-Allowed");
     assert.equal(text(answer, "MS-MPPE-Encryption-Types"), "RC4-40or128-bit-Allowed");
     assert.equal(text(answer, "MS-CHAP-Error"), undefined);
+  });
+
+  test("RFC 2759 section 9.2's exchange gives its S= and RFC 3079 section 3.5.3's send key", async () => {
+    const hex = (text: string) => Buffer.from(text.replace(/ /g, ""), "hex");
+    const response = Buffer.concat([
+      Buffer.of(7, 0),
+      hex("21 40 23 24 25 5E 26 2A 28 29 5F 2B 3A 33 7C 7E"),
+      Buffer.alloc(8),
+      hex("82 30 9E CD 8D 70 8B 5E A0 8F AA 39 81 CD 83 54 42 33 11 4A 3D 85 D6 DF"),
+    ]);
+    const answer = await send([
+      ["User-Name", "User"],
+      ["MS-CHAP-Challenge", hex("5B 5D 7C 7D 7B 3F 2F 3E 3C 2C 60 21 32 26 26 28")],
+      ["MS-CHAP2-Response", response],
+    ]);
+    assert.equal(answer.type, "Access-Accept", text(answer, "Reply-Message"));
+    assert.equal(
+      raw(answer, "MS-CHAP2-Success")?.toString("latin1"),
+      "\x07S=407A5589115FD0D6209F510FE9C04566932CDA56",
+    );
+    assert.deepEqual(raw(answer, "MS-MPPE-Send-Key"), hex("8B 7C DC 14 9B 99 3A 1B A1 18 CB 15 3F 56 DC CB"));
   });
 
   test("a user with only an NT-Password, and a non-ASCII password, log in", async () => {
@@ -229,6 +252,67 @@ describe("MS-CHAPv2 in Access-Request (RFC 2548, RFC 2759)", () => {
     assert.equal((await send(good)).type, "Access-Accept");
   });
 
+  test("300 random MS-CHAP attribute mixes are each answered, none accepted; a good login follows", async () => {
+    const pick = <T>(list: readonly T[]): T => list[randomBytes(1)[0]! % list.length]!;
+    const size = (max: number) => 1 + (randomBytes(2).readUInt16BE(0) % max);
+    const [good] = logins(["alice", "alice-pw"]);
+    const goodAttributes = mschapAttributes(good!);
+    const client = new RadiusClient();
+    try {
+      for (let round = 0; round < 10; round++) {
+        const requests = Array.from({ length: 30 }, () => {
+          const attributes: Attribute[] = [["User-Name", pick(["alice", "nobody", "ACME\\alice", "\\"])]];
+          for (let i = 0, n = size(4); i < n; i++) {
+            attributes.push(
+              pick<Attribute>([
+                ["MS-CHAP-Challenge", randomBytes(size(40))],
+                ["MS-CHAP-Challenge", randomBytes(16)],
+                ["MS-CHAP2-Response", randomBytes(50)],
+                // A real peer's response to another challenge (or to this one, under another name).
+                ["MS-CHAP2-Response", goodAttributes[2]![1]],
+                ["Attr-26.311.25", randomBytes(size(120))],
+                ["MS-CHAP-Response", randomBytes(size(60))],
+              ]),
+            );
+          }
+          return attributes;
+        });
+        const answers = await Promise.all(
+          requests.map((attributes) =>
+            client.send({
+              code: "Access-Request",
+              attributes,
+              host: "127.0.0.1",
+              port: authPort,
+              secret: SECRET,
+              timeoutMs: 3000,
+              retries: 0,
+              messageAuthenticator: true,
+            }),
+          ),
+        );
+        for (const [i, answer] of answers.entries()) {
+          assert.equal(answer.type, "Access-Reject", JSON.stringify(requests[i]));
+        }
+      }
+    } finally {
+      client.close();
+    }
+    assert.equal((await send(goodAttributes)).type, "Access-Accept");
+  });
+
+  test("MS-CHAPv1 (what radtest -t mschap sends) is not served: no credentials, no MS-CHAP-Error", async () => {
+    // radclient turns MS-CHAP-Password into an 8-octet MS-CHAP-Challenge and an MS-CHAP-Response.
+    const answer = await send([
+      ["User-Name", "alice"],
+      ["MS-CHAP-Challenge", randomBytes(8)],
+      ["MS-CHAP-Response", Buffer.concat([Buffer.of(0, 1), Buffer.alloc(24), randomBytes(24)])],
+    ]);
+    assert.equal(answer.type, "Access-Reject");
+    assert.equal(text(answer, "Reply-Message"), "no credentials in the request");
+    assert.equal(raw(answer, "MS-CHAP-Error"), undefined);
+  });
+
   test("a voucher logs in with MS-CHAPv2, its code in either case", async () => {
     const voucher = await server.core.vouchers.create(accountId, { validity: 3600 });
     const [upper, lower] = logins([voucher.code, voucher.code], [voucher.code, voucher.code.toLowerCase()]);
@@ -241,6 +325,28 @@ describe("MS-CHAPv2 in Access-Request (RFC 2548, RFC 2759)", () => {
       );
       assert.equal(raw(answer, "MS-MPPE-Send-Key")?.toString("hex"), login.expected.clientRecvKey);
     }
+  });
+
+  test("wisp radius test --mschapv2 logs in and checks the server's MS-CHAP2-Success", async () => {
+    const env = {
+      ...databaseEnv(server.database),
+      RADIUS_HOST: "127.0.0.1",
+      RADIUS_AUTH_PORT: String(authPort),
+    };
+    const [right, wrong] = await Promise.all([
+      wisp(["radius", "test", "alice", "--mschapv2", "--password-stdin"], env, "alice-pw\n"),
+      wisp(["radius", "test", "alice", "--mschapv2", "--password-stdin"], env, "alice-pX\n"),
+    ]);
+    assert.equal(right.code, 0, right.stdout + right.stderr);
+    assert.match(right.stdout, /\(MS-CHAPv2, /);
+    assert.match(right.stdout, /Received Access-Accept/);
+    assert.match(right.stdout, /MS-CHAP2-Success checked: the server knows the password/);
+    assert.match(right.stdout, /MS-CHAP2-Response = <hidden>/);
+    assert.match(right.stdout, /MS-MPPE-Send-Key = <hidden>/);
+    assert.equal(wrong.code, 1, wrong.stdout + wrong.stderr);
+    assert.match(wrong.stdout, /Received Access-Reject/);
+    assert.match(wrong.stdout, /MS-CHAP-Error = /);
+    for (const result of [right, wrong]) assert.ok(!(result.stdout + result.stderr).includes("alice-p"));
   });
 
   test("the recorded attempts never hold the MS-CHAP response", async () => {

@@ -67,16 +67,13 @@ const chap = (user: string, password: string): [string, string][] => [
  * MS-CHAPv2 (RFC 2548 section 2.3): the peer's response to a challenge derived from the name, so
  * both servers see the same request and must give the same MS-CHAP2-Success and MPPE keys.
  */
-const mschapv2 = (user: string, password: string): [string, string][] => {
+const mschapv2 = (user: string, password: string | Buffer): [string, string][] => {
   const seed = createHash("sha256").update(user).digest();
   const authenticatorChallenge = seed.subarray(0, 16);
   const peerChallenge = seed.subarray(16, 32);
-  const ntResponse = generateNtResponse(
-    authenticatorChallenge,
-    peerChallenge,
-    user,
-    ntPasswordHash(password),
-  );
+  // A Buffer is the NT hash itself (a peer holding the hash, not the password).
+  const hash = typeof password === "string" ? ntPasswordHash(password) : password;
+  const ntResponse = generateNtResponse(authenticatorChallenge, peerChallenge, user, hash);
   const response = Buffer.concat([Buffer.of(seed[0]!, 0), peerChallenge, Buffer.alloc(8), ntResponse]);
   return [
     ["User-Name", user],
@@ -517,6 +514,24 @@ export const PARITY_CASES: ParityCase[] = [
     name: "MS-CHAPv2 for a user with only an NT-Password",
     users: [{ username: "mschap-nt", check: [ntPassword("nt pw")] }],
     request: mschapv2("mschap-nt", "nt pw"),
+    expect: "Access-Accept",
+  },
+  {
+    name: "MS-CHAPv2 with an NT-Password written 0x...",
+    users: [{ username: "mschap-nt0x", check: [["NT-Password", ":=", `0x${ntPassword("nt pw")[2]}`]] }],
+    request: mschapv2("mschap-nt0x", "nt pw"),
+    expect: "Access-Accept",
+  },
+  {
+    name: "MS-CHAPv2: an NT-Password that is no hash is passed over for the Cleartext-Password",
+    users: [{ username: "mschap-ntbad", check: [pw("clear pw"), ["NT-Password", ":=", "clear pw"]] }],
+    request: mschapv2("mschap-ntbad", "clear pw"),
+    expect: "Access-Accept",
+  },
+  {
+    name: "MS-CHAPv2: an NT-Password of 16 octets is the hash itself",
+    users: [{ username: "mschap-nt16", check: [["NT-Password", ":=", "sixteen-octets!!"]] }],
+    request: mschapv2("mschap-nt16", Buffer.from("sixteen-octets!!")),
     expect: "Access-Accept",
   },
   {

@@ -1,6 +1,6 @@
 // The login decision after rlm_sql's authorize: expiration, the session counters, authentication
-// (Auth-Type, PAP, CHAP, MS-CHAPv2) and Simultaneous-Use, in FreeRADIUS's order. Rows come from the caller;
-// session counts come through `SessionCounters`, asked only when an item needs them.
+// (Auth-Type, PAP, CHAP, MS-CHAPv2) and Simultaneous-Use, in FreeRADIUS's order. Rows come from
+// the caller; session counts come through `SessionCounters`, asked only when an item needs them.
 import { sameOctets } from "../shared/secrets.ts";
 import type { Authorization } from "./authorize.ts";
 import { parseAttributeName } from "./dictionary.ts";
@@ -71,16 +71,18 @@ function samePassword(given: Buffer, known: string): boolean {
 }
 
 /**
- * The NT password hash MS-CHAP checks against, as rlm_mschap finds it: an NT-Password check item
- * first (32 hex digits, "0x" optional), else the hash of the Cleartext-Password. An NT-Password
- * that is no hash (FreeRADIUS: "has not been normalized") fails the login even when a
- * Cleartext-Password is there too: null. Undefined when the user has neither.
+ * The NT password hash MS-CHAP checks against, as FreeRADIUS 3.2's rlm_mschap finds it: an
+ * NT-Password check item that is a hash (see parseNtPassword), else the hash of the
+ * Cleartext-Password (an NT-Password that is no hash is passed over with a warning there). Null
+ * when there is only an NT-Password that is no hash; undefined when there is no password at all.
  */
 function knownNtHash(control: readonly Pair[]): Buffer | null | undefined {
   const nt = firstValue(control, "NT-Password");
-  if (nt !== undefined) return parseNtPassword(nt) ?? null;
+  const parsed = nt === undefined ? undefined : parseNtPassword(nt);
+  if (parsed) return parsed;
   const cleartext = firstValue(control, "Cleartext-Password");
-  return cleartext === undefined ? undefined : ntPasswordHash(cleartext);
+  if (cleartext !== undefined) return ntPasswordHash(cleartext);
+  return nt === undefined ? undefined : null;
 }
 
 /** Only attributes that travel in RADIUS packets go in the Access-Accept (not Fall-Through). */
@@ -137,7 +139,7 @@ export async function decideLogin(
     } else if (credentials.mschapv2 && authType !== "pap" && authType !== "chap") {
       const hash = knownNtHash(control);
       if (hash === undefined) return reject("no password configured for the user", control);
-      if (hash === null) return reject("the NT-Password is not a 32-hex-digit hash", control);
+      if (hash === null) return reject("the NT-Password is not an NT hash", control);
       if (!credentials.mschapv2(hash)) return reject("wrong password", control);
     } else {
       return reject("no credentials in the request", control);

@@ -18,11 +18,15 @@ export function hashNtPasswordHash(passwordHash: Buffer): Buffer {
 }
 
 /**
- * An NT-Password check item's value as the 16-octet hash, or undefined when it is not one. Like
- * FreeRADIUS (rlm_pap's normalisation, which rlm_mschap relies on), 32 hex digits are accepted with
- * or without a leading "0x", in either case.
+ * An NT-Password check item's value as the 16-octet hash, or undefined when it is not one, read as
+ * FreeRADIUS 3.2 reads the octets attribute: "0x" and 32 hex digits; 32 hex digits (rlm_mschap
+ * decodes a 32-octet value as hex); or any other text of exactly 16 octets, taken as the hash
+ * itself.
  */
 export function parseNtPassword(value: string): Buffer | undefined {
   const hex = /^0x/i.test(value) ? value.slice(2) : value;
-  return /^[0-9a-f]{32}$/i.test(hex) ? Buffer.from(hex, "hex") : undefined;
+  if (/^[0-9a-f]{32}$/i.test(hex)) return Buffer.from(hex, "hex");
+  if (hex !== value) return undefined;
+  const octets = Buffer.from(value, "utf8");
+  return octets.length === 16 ? octets : undefined;
 }

@@ -3,9 +3,9 @@
 // decision (core/aaa/decide.ts asks it with the user's NT hash) and, once it has matched, builds
 // the answer's Microsoft attributes as FreeRADIUS 3.2's rlm_mschap does: MS-CHAP2-Success and the
 // MPPE keys in an Access-Accept, MS-CHAP-Error in an Access-Reject.
-import { randomBytes, timingSafeEqual } from "node:crypto";
+import { randomBytes } from "node:crypto";
 import type { AttributeInput, RadiusPacket } from "../packet.ts";
-import { generateAuthenticatorResponse, generateNtResponse, mppeMasterKeys } from "./mschapv2.ts";
+import { MschapV2Verifier } from "./mschapv2.ts";
 
 /** RFC 2548 section 2.3.2: Ident(1) Flags(1) Peer-Challenge(16) Reserved(8) Response(24). */
 const RESPONSE_LENGTH = 50;
@@ -54,29 +54,21 @@ export function mschapV2Request(packet: RadiusPacket): MschapV2Request | undefin
   if (!challenge || challenge.length < 16 || response?.length !== RESPONSE_LENGTH || username === undefined) {
     return undefined;
   }
-  const authenticatorChallenge = Buffer.from(challenge.subarray(0, 16));
   const ident = response[0]!;
-  const peerChallenge = Buffer.from(response.subarray(2, 18));
-  const ntResponse = Buffer.from(response.subarray(26, 50));
-  let matched: Buffer | undefined;
+  const verifier = new MschapV2Verifier({
+    authenticatorChallenge: Buffer.from(challenge.subarray(0, 16)),
+    peerChallenge: Buffer.from(response.subarray(2, 18)),
+    ntResponse: Buffer.from(response.subarray(26, 50)),
+    username,
+  });
 
   return {
-    verify(ntPasswordHash) {
-      const expected = generateNtResponse(authenticatorChallenge, peerChallenge, username, ntPasswordHash);
-      if (!timingSafeEqual(expected, ntResponse)) return false;
-      matched = ntPasswordHash;
-      return true;
-    },
+    verify: verifier.verify,
     acceptAttributes(reply) {
-      if (!matched) return [];
-      const success = generateAuthenticatorResponse(
-        matched,
-        ntResponse,
-        peerChallenge,
-        authenticatorChallenge,
-        username,
-      );
-      const { masterSendKey, masterRecvKey } = mppeMasterKeys(matched, ntResponse);
+      const success = verifier.authenticatorResponse();
+      const keys = verifier.mppeKeys();
+      if (success === undefined || keys === undefined) return [];
+      const { masterSendKey, masterRecvKey } = keys;
       const has = (name: string) => reply.some((p) => p.attribute.toLowerCase() === name.toLowerCase());
       const attributes: AttributeInput[] = [
         ["MS-CHAP2-Success", Buffer.concat([Buffer.of(ident), Buffer.from(success, "ascii")])],

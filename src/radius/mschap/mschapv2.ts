@@ -6,7 +6,7 @@
 // name". Like FreeRADIUS's rlm_mschap (with_ntdomain_hack, on by default), everything up to and
 // including the first backslash is dropped: "ACME\alice" is hashed as "alice". "alice@realm" is
 // hashed whole, as the peer does. The user is still looked up by the whole User-Name.
-import { createHash } from "node:crypto";
+import { createHash, timingSafeEqual } from "node:crypto";
 import { hashNtPasswordHash } from "../../core/aaa/nt-hash.ts";
 import { desEncryptBlock } from "./des.ts";
 
@@ -132,4 +132,59 @@ export function mppeMasterKeys(
     masterSendKey: asymmetricStartKey(master, CLIENT_RECEIVE_MAGIC),
     masterRecvKey: asymmetricStartKey(master, CLIENT_SEND_MAGIC),
   };
+}
+
+/** One peer's MS-CHAPv2 response as the authenticator received it (RADIUS or EAP-MSCHAPv2). */
+export interface MschapV2Response {
+  authenticatorChallenge: Buffer;
+  peerChallenge: Buffer;
+  ntResponse: Buffer;
+  /** The name the peer hashed (User-Name, or EAP-MSCHAPv2's Name); a DOMAIN\ prefix is dropped. */
+  username: string;
+}
+
+/**
+ * A verifier for Credentials.mschapv2 that remembers the NT hash it matched, so that the answer
+ * can then carry the authenticator response ("S=...") and the MPPE keys made from it.
+ */
+export class MschapV2Verifier {
+  private matched: Buffer | undefined;
+
+  constructor(private readonly response: MschapV2Response) {
+    need(response.authenticatorChallenge, 16, "authenticatorChallenge");
+    need(response.peerChallenge, 16, "peerChallenge");
+    need(response.ntResponse, 24, "ntResponse");
+  }
+
+  /** True when the NT-Response was made from this hash (compared in constant time). */
+  readonly verify = (ntPasswordHash: Buffer): boolean => {
+    const r = this.response;
+    const expected = generateNtResponse(
+      r.authenticatorChallenge,
+      r.peerChallenge,
+      r.username,
+      ntPasswordHash,
+    );
+    if (!timingSafeEqual(expected, r.ntResponse)) return false;
+    this.matched = ntPasswordHash;
+    return true;
+  };
+
+  /** "S=" + 40 hex digits, once verify() has matched; undefined before (nothing proven). */
+  authenticatorResponse(): string | undefined {
+    if (!this.matched) return undefined;
+    const r = this.response;
+    return generateAuthenticatorResponse(
+      this.matched,
+      r.ntResponse,
+      r.peerChallenge,
+      r.authenticatorChallenge,
+      r.username,
+    );
+  }
+
+  /** The server's MPPE keys (RFC 3079), once verify() has matched. */
+  mppeKeys(): { masterSendKey: Buffer; masterRecvKey: Buffer } | undefined {
+    return this.matched ? mppeMasterKeys(this.matched, this.response.ntResponse) : undefined;
+  }
 }
