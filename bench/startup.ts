@@ -125,6 +125,7 @@ async function serverRound(variant: Variant, template: string, idleMs: number): 
 
 /** Wall time of `wisp accounts list` (reads, opens the database, prints a table). */
 async function cliRound(variant: Variant, dataDir: string): Promise<{ wallMs: number; cpuMs: number }> {
+  childCpuMs(); // the children reaped so far (the server just stopped) are not this command's
   const started = performance.now();
   const child = track(
     spawn(process.execPath, [...variant.cli, "accounts", "list"], {
