@@ -21,7 +21,9 @@ function whyNotRunnable(): string | undefined {
   if (process.platform !== "linux") return "replaying the Dockerfile needs Linux";
   if (process.getuid?.() !== 0) return "running the image's command as another user needs root";
   if (spawnSync("setpriv", ["--version"]).status !== 0) return "setpriv (util-linux) is not installed";
-  if (spawnSync("git", ["--version"]).status !== 0) return "git is not installed";
+  if (spawnSync("git", ["ls-files", "--error-unmatch", "Dockerfile"], { cwd: ROOT }).status !== 0) {
+    return "the clean copy is made from git's tracked files: needs git and a checkout with the Dockerfile committed";
+  }
   return undefined;
 }
 
