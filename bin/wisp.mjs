@@ -12,7 +12,9 @@ if (state === "current") {
     ({ register } = await import("tsx/esm/api"));
   } catch {
     // A production install (no development packages) with sources newer than its build.
-    console.error(`wisp: dist/ is ${state === "missing" ? "missing" : "older than src/"} and tsx is not installed: run npm run build`);
+    console.error(
+      `wisp: dist/ is ${state === "missing" ? "missing" : "older than src/"} and tsx is not installed: run npm run build`,
+    );
     process.exit(1);
   }
   register();

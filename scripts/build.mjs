@@ -14,7 +14,13 @@ import { ASSET_DIRS, DIST, ROOT, STAMP } from "./dist.mjs";
  * Left out of the bundle, loaded from node_modules at run time: a native addon, packages that
  * read files of their own beside their code, and pg's optional native binding.
  */
-const EXTERNAL = ["better-sqlite3", "@fastify/swagger", "@fastify/swagger-ui", "node-radius-utils", "pg-native"];
+const EXTERNAL = [
+  "better-sqlite3",
+  "@fastify/swagger",
+  "@fastify/swagger-ui",
+  "node-radius-utils",
+  "pg-native",
+];
 
 /**
  * Bundled CommonJS dependencies call require() and read __dirname; an ES module has neither.
@@ -55,7 +61,9 @@ export async function build() {
   try {
     esbuild = await import(pathToFileURL(createRequire(import.meta.url).resolve("esbuild")).href);
   } catch {
-    throw new Error("cannot build: esbuild is not installed (run `npm ci`, development dependencies included)");
+    throw new Error(
+      "cannot build: esbuild is not installed (run `npm ci`, development dependencies included)",
+    );
   }
   const started = performance.now();
   const next = path.join(ROOT, `dist.building-${process.pid}`);

@@ -14,7 +14,9 @@ if (state !== "current") {
       console.error(`wisp: ${error.message}`);
       process.exit(1);
     }
-    console.error(`wisp: dist/ is older than src/ and ${error.message.replace(/^cannot build: /, "")}; running it anyway`);
+    console.error(
+      `wisp: dist/ is older than src/ and ${error.message.replace(/^cannot build: /, "")}; running it anyway`,
+    );
   }
 }
 await import(`${DIST}/main.js`);
