@@ -7,6 +7,7 @@ import { describeFailure, openMigratedDatabase } from "../startup.ts";
 import { VERSION } from "../version.ts";
 import { registerAccountCommands } from "./accounts.ts";
 import { registerAdminCommands } from "./admins.ts";
+import { registerBackupCommand } from "./backup.ts";
 import { registerDemoCommands } from "./demo.ts";
 import { registerKeyCommands } from "./keys.ts";
 import { registerNetworkCommands } from "./networks.ts";
@@ -81,6 +82,7 @@ registerWorkerCommand(program);
 registerNetworkCommands(program, withCore);
 registerPortalCommands(program, withCore);
 registerRadiusCommands(program, withCore);
+registerBackupCommand(program);
 
 try {
   await program.parseAsync(process.argv);

@@ -1,10 +1,11 @@
 // Opens the configured database (SQLite in DATA_DIR by default, PostgreSQL with DATABASE_URL)
 // behind one Kysely interface, so repositories never see which one it is.
 import fs from "node:fs";
+import { createRequire } from "node:module";
 import path from "node:path";
 import SqliteDatabase from "better-sqlite3";
 import { Kysely, PostgresDialect, sql } from "kysely";
-import pg from "pg";
+import type pg from "pg";
 import type { Schema } from "./schema.ts";
 import { type SqliteWriterHandle, WRITE_WAIT_MS, writerDialects } from "./sqlite-writer.ts";
 
@@ -29,8 +30,15 @@ export interface DatabaseOptions {
   writeWaitMs?: number;
 }
 
-// COUNT(*) and BIGINT come back from pg as strings; ids and counts here fit in a double.
-pg.types.setTypeParser(pg.types.builtins.INT8, (value) => Number(value));
+let pgModule: typeof pg | undefined;
+/** pg is loaded only for PostgreSQL: a process on SQLite never pays its start-up time and memory. */
+function loadPg(): typeof pg {
+  if (pgModule) return pgModule;
+  pgModule = createRequire(import.meta.url)("pg") as typeof pg;
+  // COUNT(*) and BIGINT come back from pg as strings; ids and counts here fit in a double.
+  pgModule.types.setTypeParser(pgModule.types.builtins.INT8, (value) => Number(value));
+  return pgModule;
+}
 
 /**
  * better-sqlite3 with prepared statements kept per SQL text: Kysely prepares every query anew,
@@ -67,7 +75,7 @@ export function databaseLocation(options: DatabaseOptions): string {
 
 export function openDatabase(options: DatabaseOptions): Database {
   if (options.databaseUrl) {
-    const pool = new pg.Pool({ connectionString: options.databaseUrl, max: options.poolSize ?? 10 });
+    const pool = new (loadPg().Pool)({ connectionString: options.databaseUrl, max: options.poolSize ?? 10 });
     // An idle connection the server dropped (restart, idle timeout) is discarded by the pool and
     // the next query reconnects; without a listener the error would end the process.
     pool.on("error", () => {});

@@ -2,7 +2,8 @@
 // must share them (REDIS_URL). A hit adds one and answers the new count in one atomic step, so a
 // burst of N concurrent hits sees the counts 1..N, each once: a limit lets exactly its number
 // through, however many arrive together.
-import { Redis } from "ioredis";
+import { createRequire } from "node:module";
+import type { Redis } from "ioredis";
 import { formatCidr, formatIp, networkAddress, parseIp, unmapped } from "../core/shared/ip.ts";
 
 export interface WindowCount {
@@ -142,7 +143,9 @@ export class RedisCounterStore implements CounterStore {
     this.logEveryMs = options.logEveryMs ?? 60_000;
     // No offline queue: while Redis is unreachable a command fails at once (the request is counted
     // in memory) instead of waiting through reconnect back-offs. Reconnection goes on behind.
-    const redis = new Redis(url, {
+    // ioredis is loaded only here: a process without REDIS_URL never pays its start-up time and memory.
+    const { Redis: RedisClient } = createRequire(import.meta.url)("ioredis") as typeof import("ioredis");
+    const redis = new RedisClient(url, {
       lazyConnect: true,
       enableOfflineQueue: false,
       maxRetriesPerRequest: 1,

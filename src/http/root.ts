@@ -10,7 +10,8 @@ import Fastify, {
 } from "fastify";
 import FindMyWay, { type HTTPMethod } from "find-my-way";
 import { errorPayload, handleError, sendError } from "./errors.ts";
-import { buildValidator } from "./validation.ts";
+import { buildLazySerializer } from "./lazy-compile.ts";
+import { validatorBuilder } from "./validation.ts";
 
 export interface HttpRootOptions {
   logLevel?: string;
@@ -100,7 +101,9 @@ export function createHttpRoot(options: HttpRootOptions): FastifyInstance {
     trustProxy: options.trustedProxies && options.trustedProxies.length > 0 ? options.trustedProxies : false,
     routerOptions: { ignoreTrailingSlash: true, maxParamLength: MAX_PARAM_LENGTH },
     return503OnClosing: true,
-    schemaController: { compilersFactory: { buildValidator } },
+    schemaController: {
+      compilersFactory: { buildValidator: validatorBuilder(), buildSerializer: buildLazySerializer },
+    },
     clientErrorHandler: answerClientError,
     frameworkErrors: answerFrameworkError,
   });

@@ -1,11 +1,12 @@
 // Request validation: one Ajv for bodies (no type coercion: "5" is not a number) and one for
 // query strings and path parameters (where everything arrives as text).
-import { Ajv, type ErrorObject } from "ajv";
+import { Ajv, type ErrorObject, type ValidateFunction } from "ajv";
 import addFormatsModule from "ajv-formats";
 import type { FieldProblem } from "../core/shared/errors.ts";
 import { NO_CONTROL_CHARACTERS } from "../core/shared/text.ts";
 import { EMAIL_PATTERN, EMAIL_RULE, USERNAME_PATTERN, USERNAME_RULE } from "../core/users/rules.ts";
 import { CODE_PATTERN, CODE_RULE, PREFIX_PATTERN, PREFIX_RULE } from "../core/vouchers/rules.ts";
+import { lazyValidator } from "./lazy-compile.ts";
 
 const addFormats = addFormatsModule as unknown as (ajv: Ajv) => Ajv;
 
@@ -30,20 +31,43 @@ function makeAjv(coerceTypes: boolean): Ajv {
   return ajv;
 }
 
+type SchemaCompiler = (route: { schema: unknown; httpPart?: string | undefined }) => ValidateFunction;
+
 /**
- * Builds the validator compiler for a plugin context with the shared schemas it can reference.
- * Given to fastify as schemaController.compilersFactory.buildValidator, so contexts that add
- * schemas of their own get the same rules (setValidatorCompiler alone does not reach them).
+ * Makes the validator-compiler builder of one fastify root (schemaController.compilersFactory.
+ * buildValidator), so contexts that add schemas of their own get the same rules
+ * (setValidatorCompiler alone does not reach them). fastify calls it again for every route of a
+ * context that added schemas (its schema controller never clears `addedSchemas`); two fresh Ajv
+ * instances per route, each validating the shared schemas against the meta-schema, were most of
+ * the server's start-up. The shared schemas are the same objects each time, so one compiler per
+ * set (recognised by identity) serves them all, and its Ajv instances are made on first use.
  */
-export function buildValidator(externalSchemas: unknown = {}) {
-  const bodyAjv = makeAjv(false);
-  const textAjv = makeAjv(true);
-  for (const schema of Object.values(externalSchemas as Record<string, object>)) {
-    bodyAjv.addSchema(schema as object);
-    textAjv.addSchema(schema as object);
-  }
-  return ({ schema, httpPart }: { schema: unknown; httpPart?: string | undefined }) =>
-    (httpPart === "body" ? bodyAjv : textAjv).compile(schema as object);
+export function validatorBuilder(): (externalSchemas?: unknown) => SchemaCompiler {
+  const compilers: { schemas: object[]; compiler: SchemaCompiler }[] = [];
+  return (externalSchemas = {}) => {
+    const schemas = Object.values(externalSchemas as Record<string, object>);
+    const known = compilers.find(
+      (entry) => entry.schemas.length === schemas.length && entry.schemas.every((s, i) => s === schemas[i]),
+    );
+    if (known) return known.compiler;
+    let ajvs: { body: Ajv; text: Ajv } | undefined;
+    const makeAjvs = () => {
+      const body = makeAjv(false);
+      const text = makeAjv(true);
+      for (const schema of schemas) {
+        body.addSchema(schema);
+        text.addSchema(schema);
+      }
+      return { body, text };
+    };
+    const compiler: SchemaCompiler = ({ schema, httpPart }) =>
+      lazyValidator<ValidateFunction>(() => {
+        ajvs ??= makeAjvs();
+        return (httpPart === "body" ? ajvs.body : ajvs.text).compile(schema as object);
+      });
+    compilers.push({ schemas, compiler });
+    return compiler;
+  };
 }
 
 const partNames: Record<string, string> = { body: "body", querystring: "query", params: "path" };

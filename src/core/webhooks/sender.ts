@@ -3,9 +3,10 @@
 // was checked, so a DNS answer that changes between check and connect (rebinding) cannot reach a
 // refused address.
 import { lookup } from "node:dns/promises";
+import { createRequire } from "node:module";
 import { isIP } from "node:net";
 import { performance } from "node:perf_hooks";
-import { Agent, buildConnector, request } from "undici";
+import type { Agent, buildConnector } from "undici";
 import { refusedAddress } from "./addresses.ts";
 import { DELIVERY_TIMEOUT_MS, RESPONSE_EXCERPT_BYTES } from "./rules.ts";
 
@@ -32,6 +33,16 @@ export interface SendResult {
 const ALLOW_HINT = "(WEBHOOK_ALLOW_PRIVATE=1 allows it)";
 /** Read at most this much of a body before hanging up. */
 const MAX_BODY_READ = 64 * 1024;
+
+/**
+ * undici is loaded at the first delivery: a process that sends no webhook (the CLI, a server whose
+ * worker runs elsewhere) never pays its start-up time and memory.
+ */
+let undici: typeof import("undici") | undefined;
+const loadUndici = () => {
+  undici ??= createRequire(import.meta.url)("undici") as typeof import("undici");
+  return undici;
+};
 
 class RefusedError extends Error {
   readonly code = "WISP_REFUSED";
@@ -64,13 +75,19 @@ function describe(error: unknown, timeoutMs: number): string {
 }
 
 export class WebhookSender {
-  private readonly agent: Agent;
+  private agentMade: Agent | undefined;
   private readonly timeoutMs: number;
   private readonly resolve: Resolver;
 
   constructor(private readonly options: SenderOptions) {
     this.timeoutMs = options.timeoutMs ?? DELIVERY_TIMEOUT_MS;
     this.resolve = options.resolve ?? systemResolver;
+  }
+
+  /** The connection pool, made at the first delivery. */
+  private get agent(): Agent {
+    if (this.agentMade) return this.agentMade;
+    const { Agent, buildConnector } = loadUndici();
     const base = buildConnector({ timeout: this.timeoutMs });
     const connect: buildConnector.connector = (connectOptions, callback) => {
       this.address(connectOptions.hostname).then(
@@ -78,12 +95,13 @@ export class WebhookSender {
         (error: Error) => callback(error, null),
       );
     };
-    this.agent = new Agent({
+    this.agentMade = new Agent({
       connect,
       headersTimeout: this.timeoutMs,
       bodyTimeout: this.timeoutMs,
       keepAliveTimeout: 10_000,
     });
+    return this.agentMade;
   }
 
   /** The address to connect to for a host: a checked one, or a RefusedError. */
@@ -116,7 +134,7 @@ export class WebhookSender {
       return failed(`refused: plain http:// ${ALLOW_HINT}`);
     }
     try {
-      const response = await request(url, {
+      const response = await loadUndici().request(url, {
         method: "POST",
         headers: { ...headers, "content-type": "application/json", "user-agent": "Wisp-Webhooks/1" },
         body,
@@ -148,6 +166,6 @@ export class WebhookSender {
   }
 
   async close(): Promise<void> {
-    await this.agent.close();
+    await this.agentMade?.close();
   }
 }
