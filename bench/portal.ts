@@ -23,6 +23,7 @@ import { freeUdpPort } from "../test/support/freeradius-lab.ts";
 import { startGateway } from "../test/support/gateways.ts";
 import {
   BenchError,
+  cpuMicroseconds,
   type HttpChild,
   installExitHandlers,
   makeTempDir,
@@ -36,8 +37,6 @@ import {
 const TARGET_RATIO = 0.5;
 const RADIUS_SECRET = "bench-radius-secret";
 const UAM_SECRET = "bench-uam-secret";
-/** USER_HZ: the unit of /proc/<pid>/stat times. */
-const CLOCK_TICKS_PER_SECOND = 100;
 
 interface Settings {
   duration: number;
@@ -73,12 +72,6 @@ function readSettings(): Settings {
     signins: int("signins", values.signins, 200, 5000),
     cpuProfDir: values["cpu-prof"],
   };
-}
-
-function cpuMicroseconds(server: HttpChild): number {
-  const stat = fs.readFileSync(`/proc/${server.child.pid}/stat`, "utf8");
-  const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
-  return ((Number(fields[11]) + Number(fields[12])) / CLOCK_TICKS_PER_SECOND) * 1e6;
 }
 
 const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)] ?? 0;

@@ -144,3 +144,14 @@ export async function startHttpChild(
     await new Promise((r) => setTimeout(r, 100));
   }
 }
+
+/** USER_HZ: the unit of /proc/<pid>/stat times; 100 on every Linux build Node supports. */
+const CLOCK_TICKS_PER_SECOND = 100;
+
+/** A server process's CPU time so far (user + system), from /proc (Linux), in microseconds. */
+export function cpuMicroseconds(server: HttpChild): number {
+  const stat = fs.readFileSync(`/proc/${server.child.pid}/stat`, "utf8");
+  // Fields after the command name (which may hold spaces): utime and stime are the 12th and 13th.
+  const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+  return ((Number(fields[11]) + Number(fields[12])) / CLOCK_TICKS_PER_SECOND) * 1e6;
+}

@@ -10,6 +10,7 @@ import { migrate } from "../src/db/migrate.ts";
 import { benchUser, LIST_LIMIT, SEEDED_USERS } from "./fixtures.ts";
 import {
   BenchError,
+  cpuMicroseconds,
   type HttpChild,
   installExitHandlers,
   makeTempDir,
@@ -23,8 +24,6 @@ import {
 const TARGET_RATIO = 0.5;
 /** Distinct ids each connection cycles through on the single-user endpoint. */
 const ID_SPREAD = 100;
-/** USER_HZ: the unit of /proc/<pid>/stat times; 100 on every Linux build Node supports. */
-const CLOCK_TICKS_PER_SECOND = 100;
 
 interface Settings {
   duration: number;
@@ -230,15 +229,6 @@ async function load(
   }
   const cpuUsPerRequest = (cpuMicroseconds(server) - cpuBefore) / result["2xx"];
   return { rps: result.requests.average, p99Ms: result.latency.p99, cpuUsPerRequest };
-}
-
-/** The server process's CPU time so far, from /proc (Linux), in microseconds. */
-function cpuMicroseconds(server: HttpChild): number {
-  const stat = fs.readFileSync(`/proc/${server.child.pid}/stat`, "utf8");
-  // Fields after the command name (which may hold spaces): utime and stime are the 12th and 13th.
-  const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
-  const ticks = Number(fields[11]) + Number(fields[12]);
-  return (ticks / CLOCK_TICKS_PER_SECOND) * 1e6;
 }
 
 function median(values: number[]): number {
