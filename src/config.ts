@@ -1,6 +1,8 @@
 // Typed configuration read from the environment, in one place for every door (server, CLI, worker).
 import net from "node:net";
 import path from "node:path";
+import { EapFileError, type EapFiles, loadEapFiles } from "./core/certs/files.ts";
+import { isServerName } from "./core/certs/rules.ts";
 import { parseCidr } from "./core/shared/ip.ts";
 import { decodeKey } from "./core/webhooks/crypto.ts";
 import { DEFAULT_RETRY_SCHEDULE_MS } from "./core/webhooks/rules.ts";
@@ -39,6 +41,10 @@ export interface Config {
   reportTasksPerAccount: number;
   /** Report files of one account built at the same time, over every worker. */
   reportRunningPerAccount: number;
+  /** EAP_CERT_FILE, EAP_KEY_FILE, EAP_CA_FILE, EAP_CA_KEY_FILE, read and checked; unset: Wisp's own CA. */
+  eapFiles: EapFiles | undefined;
+  /** EAP_SERVER_NAME: the DNS name clients match; unset: the files' first name or PUBLIC_URL's host. */
+  eapServerName: string | undefined;
 }
 
 export class ConfigError extends Error {}
@@ -167,6 +173,38 @@ function webhookSecretKey(env: NodeJS.ProcessEnv): string | undefined {
   return raw.trim();
 }
 
+/** The EAP server identity from files, checked now: a bad file stops the process with one line. */
+function eapFiles(env: NodeJS.ProcessEnv): EapFiles | undefined {
+  try {
+    return loadEapFiles({
+      certFile: env.EAP_CERT_FILE || undefined,
+      keyFile: env.EAP_KEY_FILE || undefined,
+      caFile: env.EAP_CA_FILE || undefined,
+      caKeyFile: env.EAP_CA_KEY_FILE || undefined,
+    });
+  } catch (error) {
+    if (error instanceof EapFileError) throw new ConfigError(error.message);
+    throw error;
+  }
+}
+
+function eapServerName(env: NodeJS.ProcessEnv, files: EapFiles | undefined): string | undefined {
+  const raw = env.EAP_SERVER_NAME;
+  if (raw === undefined || raw === "") return undefined;
+  if (!isServerName(raw)) {
+    throw new ConfigError(
+      `EAP_SERVER_NAME must be a DNS name with a dot (like radius.example.com), got "${raw}"`,
+    );
+  }
+  const name = raw.toLowerCase();
+  if (files && !files.serverNames.some((known) => known.toLowerCase() === name)) {
+    throw new ConfigError(
+      `EAP_SERVER_NAME ${raw} is not a name of the certificate in EAP_CERT_FILE (${files.serverNames.join(", ") || "none"})`,
+    );
+  }
+  return name;
+}
+
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const databaseUrl = serviceUrl(
     env,
@@ -176,6 +214,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   );
   const redisUrl = serviceUrl(env, "REDIS_URL", /^rediss?:\/\//, "redis://host:6379");
   const host = listenHost(env, "HOST", "0.0.0.0");
+  const files = eapFiles(env);
   return {
     host,
     port: integer(env, "PORT", 8080, 0, 65535),
@@ -197,5 +236,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     webhookSecretKey: webhookSecretKey(env),
     reportTasksPerAccount: integer(env, "REPORT_TASKS_PER_ACCOUNT", 10, 1, 100_000),
     reportRunningPerAccount: integer(env, "REPORT_RUNNING_PER_ACCOUNT", 3, 1, 100_000),
+    eapFiles: files,
+    eapServerName: eapServerName(env, files),
   };
 }

@@ -1,0 +1,364 @@
+// Certificates for WPA-Enterprise: the identity the RADIUS server's EAP methods (PEAP, TTLS, TLS)
+// present, from EAP_* files or made by Wisp once per deployment and kept in the database; and the
+// client certificates of EAP-TLS, issued per account and checked at every handshake.
+import { X509Certificate } from "node:crypto";
+import type { Database } from "../../db/database.ts";
+import { AppError, NotFoundError, ValidationError } from "../shared/errors.ts";
+import { isoNow } from "../shared/time.ts";
+import { SecretBox } from "../webhooks/crypto.ts";
+import { type EapFiles, serverAuthority } from "./files.ts";
+import { buildPkcs12 } from "./pkcs12.ts";
+import { type AuthorityRow, CertsRepo, type ClientCertificateRow } from "./repo.ts";
+import {
+  AUTHORITY_DAYS,
+  AUTHORITY_NAME,
+  CLIENT_DAYS,
+  clientNames,
+  defaultServerName,
+  identityMatches,
+  MAX_CLIENT_DAYS,
+  MAX_PKCS12_PASSWORD,
+  MIN_PKCS12_PASSWORD,
+  normalizeSerial,
+  REFUSALS,
+  SERVER_DAYS,
+  SERVER_RENEW_DAYS,
+} from "./rules.ts";
+import {
+  createAuthority,
+  createLeaf,
+  EKU_CLIENT_AUTH,
+  EKU_SERVER_AUTH,
+  fingerprint,
+  importSigner,
+  pemToDer,
+  type Signer,
+  signerOf,
+} from "./x509.ts";
+
+/** What the EAP engine's TLS needs (structurally the radius door's EapServerCredentials). PEM. */
+export interface EapServerCredentials {
+  key: string;
+  cert: string;
+  chain: string[];
+  /** The CAs client certificates (EAP-TLS) must chain to. */
+  ca: string[];
+}
+
+/** The CA clients install to check the server: PEM, DER and SHA-256 fingerprint. */
+export interface AuthorityCertificate {
+  pem: string;
+  der: Buffer;
+  fingerprint: string;
+  subject: string;
+  not_after: string;
+}
+
+export interface ClientCertificate {
+  serial: string;
+  username: string;
+  not_before: string;
+  not_after: string;
+  revoked_at: string | null;
+  status: "valid" | "revoked" | "expired";
+  fingerprint: string;
+  created: string;
+}
+
+export interface IssueRequest {
+  username: string;
+  days?: number | undefined;
+  /** Protects the PKCS#12 file. */
+  password: string;
+}
+
+export interface IssuedCertificate {
+  certificate: ClientCertificate;
+  /** The certificate alone, PEM (the file holds it too). */
+  cert: string;
+  /** Certificate, private key and CA, protected by the request's password. */
+  pkcs12: Buffer;
+}
+
+/** Issuing needs a CA key: Wisp's own, or EAP_CA_KEY_FILE. */
+export class NoIssuingAuthorityError extends AppError {
+  constructor() {
+    super(
+      409,
+      "client certificates cannot be issued: the CA comes from EAP_CA_FILE and no EAP_CA_KEY_FILE is set " +
+        "(issue them with your own CA, or set EAP_CA_KEY_FILE)",
+    );
+  }
+}
+
+export interface CertsOptions {
+  files?: EapFiles | undefined;
+  /** The DNS name in the generated server certificate; the files' own names otherwise. */
+  serverName: string;
+  box: SecretBox;
+  /** The clock; tests move it. */
+  now?: () => Date;
+}
+
+const DAY_MS = 86_400_000;
+const CA_KEY = "eap_authority:ca_key";
+const SERVER_KEY = "eap_authority:server_key";
+
+/** The subject's CN as node:crypto prints subjects (one attribute per line). */
+function commonName(cert: X509Certificate): string | undefined {
+  return /(?:^|\n)CN=([^\n]*)/.exec(cert.subject)?.[1];
+}
+
+const iso = (date: string) => isoNow(new Date(date));
+
+export class CertsService {
+  private generated: Promise<{ row: AuthorityRow; signer: Signer }> | undefined;
+  private readonly now: () => Date;
+
+  constructor(
+    private readonly repo: CertsRepo,
+    private readonly options: CertsOptions,
+  ) {
+    this.now = options.now ?? (() => new Date());
+  }
+
+  /** Whether the identity comes from EAP_* files (else Wisp's own CA in the database). */
+  get fromFiles(): boolean {
+    return this.options.files !== undefined;
+  }
+
+  /** The server identity for the EAP engine; made and stored on first use when not from files. */
+  async serverCredentials(): Promise<EapServerCredentials> {
+    const files = this.options.files;
+    if (files) return { key: files.key, cert: files.cert, chain: files.chain, ca: files.ca };
+    const { row } = await this.authority();
+    return {
+      key: this.options.box.open(row.server_key, SERVER_KEY),
+      cert: row.server_cert,
+      chain: [],
+      ca: [row.ca_cert],
+    };
+  }
+
+  /** The name clients should match (domain_match): the generated certificate's, or the files'. */
+  serverName(): string {
+    return this.options.serverName;
+  }
+
+  /** The CA that clients install to check the server; null when the files do not hold it. */
+  async authorityCertificate(): Promise<AuthorityCertificate | null> {
+    const pem = this.options.files
+      ? serverAuthority(this.options.files)
+      : (await this.authority()).row.ca_cert;
+    if (!pem) return null;
+    const cert = new X509Certificate(pem);
+    return {
+      pem: cert.toString(),
+      der: cert.raw,
+      fingerprint: fingerprint(cert.raw),
+      subject: cert.subject,
+      not_after: iso(cert.validTo),
+    };
+  }
+
+  /**
+   * Wisp's CA and server certificate, made once per deployment. Instances starting together each
+   * make one, insert it unless a row exists, and read back the row that won, so all present the
+   * same. A server certificate for another name (EAP_SERVER_NAME changed) or near its end is
+   * replaced, signed by the same CA, with a compare-and-set on the certificate it replaces.
+   */
+  private authority(): Promise<{ row: AuthorityRow; signer: Signer }> {
+    this.generated ??= this.loadAuthority().catch((error) => {
+      this.generated = undefined; // a failure (database away) is retried by the next call
+      throw error;
+    });
+    return this.generated;
+  }
+
+  private async loadAuthority(): Promise<{ row: AuthorityRow; signer: Signer }> {
+    let row = await this.repo.authority();
+    if (!row) {
+      const now = this.now();
+      const ca = await createAuthority(AUTHORITY_NAME, AUTHORITY_DAYS, now);
+      const server = await this.serverLeaf(await signerOf(ca), now);
+      await this.repo.insertAuthorityIfAbsent({
+        ca_cert: ca.cert,
+        ca_key: this.options.box.seal(ca.key, CA_KEY),
+        server_name: this.options.serverName,
+        server_cert: server.cert,
+        server_key: this.options.box.seal(server.key, SERVER_KEY),
+        created: isoNow(now),
+        updated: isoNow(now),
+      });
+      row = await this.mustRead();
+    }
+    const signer = await signerOf({ cert: row.ca_cert, key: this.options.box.open(row.ca_key, CA_KEY) });
+    const renewBy = new Date(this.now().getTime() + SERVER_RENEW_DAYS * DAY_MS);
+    if (
+      row.server_name !== this.options.serverName ||
+      new Date(new X509Certificate(row.server_cert).validTo) < renewBy
+    ) {
+      const server = await this.serverLeaf(signer, this.now());
+      await this.repo.replaceServer(row.server_cert, {
+        server_name: this.options.serverName,
+        server_cert: server.cert,
+        server_key: this.options.box.seal(server.key, SERVER_KEY),
+        updated: isoNow(this.now()),
+      });
+      row = await this.mustRead();
+    }
+    return { row, signer };
+  }
+
+  private async mustRead(): Promise<AuthorityRow> {
+    const row = await this.repo.authority();
+    if (!row) throw new Error("the EAP certificate authority row vanished after it was written");
+    return row;
+  }
+
+  private serverLeaf(signer: Signer, now: Date) {
+    const name = this.options.serverName;
+    return createLeaf(signer, {
+      commonName: name,
+      names: [{ type: "dns", value: name }],
+      purpose: EKU_SERVER_AUTH,
+      days: SERVER_DAYS,
+      now,
+    });
+  }
+
+  private async issuingSigner(): Promise<{ signer: Signer; caPem: string }> {
+    const files = this.options.files;
+    if (!files) {
+      const { row, signer } = await this.authority();
+      return { signer, caPem: row.ca_cert };
+    }
+    if (!files.authority) throw new NoIssuingAuthorityError();
+    const { cert, keyDer, type, curve } = files.authority;
+    return { signer: await importSigner(cert, keyDer, type, curve), caPem: cert };
+  }
+
+  /** Issues a client certificate for one of the account's users, as a PKCS#12 file. */
+  async issue(accountId: number, request: IssueRequest): Promise<IssuedCertificate> {
+    const days = request.days ?? CLIENT_DAYS;
+    if (!Number.isInteger(days) || days < 1 || days > MAX_CLIENT_DAYS) {
+      throw ValidationError.field("days", `must be a whole number from 1 to ${MAX_CLIENT_DAYS}`);
+    }
+    const length = [...request.password].length;
+    if (length < MIN_PKCS12_PASSWORD || length > MAX_PKCS12_PASSWORD) {
+      throw ValidationError.field(
+        "password",
+        `must be ${MIN_PKCS12_PASSWORD} to ${MAX_PKCS12_PASSWORD} characters (it protects the private key)`,
+      );
+    }
+    if (!(await this.repo.userExists(accountId, request.username))) {
+      throw new NotFoundError(`no user named "${request.username}" in this account`);
+    }
+    const { signer, caPem } = await this.issuingSigner();
+    const now = this.now();
+    const leaf = await createLeaf(signer, {
+      commonName: request.username,
+      names: clientNames(request.username),
+      purpose: EKU_CLIENT_AUTH,
+      days,
+      now,
+    });
+    const cert = new X509Certificate(leaf.cert);
+    const pkcs12 = await buildPkcs12({
+      certDer: leaf.der,
+      keyDer: pemToDer(leaf.key, "PRIVATE KEY"),
+      caDers: [pemToDer(caPem)],
+      name: request.username,
+      password: request.password,
+    });
+    // Recorded only once the file exists: a failure above leaves no row for a certificate nobody has.
+    const row = await this.repo.insertClient({
+      account_id: accountId,
+      serial: normalizeSerial(cert.serialNumber)!,
+      username: request.username,
+      not_before: iso(cert.validFrom),
+      not_after: iso(cert.validTo),
+      fingerprint: fingerprint(leaf.der),
+      created: isoNow(now),
+    });
+    return { certificate: this.present(row), cert: leaf.cert, pkcs12 };
+  }
+
+  async list(accountId: number, filter: { user?: string | undefined } = {}): Promise<ClientCertificate[]> {
+    return (await this.repo.listClients(accountId, filter.user)).map((row) => this.present(row));
+  }
+
+  async revoke(accountId: number, serialText: string): Promise<ClientCertificate> {
+    const serial = normalizeSerial(serialText);
+    if (!serial) throw ValidationError.field("serial", "must be the certificate's serial number in hex");
+    const found = await this.repo.findClient(accountId, serial);
+    if (!found) throw new NotFoundError(`no client certificate with serial ${serial} in this account`);
+    await this.repo.revoke(accountId, serial, isoNow(this.now()));
+    return this.present((await this.repo.findClient(accountId, serial))!);
+  }
+
+  /**
+   * EAP-TLS, after TLS has checked the chain to one of `ca`: null when this certificate may log in
+   * as `identity` on the network, else the reason it may not. The exact certificate (serial and
+   * fingerprint) must have been issued by this deployment for the network's account, not be
+   * revoked or expired, name the identity, and its user must exist; the login itself is then
+   * decided like any other (a disabled user is rejected there).
+   */
+  async checkClientCertificate(
+    client: { account_id: number },
+    certificateDer: Buffer,
+    identity: string,
+  ): Promise<string | null> {
+    let cert: X509Certificate;
+    try {
+      cert = new X509Certificate(certificateDer);
+    } catch {
+      return REFUSALS.unreadable;
+    }
+    const serial = normalizeSerial(cert.serialNumber);
+    const row = serial ? await this.repo.findClient(client.account_id, serial) : undefined;
+    if (!row || row.fingerprint !== fingerprint(cert.raw)) return REFUSALS.foreign;
+    if (row.revoked_at !== null) return REFUSALS.revoked;
+    const now = this.now();
+    if (now > new Date(cert.validTo) || now < new Date(cert.validFrom) || isoNow(now) > row.not_after)
+      return REFUSALS.expired;
+    if (!identityMatches(identity, commonName(cert)) || identity !== row.username) return REFUSALS.identity;
+    if (!(await this.repo.userExists(client.account_id, row.username))) return REFUSALS.noUser;
+    return null;
+  }
+
+  private present(row: ClientCertificateRow): ClientCertificate {
+    const status =
+      row.revoked_at !== null ? "revoked" : row.not_after < isoNow(this.now()) ? "expired" : "valid";
+    return {
+      serial: row.serial,
+      username: row.username,
+      not_before: row.not_before,
+      not_after: row.not_after,
+      revoked_at: row.revoked_at,
+      status,
+      fingerprint: row.fingerprint,
+      created: row.created,
+    };
+  }
+}
+
+export interface CertsCoreOptions {
+  publicUrl: string;
+  /** Where the key sealing the private keys comes from (WEBHOOK_SECRET_KEY, else DATA_DIR). */
+  webhookSecretKey?: string | undefined;
+  dataDir?: string | undefined;
+  eapFiles?: EapFiles | undefined;
+  /** EAP_SERVER_NAME, checked by the config; unset: the files' first name or defaultServerName. */
+  eapServerName?: string | undefined;
+}
+
+export function createCerts(database: Database, options: CertsCoreOptions): CertsService {
+  const files = options.eapFiles;
+  const serverName = options.eapServerName ?? files?.serverNames[0] ?? defaultServerName(options.publicUrl);
+  return new CertsService(new CertsRepo(database.db), {
+    files,
+    serverName,
+    box: new SecretBox({ secretKey: options.webhookSecretKey, dataDir: options.dataDir }),
+  });
+}

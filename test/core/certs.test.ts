@@ -1,0 +1,269 @@
+// Wisp's own CA and server certificate (made once per deployment, kept in the database), client
+// certificates for EAP-TLS (PKCS#12 checked with the openssl command) and the check the EAP engine
+// runs at every EAP-TLS handshake: revoked, expired, foreign, wrong identity, unknown user.
+import assert from "node:assert/strict";
+import { X509Certificate } from "node:crypto";
+import path from "node:path";
+import { describe, test } from "node:test";
+import { CertsRepo } from "../../src/core/certs/repo.ts";
+import { REFUSALS } from "../../src/core/certs/rules.ts";
+import { CertsService } from "../../src/core/certs/service.ts";
+import { createCore } from "../../src/core/index.ts";
+import { SecretBox } from "../../src/core/webhooks/crypto.ts";
+import { type Database, openDatabase } from "../../src/db/database.ts";
+import { dialects, tempDir, withDatabase } from "../support/databases.ts";
+import { describeCertificate, openssl, opensslMissing, verifyWith, writeFile } from "../support/openssl.ts";
+
+const PUBLIC_URL = "https://wifi.example.org";
+const KEY = Buffer.alloc(32, 7).toString("base64");
+const PASSWORD = "correct horse battery";
+
+function coreOf(database: Database, extra: { eapServerName?: string } = {}) {
+  return createCore(database, { publicUrl: PUBLIC_URL, webhookSecretKey: KEY, ...extra });
+}
+
+/** A certs service over the database whose clock reads `now`. */
+function serviceAt(database: Database, now: Date) {
+  return new CertsService(new CertsRepo(database.db), {
+    serverName: "wifi.example.org",
+    box: new SecretBox({ secretKey: KEY }),
+    now: () => now,
+  });
+}
+
+async function countAuthorities(database: Database): Promise<number> {
+  const rows = await database.db
+    .withTables<{ eap_authority: { id: number } }>()
+    .selectFrom("eap_authority")
+    .select("id")
+    .execute();
+  return rows.length;
+}
+
+for (const { dialect, skip } of await dialects()) {
+  describe(`certificates on ${dialect}`, { skip }, () => {
+    test("the CA and server certificate are made once, kept, and the same after a restart", async () => {
+      await withDatabase(dialect, async (database, testDb) => {
+        const first = await coreOf(database).certs.serverCredentials();
+        const again = await coreOf(database).certs.serverCredentials();
+        const restarted = openDatabase({ dataDir: testDb.dataDir, databaseUrl: testDb.databaseUrl });
+        try {
+          const later = await coreOf(restarted).certs.serverCredentials();
+          assert.deepEqual(again, first);
+          assert.deepEqual(later, first);
+        } finally {
+          await restarted.close();
+        }
+        assert.equal(await countAuthorities(database), 1);
+        assert.equal(first.ca.length, 1);
+        assert.deepEqual(first.chain, []);
+        const server = new X509Certificate(first.cert);
+        assert.ok(
+          server.checkPrivateKey(await import("node:crypto").then((c) => c.createPrivateKey(first.key))),
+        );
+        assert.ok(server.verify(new X509Certificate(first.ca[0]!).publicKey), "signed by the CA");
+        assert.equal(server.subjectAltName, "DNS:wifi.example.org");
+        assert.deepEqual(server.keyUsage, ["1.3.6.1.5.5.7.3.1"], "EKU serverAuth only");
+        assert.equal(server.publicKey.asymmetricKeyDetails?.namedCurve, "prime256v1");
+        // The private keys are sealed at rest, not stored as PEM.
+        const raw = JSON.stringify(
+          await database.db
+            .withTables<{ eap_authority: { ca_key: string; server_key: string } }>()
+            .selectFrom("eap_authority")
+            .select(["ca_key", "server_key"])
+            .execute(),
+        );
+        assert.ok(!raw.includes("PRIVATE KEY"), raw);
+      });
+    });
+
+    test("a changed EAP_SERVER_NAME gets a new server certificate from the same CA", async () => {
+      await withDatabase(dialect, async (database) => {
+        const before = await coreOf(database).certs.serverCredentials();
+        const after = await coreOf(database, {
+          eapServerName: "radius.example.net",
+        }).certs.serverCredentials();
+        assert.deepEqual(after.ca, before.ca);
+        assert.notEqual(after.cert, before.cert);
+        assert.equal(new X509Certificate(after.cert).subjectAltName, "DNS:radius.example.net");
+        assert.equal(await countAuthorities(database), 1);
+      });
+    });
+
+    test("client certificates: issued, listed, checked, revoked", async () => {
+      await withDatabase(dialect, async (database) => {
+        const core = coreOf(database);
+        const account = await core.accounts.resolve(undefined);
+        const other = await core.accounts.create("other");
+        await core.users.create(account.id, { username: "alice", password: "pw-alice" });
+        await core.users.create(account.id, { username: "bob", password: "pw-bob" });
+        await core.users.create(other.id, { username: "alice", password: "pw-alice" });
+        const network = { account_id: account.id };
+
+        await assert.rejects(
+          core.certs.issue(account.id, { username: "carol", password: PASSWORD }),
+          /no user named "carol"/,
+        );
+        await assert.rejects(
+          core.certs.issue(account.id, { username: "alice", password: "short" }),
+          /password must be 8/,
+        );
+        await assert.rejects(
+          core.certs.issue(account.id, { username: "alice", password: PASSWORD, days: 0 }),
+          /days must be/,
+        );
+
+        const alice = await core.certs.issue(account.id, { username: "alice", password: PASSWORD, days: 30 });
+        const bob = await core.certs.issue(account.id, { username: "bob", password: PASSWORD });
+        const theirs = await core.certs.issue(other.id, { username: "alice", password: PASSWORD });
+        assert.match(alice.certificate.serial, /^[0-9a-f]{32}$/);
+        assert.equal(alice.certificate.status, "valid");
+        assert.deepEqual(
+          (await core.certs.list(account.id)).map((c) => c.username),
+          ["alice", "bob"],
+        );
+        assert.deepEqual(
+          (await core.certs.list(account.id, { user: "bob" })).map((c) => c.serial),
+          [bob.certificate.serial],
+        );
+
+        const aliceDer = derOf(alice.cert);
+        assert.equal(await core.certs.checkClientCertificate(network, aliceDer, "alice"), null);
+        assert.equal(await core.certs.checkClientCertificate(network, aliceDer, "Alice"), REFUSALS.identity);
+        assert.equal(await core.certs.checkClientCertificate(network, aliceDer, "bob"), REFUSALS.identity);
+        const theirDer = derOf(theirs.cert);
+        assert.equal(await core.certs.checkClientCertificate(network, theirDer, "alice"), REFUSALS.foreign);
+        assert.equal(
+          await core.certs.checkClientCertificate({ account_id: other.id }, theirDer, "alice"),
+          null,
+        );
+        assert.equal(
+          await core.certs.checkClientCertificate(network, Buffer.from("junk"), "alice"),
+          REFUSALS.unreadable,
+        );
+
+        // Revoked: refused from then on; revoking again or an unknown serial is told apart.
+        const revoked = await core.certs.revoke(account.id, alice.certificate.serial.toUpperCase());
+        assert.equal(revoked.status, "revoked");
+        assert.equal(await core.certs.checkClientCertificate(network, aliceDer, "alice"), REFUSALS.revoked);
+        await assert.rejects(core.certs.revoke(other.id, bob.certificate.serial), /no client certificate/);
+        await assert.rejects(core.certs.revoke(account.id, "xyz"), /serial must be/);
+
+        // A deleted user's certificate no longer logs in.
+        const bobDer = derOf(bob.cert);
+        assert.equal(await core.certs.checkClientCertificate(network, bobDer, "bob"), null);
+        const bobUser = (await core.users.list(account.id, {}, { page: 1, limit: 10 })).data.find(
+          (u) => u.username === "bob",
+        )!;
+        await core.users.delete(account.id, bobUser.id);
+        assert.equal(await core.certs.checkClientCertificate(network, bobDer, "bob"), REFUSALS.noUser);
+      });
+    });
+
+    test("an expired certificate is refused, and listed as expired", async () => {
+      await withDatabase(dialect, async (database) => {
+        const core = coreOf(database);
+        const account = await core.accounts.resolve(undefined);
+        await core.users.create(account.id, { username: "alice", password: "pw-alice" });
+        // Issued by the same deployment 40 days ago, for 30 days.
+        const past = serviceAt(database, new Date(Date.now() - 40 * 86_400_000));
+        const old = await past.issue(account.id, { username: "alice", password: PASSWORD, days: 30 });
+        const der = derOf(old.cert);
+        assert.equal(
+          await core.certs.checkClientCertificate({ account_id: account.id }, der, "alice"),
+          REFUSALS.expired,
+        );
+        assert.equal((await core.certs.list(account.id))[0]!.status, "expired");
+      });
+    });
+  });
+}
+
+describe("two instances starting together on PostgreSQL", async () => {
+  const [, postgres] = await dialects();
+  test("end with one CA, and present the same server certificate", { skip: postgres!.skip }, async () => {
+    await withDatabase("postgres", async (database, testDb) => {
+      const instances = [0, 1, 2].map(() =>
+        openDatabase({ dataDir: testDb.dataDir, databaseUrl: testDb.databaseUrl }),
+      );
+      try {
+        const credentials = await Promise.all(instances.map((db) => coreOf(db).certs.serverCredentials()));
+        assert.deepEqual(credentials[1], credentials[0]);
+        assert.deepEqual(credentials[2], credentials[0]);
+        assert.equal(await countAuthorities(database), 1);
+      } finally {
+        await Promise.all(instances.map((db) => db.close()));
+      }
+    });
+  });
+});
+
+const derOf = (pem: string) => new X509Certificate(pem).raw;
+
+/** The client certificate inside a PKCS#12 file, as openssl reads it. */
+async function clientDer(pkcs12: Buffer): Promise<Buffer> {
+  const dir = tempDir("p12");
+  const file = writeFile(dir, "client.p12", pkcs12);
+  const result = await openssl(["pkcs12", "-in", file, "-nokeys", "-clcerts", "-passin", `pass:${PASSWORD}`]);
+  assert.equal(result.code, 0, result.stderr);
+  return new X509Certificate(result.stdout).raw;
+}
+
+describe("PKCS#12 and chains as openssl sees them", { skip: opensslMissing ?? false }, () => {
+  test("the file opens with the password, holds clientAuth and the CN, and every certificate verifies", async () => {
+    await withDatabase("sqlite", async (database) => {
+      const core = coreOf(database);
+      const account = await core.accounts.resolve(undefined);
+      await core.users.create(account.id, { username: "alice@example.org", password: "pw" });
+      const issued = await core.certs.issue(account.id, {
+        username: "alice@example.org",
+        password: PASSWORD,
+      });
+      const dir = tempDir("p12");
+      const p12 = writeFile(dir, "alice.p12", issued.pkcs12);
+      const info = await openssl(["pkcs12", "-info", "-nokeys", "-in", p12, "-passin", `pass:${PASSWORD}`]);
+      assert.equal(info.code, 0, info.stderr);
+      assert.match(info.stderr + info.stdout, /MAC: sha256/);
+      assert.match(info.stderr + info.stdout, /PBES2, PBKDF2, AES-256-CBC/);
+      const wrong = await openssl([
+        "pkcs12",
+        "-info",
+        "-nokeys",
+        "-in",
+        p12,
+        "-passin",
+        "pass:wrong password",
+      ]);
+      assert.notEqual(wrong.code, 0, "a wrong password does not open it");
+
+      const client = await clientDer(issued.pkcs12);
+      const text = await describeCertificate(new X509Certificate(client).toString());
+      assert.match(text, /TLS Web Client Authentication/);
+      assert.doesNotMatch(text, /TLS Web Server Authentication/);
+      assert.match(text, /subject=CN=alice@example\.org/);
+      assert.match(text, /othername: UPN::?alice@example\.org/);
+      assert.match(text, /email:alice@example\.org/);
+      const keyOut = await openssl([
+        "pkcs12",
+        "-in",
+        p12,
+        "-nocerts",
+        "-nodes",
+        "-passin",
+        `pass:${PASSWORD}`,
+      ]);
+      assert.match(keyOut.stdout, /BEGIN PRIVATE KEY/);
+
+      const credentials = await core.certs.serverCredentials();
+      const ca = writeFile(dir, "ca.pem", credentials.ca[0]!);
+      const server = writeFile(dir, "server.pem", credentials.cert);
+      const clientPem = writeFile(dir, "client.pem", new X509Certificate(client).toString());
+      assert.match((await verifyWith(ca, server, "sslserver")).stdout, /server\.pem: OK/);
+      assert.match((await verifyWith(ca, clientPem, "sslclient")).stdout, /client\.pem: OK/);
+      // EKU is enforced both ways (eap-lab.md trap 3): neither serves the other purpose.
+      assert.notEqual((await verifyWith(ca, clientPem, "sslserver")).code, 0);
+      assert.notEqual((await verifyWith(ca, server, "sslclient")).code, 0);
+      assert.equal(path.basename(p12), "alice.p12");
+    });
+  });
+});
