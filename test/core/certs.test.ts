@@ -179,18 +179,57 @@ for (const { dialect, skip } of await dialects()) {
   });
 }
 
-describe("two instances starting together on PostgreSQL", async () => {
+/**
+ * A repository whose first read of the CA row waits until every instance has read it: all of them
+ * find no CA, make one, and race to insert it, the case instances starting together can meet.
+ */
+function racingRepo(
+  database: Database,
+  barrier: { waiting: number; size: number; release: () => void; all: Promise<void> },
+) {
+  const repo = new CertsRepo(database.db);
+  const read = repo.authority.bind(repo);
+  let first = true;
+  repo.authority = async () => {
+    const row = await read();
+    if (first) {
+      first = false;
+      if (++barrier.waiting === barrier.size) barrier.release();
+      await barrier.all;
+    }
+    return row;
+  };
+  return repo;
+}
+
+describe("instances starting together on PostgreSQL", async () => {
   const [, postgres] = await dialects();
-  test("end with one CA, and present the same server certificate", { skip: postgres!.skip }, async () => {
+  test("all find no CA, each makes one, one row wins and all present it", {
+    skip: postgres!.skip,
+  }, async () => {
     await withDatabase("postgres", async (database, testDb) => {
       const instances = [0, 1, 2].map(() =>
         openDatabase({ dataDir: testDb.dataDir, databaseUrl: testDb.databaseUrl }),
       );
+      let release!: () => void;
+      const all = new Promise<void>((resolve) => {
+        release = resolve;
+      });
+      const barrier = { waiting: 0, size: instances.length, release, all };
       try {
-        const credentials = await Promise.all(instances.map((db) => coreOf(db).certs.serverCredentials()));
+        const services = instances.map(
+          (db) =>
+            new CertsService(racingRepo(db, barrier), {
+              serverName: "wifi.example.org",
+              box: new SecretBox({ secretKey: KEY }),
+            }),
+        );
+        const credentials = await Promise.all(services.map((service) => service.serverCredentials()));
+        assert.equal(barrier.waiting, 3, "every instance read before any wrote");
         assert.deepEqual(credentials[1], credentials[0]);
         assert.deepEqual(credentials[2], credentials[0]);
         assert.equal(await countAuthorities(database), 1);
+        assert.deepEqual(await coreOf(database).certs.serverCredentials(), credentials[0]);
       } finally {
         await Promise.all(instances.map((db) => db.close()));
       }
