@@ -7,6 +7,7 @@ import { describeFailure, openMigratedDatabase } from "../startup.ts";
 import { VERSION } from "../version.ts";
 import { registerAccountCommands } from "./accounts.ts";
 import { registerAdminCommands } from "./admins.ts";
+import { registerCertCommands } from "./certs.ts";
 import { registerDemoCommands } from "./demo.ts";
 import { registerKeyCommands } from "./keys.ts";
 import { registerNetworkCommands } from "./networks.ts";
@@ -31,6 +32,7 @@ const READ_ONLY = new Set([
   "webhooks list",
   "webhooks deliveries",
   "radius test",
+  "certs list",
 ]);
 let announceDatabase = false;
 
@@ -81,6 +83,7 @@ registerWorkerCommand(program);
 registerNetworkCommands(program, withCore);
 registerPortalCommands(program, withCore);
 registerRadiusCommands(program, withCore);
+registerCertCommands(program, withCore);
 
 try {
   await program.parseAsync(process.argv);
