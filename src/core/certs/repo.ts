@@ -86,6 +86,23 @@ export class CertsRepo {
       .executeTakeFirst();
   }
 
+  /** The certificate with whether its user still exists, in one query (the EAP-TLS hot path). */
+  async findClientForLogin(
+    accountId: number,
+    serial: string,
+  ): Promise<(ClientCertificateRow & { user_id: number | null }) | undefined> {
+    return this.db
+      .selectFrom("client_certificates as c")
+      .leftJoin("users as u", (join) =>
+        join.onRef("u.account_id", "=", "c.account_id").onRef("u.username", "=", "c.username"),
+      )
+      .selectAll("c")
+      .select("u.id as user_id")
+      .where("c.account_id", "=", accountId)
+      .where("c.serial", "=", serial)
+      .executeTakeFirst();
+  }
+
   async listClients(accountId: number, username?: string): Promise<ClientCertificateRow[]> {
     let query = this.db.selectFrom("client_certificates").selectAll().where("account_id", "=", accountId);
     if (username !== undefined) query = query.where("username", "=", username);

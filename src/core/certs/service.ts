@@ -316,14 +316,14 @@ export class CertsService {
       return REFUSALS.unreadable;
     }
     const serial = normalizeSerial(cert.serialNumber);
-    const row = serial ? await this.repo.findClient(client.account_id, serial) : undefined;
+    const row = serial ? await this.repo.findClientForLogin(client.account_id, serial) : undefined;
     if (!row || row.fingerprint !== fingerprint(cert.raw)) return REFUSALS.foreign;
     if (row.revoked_at !== null) return REFUSALS.revoked;
     const now = this.now();
     if (now > new Date(cert.validTo) || now < new Date(cert.validFrom) || isoNow(now) > row.not_after)
       return REFUSALS.expired;
     if (!identityMatches(identity, commonName(cert)) || identity !== row.username) return REFUSALS.identity;
-    if (!(await this.repo.userExists(client.account_id, row.username))) return REFUSALS.noUser;
+    if (row.user_id === null) return REFUSALS.noUser;
     return null;
   }
 
