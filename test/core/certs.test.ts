@@ -5,9 +5,11 @@ import assert from "node:assert/strict";
 import { X509Certificate } from "node:crypto";
 import path from "node:path";
 import { describe, test } from "node:test";
+import tls from "node:tls";
 import { CertsRepo } from "../../src/core/certs/repo.ts";
 import { REFUSALS } from "../../src/core/certs/rules.ts";
 import { CertsService } from "../../src/core/certs/service.ts";
+import { createAuthority } from "../../src/core/certs/x509.ts";
 import { createCore } from "../../src/core/index.ts";
 import { SecretBox } from "../../src/core/webhooks/crypto.ts";
 import { type Database, openDatabase } from "../../src/db/database.ts";
@@ -303,6 +305,87 @@ describe("PKCS#12 and chains as openssl sees them", { skip: opensslMissing ?? fa
       assert.notEqual((await verifyWith(ca, clientPem, "sslserver")).code, 0);
       assert.notEqual((await verifyWith(ca, server, "sslclient")).code, 0);
       assert.equal(path.basename(p12), "alice.p12");
+    });
+  });
+});
+
+/** A TLS server with `server` options on a loopback port; resolves with the port and the peers seen. */
+async function tlsServer(options: tls.TlsOptions) {
+  const peers: (tls.PeerCertificate | null)[] = [];
+  const server = tls.createServer(options, (socket) => {
+    peers.push(socket.getPeerCertificate());
+    socket.end("ok");
+  });
+  server.on("tlsClientError", () => {});
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  return { port: (server.address() as { port: number }).port, peers, close: () => server.close() };
+}
+
+function connect(options: tls.ConnectionOptions): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const socket = tls.connect({ host: "127.0.0.1", ...options }, () =>
+      socket.once("data", (d) => resolve(d.toString())),
+    );
+    socket.on("error", reject);
+  });
+}
+
+describe("the certificates in a real TLS handshake (OpenSSL through node:tls)", () => {
+  test("mutual TLS works with the server credentials and the PKCS#12, name and purposes enforced", async () => {
+    await withDatabase("sqlite", async (database) => {
+      const core = coreOf(database);
+      const account = await core.accounts.resolve(undefined);
+      await core.users.create(account.id, { username: "alice", password: "pw" });
+      const issued = await core.certs.issue(account.id, { username: "alice", password: PASSWORD });
+      const credentials = await core.certs.serverCredentials();
+      const server = await tlsServer({
+        key: credentials.key,
+        cert: [credentials.cert, ...credentials.chain].join(""),
+        ca: credentials.ca,
+        requestCert: true,
+        rejectUnauthorized: true,
+        minVersion: "TLSv1.2",
+      });
+      try {
+        const client = { port: server.port, ca: credentials.ca, pfx: issued.pkcs12, passphrase: PASSWORD };
+        // As wpa_supplicant with ca_cert and domain_match: the CA and the SAN name must both hold.
+        assert.equal(await connect({ ...client, servername: "wifi.example.org" }), "ok");
+        const peer = server.peers[0]!;
+        assert.equal(peer.subject.CN, "alice");
+        assert.equal(
+          await core.certs.checkClientCertificate({ account_id: account.id }, peer.raw, "alice"),
+          null,
+        );
+        await assert.rejects(connect({ ...client, servername: "other.example.org" }), /altnames/);
+        // A device trusting another CA refuses Wisp (as with the wrong ca_cert in eapol_test).
+        const foreign = await createAuthority("Someone Else", 30);
+        await assert.rejects(
+          connect({ port: server.port, ca: [foreign.cert], servername: "wifi.example.org" }),
+          // OpenSSL builds the server's chain from its trust store, so the CA travels with it.
+          /self-signed certificate in certificate chain|unable to get local issuer certificate/,
+        );
+        // Without a client certificate the server ends the handshake (EAP-TLS needs one).
+        await assert.rejects(
+          connect({ port: server.port, ca: credentials.ca, servername: "wifi.example.org" }),
+        );
+        // The client certificate cannot act as a server: its EKU is clientAuth only.
+        const wrong = await tlsServer({ pfx: issued.pkcs12, passphrase: PASSWORD });
+        try {
+          await assert.rejects(
+            connect({
+              port: wrong.port,
+              ca: credentials.ca,
+              servername: "alice",
+              checkServerIdentity: () => undefined,
+            }),
+            /unsuitable certificate purpose/,
+          );
+        } finally {
+          wrong.close();
+        }
+      } finally {
+        server.close();
+      }
     });
   });
 });
