@@ -154,6 +154,21 @@ describe("EAP identity from files", { skip: opensslMissing ?? false }, () => {
     });
   });
 
+  test("a self-signed server certificate alone is the CA devices install, its CN the name", async () => {
+    const dir = tempDir("eapfiles-self");
+    const self = await createAuthority("radius.self.test", 30);
+    const config = loadConfig({
+      EAP_CERT_FILE: writeFile(dir, "self.pem", self.cert),
+      EAP_KEY_FILE: writeFile(dir, "self.key", self.key),
+    });
+    await withDatabase("sqlite", async (database) => {
+      const core = createCore(database, { ...config, webhookSecretKey: KEY });
+      assert.equal(core.certs.serverName(), "radius.self.test");
+      assert.equal((await core.certs.authorityCertificate())?.pem, new X509Certificate(self.cert).toString());
+      assert.deepEqual((await core.certs.serverCredentials()).ca, [], "no EAP_CA_FILE: no client CAs");
+    });
+  });
+
   test("bad files and settings are refused with one line naming the file", () => {
     const cases: [Record<string, string>, RegExp][] = [
       [{ EAP_CERT_FILE: at("server.pem") }, /^EAP_CERT_FILE and EAP_KEY_FILE go together/],

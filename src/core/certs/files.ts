@@ -167,13 +167,15 @@ function fileAuthority(caKeyFile: string, caFile: string, ca: X509Certificate[])
 
 /**
  * Of the server certificate's chain, the CA clients should trust: the self-signed top of
- * EAP_CERT_FILE, or the certificate in EAP_CA_FILE that issued the top. undefined when neither
+ * EAP_CERT_FILE (which may be the server certificate itself), or the certificate in EAP_CA_FILE
+ * that issued the top. undefined when neither
  * file holds it (the operator hands out the CA themselves).
  */
 export function serverAuthority(files: EapFiles): string | undefined {
   const chain = [files.cert, ...files.chain].map((pem) => new X509Certificate(pem));
   const top = chain[chain.length - 1]!;
-  if (chain.length > 1 && top.checkIssued(top) && top.verify(top.publicKey)) return top.toString();
+  // A self-signed top (the root after intermediates, or a self-signed server certificate alone).
+  if (top.checkIssued(top) && top.verify(top.publicKey)) return top.toString();
   const issuer = files.ca
     .map((pem) => new X509Certificate(pem))
     .find((ca) => top.checkIssued(ca) && top.verify(ca.publicKey));
