@@ -6,12 +6,11 @@ import type { Database } from "../../db/database.ts";
 import { AppError, NotFoundError, ValidationError } from "../shared/errors.ts";
 import { isoNow } from "../shared/time.ts";
 import { SecretBox } from "../webhooks/crypto.ts";
+import { GeneratedAuthority } from "./authority.ts";
 import { type EapFiles, serverAuthority } from "./files.ts";
 import { buildPkcs12 } from "./pkcs12.ts";
-import { type AuthorityRow, CertsRepo, type ClientCertificateRow } from "./repo.ts";
+import { CertsRepo, type ClientCertificateRow } from "./repo.ts";
 import {
-  AUTHORITY_DAYS,
-  AUTHORITY_NAME,
   CLIENT_DAYS,
   clientNames,
   defaultServerName,
@@ -21,20 +20,8 @@ import {
   MIN_PKCS12_PASSWORD,
   normalizeSerial,
   REFUSALS,
-  SERVER_DAYS,
-  SERVER_RENEW_DAYS,
 } from "./rules.ts";
-import {
-  createAuthority,
-  createLeaf,
-  EKU_CLIENT_AUTH,
-  EKU_SERVER_AUTH,
-  fingerprint,
-  importSigner,
-  pemToDer,
-  type Signer,
-  signerOf,
-} from "./x509.ts";
+import { createLeaf, EKU_CLIENT_AUTH, fingerprint, importSigner, pemToDer, type Signer } from "./x509.ts";
 
 /** What the EAP engine's TLS needs (structurally the radius door's EapServerCredentials). PEM. */
 export interface EapServerCredentials {
@@ -100,10 +87,6 @@ export interface CertsOptions {
   now?: () => Date;
 }
 
-const DAY_MS = 86_400_000;
-const CA_KEY = "eap_authority:ca_key";
-const SERVER_KEY = "eap_authority:server_key";
-
 /** The subject's CN as node:crypto prints subjects (one attribute per line). */
 function commonName(cert: X509Certificate): string | undefined {
   return /(?:^|\n)CN=([^\n]*)/.exec(cert.subject)?.[1];
@@ -112,7 +95,7 @@ function commonName(cert: X509Certificate): string | undefined {
 const iso = (date: string) => isoNow(new Date(date));
 
 export class CertsService {
-  private generated: Promise<{ row: AuthorityRow; signer: Signer }> | undefined;
+  private readonly generated: GeneratedAuthority;
   private readonly now: () => Date;
 
   constructor(
@@ -120,6 +103,7 @@ export class CertsService {
     private readonly options: CertsOptions,
   ) {
     this.now = options.now ?? (() => new Date());
+    this.generated = new GeneratedAuthority(repo, options.box, options.serverName, this.now);
   }
 
   /** Whether the identity comes from EAP_* files (else Wisp's own CA in the database). */
@@ -131,9 +115,9 @@ export class CertsService {
   async serverCredentials(): Promise<EapServerCredentials> {
     const files = this.options.files;
     if (files) return { key: files.key, cert: files.cert, chain: files.chain, ca: files.ca };
-    const { row } = await this.authority();
+    const { row, serverKey } = await this.generated.get();
     return {
-      key: this.options.box.open(row.server_key, SERVER_KEY),
+      key: serverKey,
       cert: row.server_cert,
       chain: [],
       ca: [row.ca_cert],
@@ -149,7 +133,7 @@ export class CertsService {
   async authorityCertificate(): Promise<AuthorityCertificate | null> {
     const pem = this.options.files
       ? serverAuthority(this.options.files)
-      : (await this.authority()).row.ca_cert;
+      : (await this.generated.get()).row.ca_cert;
     if (!pem) return null;
     const cert = new X509Certificate(pem);
     return {
@@ -161,76 +145,10 @@ export class CertsService {
     };
   }
 
-  /**
-   * Wisp's CA and server certificate, made once per deployment. Instances starting together each
-   * make one, insert it unless a row exists, and read back the row that won, so all present the
-   * same. A server certificate for another name (EAP_SERVER_NAME changed) or near its end is
-   * replaced, signed by the same CA, with a compare-and-set on the certificate it replaces.
-   */
-  private authority(): Promise<{ row: AuthorityRow; signer: Signer }> {
-    this.generated ??= this.loadAuthority().catch((error) => {
-      this.generated = undefined; // a failure (database away) is retried by the next call
-      throw error;
-    });
-    return this.generated;
-  }
-
-  private async loadAuthority(): Promise<{ row: AuthorityRow; signer: Signer }> {
-    let row = await this.repo.authority();
-    if (!row) {
-      const now = this.now();
-      const ca = await createAuthority(AUTHORITY_NAME, AUTHORITY_DAYS, now);
-      const server = await this.serverLeaf(await signerOf(ca), now);
-      await this.repo.insertAuthorityIfAbsent({
-        ca_cert: ca.cert,
-        ca_key: this.options.box.seal(ca.key, CA_KEY),
-        server_name: this.options.serverName,
-        server_cert: server.cert,
-        server_key: this.options.box.seal(server.key, SERVER_KEY),
-        created: isoNow(now),
-        updated: isoNow(now),
-      });
-      row = await this.mustRead();
-    }
-    const signer = await signerOf({ cert: row.ca_cert, key: this.options.box.open(row.ca_key, CA_KEY) });
-    const renewBy = new Date(this.now().getTime() + SERVER_RENEW_DAYS * DAY_MS);
-    if (
-      row.server_name !== this.options.serverName ||
-      new Date(new X509Certificate(row.server_cert).validTo) < renewBy
-    ) {
-      const server = await this.serverLeaf(signer, this.now());
-      await this.repo.replaceServer(row.server_cert, {
-        server_name: this.options.serverName,
-        server_cert: server.cert,
-        server_key: this.options.box.seal(server.key, SERVER_KEY),
-        updated: isoNow(this.now()),
-      });
-      row = await this.mustRead();
-    }
-    return { row, signer };
-  }
-
-  private async mustRead(): Promise<AuthorityRow> {
-    const row = await this.repo.authority();
-    if (!row) throw new Error("the EAP certificate authority row vanished after it was written");
-    return row;
-  }
-
-  private serverLeaf(signer: Signer, now: Date) {
-    const name = this.options.serverName;
-    return createLeaf(signer, {
-      commonName: name,
-      names: [{ type: "dns", value: name }],
-      purpose: EKU_SERVER_AUTH,
-      days: SERVER_DAYS,
-      now,
-    });
-  }
-
   private async issuingSigner(): Promise<{ signer: Signer; caPem: string }> {
     const files = this.options.files;
     if (!files) {
-      const { row, signer } = await this.authority();
+      const { row, signer } = await this.generated.get();
       return { signer, caPem: row.ca_cert };
     }
     if (!files.authority) throw new NoIssuingAuthorityError();
