@@ -110,6 +110,11 @@ export function registerCertCommands(program: Command, withCore: WithCore): void
     .action((username: string, options: { out: string; days?: number; account?: string }) =>
       withCore(async (core) => {
         refuseExisting(options.out);
+        if (process.stdin.isTTY) {
+          console.error(
+            "wisp: type the PKCS#12 password, then Enter and Ctrl-D (it is echoed: a pipe is better)",
+          );
+        }
         const password = await readStdin();
         if (password === "")
           throw new ValidationError("the PKCS#12 password is read from standard input, which was empty");
