@@ -1,6 +1,8 @@
 // Typed configuration read from the environment, in one place for every door (server, CLI, worker).
 import net from "node:net";
 import path from "node:path";
+import { EapFileError, type EapFiles, loadEapFiles } from "./core/certs/files.ts";
+import { isServerName } from "./core/certs/rules.ts";
 import { parseCidr } from "./core/shared/ip.ts";
 import { decodeKey } from "./core/webhooks/crypto.ts";
 import { DEFAULT_RETRY_SCHEDULE_MS } from "./core/webhooks/rules.ts";
@@ -50,6 +52,10 @@ export interface Config {
   eapLimits: EapLimits;
   /** EAP_FRAGMENT_SIZE: TLS data per EAP packet (RFC 5216 section 2.1.5). */
   eapFragmentSize: number;
+  /** EAP_CERT_FILE, EAP_KEY_FILE, EAP_CA_FILE, EAP_CA_KEY_FILE, read and checked; unset: Wisp's own CA. */
+  eapFiles: EapFiles | undefined;
+  /** EAP_SERVER_NAME: the DNS name clients match; unset: the files' first name or PUBLIC_URL's host. */
+  eapServerName: string | undefined;
 }
 
 export class ConfigError extends Error {}
@@ -191,6 +197,38 @@ function webhookSecretKey(env: NodeJS.ProcessEnv): string | undefined {
   return raw.trim();
 }
 
+/** The EAP server identity from files, checked now: a bad file stops the process with one line. */
+function eapFiles(env: NodeJS.ProcessEnv): EapFiles | undefined {
+  try {
+    return loadEapFiles({
+      certFile: env.EAP_CERT_FILE || undefined,
+      keyFile: env.EAP_KEY_FILE || undefined,
+      caFile: env.EAP_CA_FILE || undefined,
+      caKeyFile: env.EAP_CA_KEY_FILE || undefined,
+    });
+  } catch (error) {
+    if (error instanceof EapFileError) throw new ConfigError(error.message);
+    throw error;
+  }
+}
+
+function eapServerName(env: NodeJS.ProcessEnv, files: EapFiles | undefined): string | undefined {
+  const raw = env.EAP_SERVER_NAME;
+  if (raw === undefined || raw === "") return undefined;
+  if (!isServerName(raw)) {
+    throw new ConfigError(
+      `EAP_SERVER_NAME must be a DNS name with a dot (like radius.example.com), got "${raw}"`,
+    );
+  }
+  const name = raw.toLowerCase();
+  if (files && !files.serverNames.some((known) => known.toLowerCase() === name)) {
+    throw new ConfigError(
+      `EAP_SERVER_NAME ${raw} is not a name of the certificate in EAP_CERT_FILE (${files.serverNames.join(", ") || "none"})`,
+    );
+  }
+  return name;
+}
+
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const databaseUrl = serviceUrl(
     env,
@@ -200,6 +238,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   );
   const redisUrl = serviceUrl(env, "REDIS_URL", /^rediss?:\/\//, "redis://host:6379");
   const host = listenHost(env, "HOST", "0.0.0.0");
+  const files = eapFiles(env);
   return {
     host,
     port: integer(env, "PORT", 8080, 0, 65535),
@@ -225,5 +264,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     portalAttemptsPerDevice: integer(env, "PORTAL_ATTEMPTS_PER_DEVICE", 10, 1, 1_000_000),
     eapLimits: eapLimits(env),
     eapFragmentSize: integer(env, "EAP_FRAGMENT_SIZE", DEFAULT_FRAGMENT_SIZE, 64, 4000),
+    eapFiles: files,
+    eapServerName: eapServerName(env, files),
   };
 }

@@ -74,6 +74,9 @@ export async function startServer(config: Config, overrides: ServerOverrides = {
     await app.listen({ host: config.host, port: config.port }).catch((error) => {
       throw listenFailure(error, "HTTP", config.host, config.port);
     });
+    // The EAP server identity is made (once per deployment) or read now, so a key that cannot be
+    // opened stops the start with one line rather than failing the first 802.1X login.
+    if (config.radiusAuthPort > 0) await core.certs.serverCredentials();
     radius = new RadiusServer({
       host: config.radiusHost,
       authPort: config.radiusAuthPort,
@@ -81,7 +84,13 @@ export async function startServer(config: Config, overrides: ServerOverrides = {
       aaa: core.aaa,
       findClient: (address) => core.networks.findClientByAddress(address),
       log: app.log,
-      eap: overrides.eap,
+      // Certificates from EAP_* files or Wisp's own CA in the database (core/certs).
+      eap: overrides.eap ?? {
+        credentials: () => core.certs.serverCredentials(),
+        checkClientCertificate: (client, der, identity) =>
+          core.certs.checkClientCertificate(client, der, identity),
+        fragmentSize: config.eapFragmentSize,
+      },
       eapLimits: config.eapLimits,
     });
     await radius.start().catch((error: NodeJS.ErrnoException & { port?: number }) => {

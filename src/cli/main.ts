@@ -8,6 +8,7 @@ import { VERSION } from "../version.ts";
 import { registerAccountCommands } from "./accounts.ts";
 import { registerAdminCommands } from "./admins.ts";
 import { registerBackupCommand } from "./backup.ts";
+import { registerCertCommands } from "./certs.ts";
 import { registerDemoCommands } from "./demo.ts";
 import { registerKeyCommands } from "./keys.ts";
 import { registerNetworkCommands } from "./networks.ts";
@@ -32,6 +33,7 @@ const READ_ONLY = new Set([
   "webhooks list",
   "webhooks deliveries",
   "radius test",
+  "certs list",
 ]);
 let announceDatabase = false;
 
@@ -83,6 +85,7 @@ registerNetworkCommands(program, withCore);
 registerPortalCommands(program, withCore);
 registerRadiusCommands(program, withCore);
 registerBackupCommand(program);
+registerCertCommands(program, withCore);
 
 try {
   await program.parseAsync(process.argv);

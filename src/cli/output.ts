@@ -41,7 +41,7 @@ export function printList<T>(
 }
 
 /** Standard input whole, without the one line ending a pipe or heredoc adds (like docker --password-stdin). */
-async function readStdin(): Promise<string> {
+export async function readStdin(): Promise<string> {
   const chunks: Buffer[] = [];
   for await (const chunk of process.stdin) chunks.push(chunk as Buffer);
   return Buffer.concat(chunks)

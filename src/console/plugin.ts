@@ -8,6 +8,7 @@ import { BUSY_RETRY_AFTER_S, isDatabaseBusy } from "../db/sqlite-writer.ts";
 import type { ConsoleContext } from "./context.ts";
 import { formOf, registerFormParser } from "./forms.ts";
 import { authRoutes } from "./routes/auth.ts";
+import { eapRoutes } from "./routes/eap.ts";
 import { groupRoutes } from "./routes/groups.ts";
 import { homeRoutes } from "./routes/home.ts";
 import { keyRoutes } from "./routes/keys.ts";
@@ -139,6 +140,7 @@ export async function consolePlugin(app: FastifyInstance, options: ConsoleOption
   await app.register(homeRoutes, context);
   await app.register(keyRoutes, context);
   await app.register(networkRoutes, context);
+  await app.register(eapRoutes, context);
   await app.register(portalRoutes, context);
   await app.register(userRoutes, context);
   await app.register(groupRoutes, context);

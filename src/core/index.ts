@@ -7,6 +7,8 @@ import { type ActivityService, createActivity } from "./activity/service.ts";
 import { type AdminsService, createAdmins } from "./admins/service.ts";
 import { AttributesRepo } from "./attributes/repo.ts";
 import { AttributesService } from "./attributes/service.ts";
+import type { EapFiles } from "./certs/files.ts";
+import { type CertsService, createCerts } from "./certs/service.ts";
 import { GroupsRepo } from "./groups/repo.ts";
 import { GroupsService } from "./groups/service.ts";
 import { JobQueue } from "./jobs/queue.ts";
@@ -42,6 +44,7 @@ export interface Core {
   vouchers: VouchersService;
   aaa: AaaService;
   jobs: JobQueue;
+  certs: CertsService;
 }
 
 export interface CoreOptions {
@@ -56,6 +59,10 @@ export interface CoreOptions {
   /** REPORT_TASKS_PER_ACCOUNT, REPORT_RUNNING_PER_ACCOUNT (defaults 10 and 3). */
   reportTasksPerAccount?: number | undefined;
   reportRunningPerAccount?: number | undefined;
+  /** The EAP server identity from EAP_* files; unset: Wisp's own CA, kept in the database. */
+  eapFiles?: EapFiles | undefined;
+  /** EAP_SERVER_NAME: the DNS name clients match; default from the files or PUBLIC_URL. */
+  eapServerName?: string | undefined;
 }
 
 export function createCore(database: Database, options: CoreOptions): Core {
@@ -84,5 +91,6 @@ export function createCore(database: Database, options: CoreOptions): Core {
     vouchers: new VouchersService(new VouchersRepo(db, database.dialect)),
     aaa,
     jobs: new JobQueue(db, database.dialect),
+    certs: createCerts(database, options),
   };
 }

@@ -15,6 +15,7 @@ import * as deploymentIdentity from "./migrations/012_deployment_identity.ts";
 import * as portalPages from "./migrations/014_portal_pages.ts";
 import * as portalLogo from "./migrations/015_portal_logo.ts";
 import * as portalGuests from "./migrations/016_portal_guests.ts";
+import * as certificates from "./migrations/017_certificates.ts";
 import * as authMethod from "./migrations/018_auth_method.ts";
 import * as portalHandoffOptions from "./migrations/022_portal_handoff_options.ts";
 
@@ -34,6 +35,7 @@ const steps: Record<string, Step> = {
   "014_portal_pages": portalPages,
   "015_portal_logo": portalLogo,
   "016_portal_guests": portalGuests,
+  "017_certificates": certificates,
   "018_auth_method": authMethod,
   "022_portal_handoff_options": portalHandoffOptions,
 };

@@ -1,5 +1,5 @@
 // Networks (the RADIUS clients of a site): list, create (secret shown once, on the page the form
-// leads to), a page with the RADIUS settings to type into an access point and the latest
+// leads to), a page with the RADIUS and WPA-Enterprise settings to type into an access point and the latest
 // authentications, edit, rotate the secret (shown once, likewise), delete after a confirmation page.
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import type { Network, NetworkInput } from "../../core/networks/service.ts";
@@ -7,6 +7,7 @@ import { type ConsoleContext, sessionOf } from "../context.ts";
 import { type Form, formOf } from "../forms.ts";
 import { type FieldErrors, show } from "../views.ts";
 import { attempt, idParam, PAGE_SIZE, pageNumber, pagerOf, queryText } from "./common.ts";
+import { eapSettings } from "./eap.ts";
 import { secretPage } from "./secret-pages.ts";
 
 export interface NetworkFormValues {
@@ -118,16 +119,17 @@ export async function networkRoutes(app: FastifyInstance, { core }: ConsoleConte
     const { accountId } = sessionOf(request);
     const id = idParam(request);
     const network = await core.networks.get(accountId, id);
-    const [portals, authentications] = await Promise.all([
+    const [portals, authentications, eap] = await Promise.all([
       core.portals.list(accountId, { networkId: id }, { page: 1, limit: 100 }),
       core.activity.recentAuthentications(accountId, id, RECENT_AUTHENTICATIONS),
+      eapSettings(core),
     ]);
     return show(
       request,
       reply,
       "network",
       { title: network.name, ...section },
-      { network, portals: portals.data, authentications, radius: core.activity.radiusSettings() },
+      { network, portals: portals.data, authentications, radius: core.activity.radiusSettings(), eap },
     );
   });
 
