@@ -4,9 +4,13 @@
 import { X509Certificate } from "node:crypto";
 import { isoNow } from "../shared/time.ts";
 import type { SecretBox } from "../webhooks/crypto.ts";
+import { EKU_SERVER_AUTH } from "./pem.ts";
 import type { AuthorityRow, CertsRepo } from "./repo.ts";
 import { AUTHORITY_DAYS, AUTHORITY_NAME, SERVER_DAYS, SERVER_RENEW_DAYS } from "./rules.ts";
-import { createAuthority, createLeaf, EKU_SERVER_AUTH, type Signer, signerOf } from "./x509.ts";
+import type { Signer } from "./x509.ts";
+
+/** Certificate making, loaded when first needed (see pem.ts). */
+const making = () => import("./x509.ts");
 
 const DAY_MS = 86_400_000;
 /** Authenticated with each sealed key, so a key copied into the other column does not open. */
@@ -50,6 +54,7 @@ export class GeneratedAuthority {
     let row = await this.repo.authority();
     if (!row) {
       const now = this.now();
+      const { createAuthority, signerOf } = await making();
       const ca = await createAuthority(AUTHORITY_NAME, AUTHORITY_DAYS, now);
       const server = await this.serverLeaf(await signerOf(ca), now);
       await this.repo.insertAuthorityIfAbsent({
@@ -63,7 +68,10 @@ export class GeneratedAuthority {
       });
       row = await this.mustRead();
     }
-    const signer = await signerOf({ cert: row.ca_cert, key: this.box.open(row.ca_key, CA_KEY) });
+    const signer = await (await making()).signerOf({
+      cert: row.ca_cert,
+      key: this.box.open(row.ca_key, CA_KEY),
+    });
     const renewBy = new Date(this.now().getTime() + SERVER_RENEW_DAYS * DAY_MS);
     const ends = new Date(new X509Certificate(row.server_cert).validTo);
     if (row.server_name !== this.serverName || ends < renewBy) {
@@ -85,8 +93,8 @@ export class GeneratedAuthority {
     return row;
   }
 
-  private serverLeaf(signer: Signer, now: Date) {
-    return createLeaf(signer, {
+  private async serverLeaf(signer: Signer, now: Date) {
+    return (await making()).createLeaf(signer, {
       commonName: this.serverName,
       names: [{ type: "dns", value: this.serverName }],
       purpose: EKU_SERVER_AUTH,

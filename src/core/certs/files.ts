@@ -3,7 +3,7 @@
 // with one line naming the file and the problem, before any client meets a broken handshake.
 import { createPrivateKey, type KeyObject, X509Certificate } from "node:crypto";
 import fs from "node:fs";
-import { EKU_CLIENT_AUTH, EKU_SERVER_AUTH } from "./x509.ts";
+import { EKU_CLIENT_AUTH, EKU_SERVER_AUTH } from "./pem.ts";
 
 export interface EapFileSettings {
   certFile?: string | undefined;

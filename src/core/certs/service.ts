@@ -8,7 +8,7 @@ import { isoNow } from "../shared/time.ts";
 import { SecretBox } from "../webhooks/crypto.ts";
 import { GeneratedAuthority } from "./authority.ts";
 import { type EapFiles, serverAuthority } from "./files.ts";
-import { buildPkcs12 } from "./pkcs12.ts";
+import { EKU_CLIENT_AUTH, fingerprint, pemToDer } from "./pem.ts";
 import { CertsRepo, type ClientCertificateRow } from "./repo.ts";
 import {
   CLIENT_DAYS,
@@ -21,7 +21,10 @@ import {
   normalizeSerial,
   REFUSALS,
 } from "./rules.ts";
-import { createLeaf, EKU_CLIENT_AUTH, fingerprint, importSigner, pemToDer, type Signer } from "./x509.ts";
+import type { Signer } from "./x509.ts";
+
+/** Certificate making, loaded when first needed (see pem.ts). */
+const making = () => import("./x509.ts");
 
 /** What the EAP engine's TLS needs (structurally the radius door's EapServerCredentials). PEM. */
 export interface EapServerCredentials {
@@ -153,7 +156,7 @@ export class CertsService {
     }
     if (!files.authority) throw new NoIssuingAuthorityError();
     const { cert, keyDer, type, curve } = files.authority;
-    return { signer: await importSigner(cert, keyDer, type, curve), caPem: cert };
+    return { signer: await (await making()).importSigner(cert, keyDer, type, curve), caPem: cert };
   }
 
   /** Issues a client certificate for one of the account's users, as a PKCS#12 file. */
@@ -174,7 +177,7 @@ export class CertsService {
     }
     const { signer, caPem } = await this.issuingSigner();
     const now = this.now();
-    const leaf = await createLeaf(signer, {
+    const leaf = await (await making()).createLeaf(signer, {
       commonName: request.username,
       names: clientNames(request.username),
       purpose: EKU_CLIENT_AUTH,
@@ -182,6 +185,7 @@ export class CertsService {
       now,
     });
     const cert = new X509Certificate(leaf.cert);
+    const { buildPkcs12 } = await import("./pkcs12.ts");
     const pkcs12 = await buildPkcs12({
       certDer: leaf.der,
       keyDer: pemToDer(leaf.key, "PRIVATE KEY"),

@@ -5,18 +5,17 @@
 // 2048 and one round trip fewer (the first server flight is smaller), and wpa_supplicant, Windows,
 // Android, iOS and macOS all accept P-256 for EAP-TLS, PEAP and TTLS.
 import "reflect-metadata"; // @peculiar/x509 resolves its parts through tsyringe, which needs it
-import { createHash, randomBytes, webcrypto } from "node:crypto";
+import { randomBytes, webcrypto } from "node:crypto";
 import * as x509 from "@peculiar/x509";
+import { EKU_CLIENT_AUTH, EKU_SERVER_AUTH, fingerprint, pemToDer, toPem } from "./pem.ts";
+
+export { EKU_CLIENT_AUTH, EKU_SERVER_AUTH, fingerprint, pemToDer, toPem };
 
 x509.cryptoProvider.set(webcrypto as unknown as Crypto);
 const { subtle } = webcrypto;
 
 /** ECDSA P-256 with SHA-256 (RFC 5758 section 3.2), for key generation and signatures alike. */
 export const P256 = { name: "ECDSA", namedCurve: "P-256", hash: "SHA-256" };
-
-/** RFC 5280 section 4.2.1.12 key purposes, and RFC 4556's Microsoft UPN name type for the SAN. */
-export const EKU_SERVER_AUTH = "1.3.6.1.5.5.7.3.1";
-export const EKU_CLIENT_AUTH = "1.3.6.1.5.5.7.3.2";
 
 export interface KeyPair {
   publicKey: CryptoKey;
@@ -36,27 +35,6 @@ export function generateKeyPair(): Promise<KeyPair> {
 export async function privateKeyPem(key: CryptoKey): Promise<string> {
   const der = Buffer.from(await subtle.exportKey("pkcs8", key));
   return toPem("PRIVATE KEY", der);
-}
-
-export function toPem(label: string, der: Buffer): string {
-  const lines = der.toString("base64").match(/.{1,64}/g) ?? [];
-  return `-----BEGIN ${label}-----\n${lines.join("\n")}\n-----END ${label}-----\n`;
-}
-
-/** The DER inside the first PEM block of `label`. */
-export function pemToDer(pem: string, label = "CERTIFICATE"): Buffer {
-  const match = new RegExp(`-----BEGIN ${label}-----([^-]+)-----END ${label}-----`).exec(pem);
-  if (!match) throw new Error(`no ${label} PEM block`);
-  return Buffer.from(match[1]!.replace(/\s+/g, ""), "base64");
-}
-
-/** SHA-256 of the DER, as hex pairs joined by colons (as `openssl x509 -fingerprint -sha256`). */
-export function fingerprint(der: Buffer): string {
-  return createHash("sha256")
-    .update(der)
-    .digest("hex")
-    .toUpperCase()
-    .replace(/(..)(?!$)/g, "$1:");
 }
 
 /**
