@@ -11,6 +11,7 @@ import { createHttpRoot } from "./http/root.ts";
 import { registerJobHandlers } from "./jobs/handlers.ts";
 import { Worker } from "./jobs/worker.ts";
 import { type PortalOptions, portalPlugin } from "./portal/plugin.ts";
+import { DasClient } from "./radius/das-client.ts";
 import { RadiusServer } from "./radius/server.ts";
 import { listenFailure, openMigratedDatabase } from "./startup.ts";
 import { VERSION } from "./version.ts";
@@ -52,6 +53,7 @@ export async function startServer(config: Config, overrides: ServerOverrides = {
             log: app.log,
           })
         : new MemoryCounterStore());
+    core.sessions.das = new DasClient({ log: app.log });
     healthRoute(app, { database, counters });
     await app.register(apiPlugin, {
       core,

@@ -3,6 +3,7 @@ import { Command, CommanderError, InvalidArgumentError } from "commander";
 import { loadConfig } from "../config.ts";
 import { type Core, createCore } from "../core/index.ts";
 import { databaseLocation } from "../db/database.ts";
+import { DasClient } from "../radius/das-client.ts";
 import { describeFailure, openMigratedDatabase } from "../startup.ts";
 import { VERSION } from "../version.ts";
 import { registerAccountCommands } from "./accounts.ts";
@@ -41,7 +42,7 @@ const withCore: WithCore = async (fn) => {
   if (announceDatabase) console.error(`wisp: database ${databaseLocation(options)}`);
   const database = await openMigratedDatabase(options);
   try {
-    return await fn(createCore(database, config));
+    return await fn(createCore(database, { ...config, das: new DasClient() }));
   } finally {
     await database.close();
   }

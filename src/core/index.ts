@@ -17,6 +17,8 @@ import { NetworksService } from "./networks/service.ts";
 import { PortalsRepo } from "./portals/repo.ts";
 import { PortalsService } from "./portals/service.ts";
 import { createReports, type ReportsService } from "./reports/service.ts";
+import { createSessions, type SessionsService } from "./sessions/create.ts";
+import type { DynamicAuthorization } from "./sessions/das.ts";
 import { UsersRepo } from "./users/repo.ts";
 import { UsersService } from "./users/service.ts";
 import { createVoucherCheck, createVoucherLogin } from "./vouchers/login.ts";
@@ -42,6 +44,7 @@ export interface Core {
   vouchers: VouchersService;
   aaa: AaaService;
   jobs: JobQueue;
+  sessions: SessionsService;
 }
 
 export interface CoreOptions {
@@ -56,6 +59,8 @@ export interface CoreOptions {
   /** REPORT_TASKS_PER_ACCOUNT, REPORT_RUNNING_PER_ACCOUNT (defaults 10 and 3). */
   reportTasksPerAccount?: number | undefined;
   reportRunningPerAccount?: number | undefined;
+  /** Sends RFC 5176 Disconnect/CoA-Requests (the RADIUS door's DasClient); without it disconnects answer 409. */
+  das?: DynamicAuthorization | undefined;
 }
 
 export function createCore(database: Database, options: CoreOptions): Core {
@@ -63,6 +68,8 @@ export function createCore(database: Database, options: CoreOptions): Core {
   const aaa = new AaaService(db, database.dialect);
   aaa.voucherLogin = createVoucherLogin(database.dialect);
   aaa.voucherCheck = createVoucherCheck(db, database.dialect);
+  const sessions = createSessions(database, aaa);
+  sessions.das = options.das;
   return {
     database,
     accounts: new AccountsService(new AccountsRepo(db)),
@@ -84,5 +91,6 @@ export function createCore(database: Database, options: CoreOptions): Core {
     vouchers: new VouchersService(new VouchersRepo(db, database.dialect)),
     aaa,
     jobs: new JobQueue(db, database.dialect),
+    sessions,
   };
 }

@@ -15,6 +15,7 @@ import * as deploymentIdentity from "./migrations/012_deployment_identity.ts";
 import * as portalPages from "./migrations/014_portal_pages.ts";
 import * as portalLogo from "./migrations/015_portal_logo.ts";
 import * as portalGuests from "./migrations/016_portal_guests.ts";
+import * as sessions from "./migrations/019_sessions.ts";
 
 type Step = { up(db: Kysely<unknown>, dialect: DialectName): Promise<void> };
 const steps: Record<string, Step> = {
@@ -32,6 +33,7 @@ const steps: Record<string, Step> = {
   "014_portal_pages": portalPages,
   "015_portal_logo": portalLogo,
   "016_portal_guests": portalGuests,
+  "019_sessions": sessions,
 };
 
 class StaticProvider implements MigrationProvider {

@@ -9,6 +9,7 @@ import {
   FREERADIUS_INTERNAL_ATTRIBUTES,
   MAIN_DICTIONARY_FILE,
   REPLACED_INTERNAL_FILE,
+  WISP_DICTIONARY_FILE,
 } from "./dictionary-files.ts";
 
 export type AttributeType =
@@ -342,6 +343,8 @@ export function parseDictionary(mainFile: string): Dictionary {
   const dict = emptyDictionary();
   const state: ParseState = { dict, visited: new Set(), pendingValues: [] };
   parseFile(mainFile, state);
+  // Wisp's own attributes (quotas), in a dictionary file of its own as vendors ship theirs.
+  parseFile(WISP_DICTIONARY_FILE, state);
   // The internal table is normally spliced in where the main file includes the internal file.
   if (!dict.byName.has("cleartext-password")) addInternalAttributes(dict);
   // VALUEs may precede their ATTRIBUTE (FreeRADIUS resolves them at the end too).

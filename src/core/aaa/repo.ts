@@ -88,6 +88,10 @@ export class LoginRepo {
     return { check: check.map(toPair), reply: reply.map(toPair), groups };
   }
 
+  octetsSince(accountId: number, usernames: string[], since: number): Promise<number> {
+    return sumOctets(this.db, this.dialect, accountId, usernames, since);
+  }
+
   counters(accountId: number, username: string): SessionCounters {
     const sessions = () =>
       this.db.selectFrom("radacct").where("account_id", "=", accountId).where("username", "=", username);
@@ -117,12 +121,48 @@ export class LoginRepo {
           .executeTakeFirstOrThrow();
         return Number(row.total);
       },
+      sessionTimeSince: async (since) => {
+        // rlm_sqlcounter's dailycounter query: the part of each session after `since`.
+        const start =
+          this.dialect === "postgres"
+            ? sql<number>`extract(epoch from acctstarttime)`
+            : sql<number>`acctstarttime`;
+        const greatest = this.dialect === "postgres" ? sql.raw("greatest") : sql.raw("max");
+        const row = await sessions()
+          .where(sql<boolean>`${start} + acctsessiontime > ${since}`)
+          .select(
+            sql<number>`coalesce(sum(acctsessiontime - ${greatest}(${since} - ${start}, 0)), 0)`.as("total"),
+          )
+          .executeTakeFirstOrThrow();
+        return Math.max(0, Math.floor(Number(row.total)));
+      },
+      octetsSince: (since) => this.octetsSince(accountId, [username], since),
       firstSessionStart: async () => {
         const row = await sessions().select(epoch.as("first")).executeTakeFirst();
         return row?.first === null || row?.first === undefined ? null : Math.floor(Number(row.first));
       },
     };
   }
+}
+
+/** Octets in plus out of the sessions of these usernames that started at or after `since`. */
+export async function sumOctets(
+  db: Kysely<Schema>,
+  dialect: DialectName,
+  accountId: number,
+  usernames: string[],
+  since: number,
+): Promise<number> {
+  let query = db.selectFrom("radacct").where("account_id", "=", accountId).where("username", "in", usernames);
+  if (since > 0) {
+    query = query.where("acctstarttime", ">=", dialect === "postgres" ? new Date(since * 1000) : since);
+  }
+  const row = await query
+    .select(
+      sql<number>`coalesce(sum(coalesce(acctinputoctets, 0) + coalesce(acctoutputoctets, 0)), 0)`.as("total"),
+    )
+    .executeTakeFirstOrThrow();
+  return Number(row.total);
 }
 
 function toPair(row: { attribute: string; op: string; value: string }): Pair {

@@ -28,7 +28,12 @@ export type VoucherCheck = (input: {
 export interface Client {
   id: number;
   account_id: number;
+  /** Seconds sent as Acct-Interim-Interval in Access-Accepts (RFC 2869 section 5.16); 0: none. */
+  interim_interval?: number;
 }
+
+/** Told of every Start and Interim-Update once stored (the quota check on the accounting path). */
+export type UsageHook = (usage: { accountId: number; username: string; sessionId: number }) => void;
 
 export interface LoginResult {
   accepted: boolean;
@@ -77,6 +82,7 @@ export class AaaService {
   voucherLogin: VoucherLogin | undefined;
   /** The voucher rules without writing (a portal's pre-check). */
   voucherCheck: VoucherCheck | undefined;
+  onUsage: UsageHook | undefined;
 
   constructor(db: Kysely<Schema>, dialect: DialectName) {
     this.logins = new LoginRepo(db, dialect);
@@ -125,6 +131,13 @@ export class AaaService {
           })
         : Promise.resolve(null),
     );
+    const interval = client.interim_interval ?? 0;
+    if (result.accepted && interval > 0 && firstValue(result.reply, "Acct-Interim-Interval") === undefined) {
+      result.reply = [
+        ...result.reply,
+        { attribute: "Acct-Interim-Interval", op: "=", value: String(interval) },
+      ];
+    }
     const attempt: AttemptRecord = {
       accountId,
       username,
@@ -259,6 +272,7 @@ export class AaaService {
       voucherId: null,
       ...place,
     };
+    let sessionId: number | undefined;
     await this.writes.run(async (trx) => {
       const r = this.recording;
       const existing = await r.findSession(trx, accountId, values.acctuniqueid, values.formerAcctuniqueid);
@@ -267,6 +281,7 @@ export class AaaService {
       if (!existing) {
         const start = status === "start" ? values.eventTime : values.eventTime - values.sessionTime;
         const id = await r.insertSession(trx, values, context, start, stopped ? values.eventTime : null);
+        sessionId = id;
         events.push(sessionEvent("session.started", id, values, context, start));
         if (stopped) events.push(sessionEvent("session.stopped", id, values, context, start));
       } else if (status === "start") {
@@ -277,13 +292,19 @@ export class AaaService {
           connectinfo_start: values.connectinfo,
         });
       } else {
+        sessionId = existing.radacctid;
         const lastUpdate = r.seconds(existing.acctupdatetime);
+        // Counters only grow: an Interim-Update that arrives late (after a newer one, or after the
+        // Stop) or twice never takes time or octets back, so quotas never see a negative usage.
+        const newer = lastUpdate === null || values.eventTime >= lastUpdate;
         await r.updateSession(trx, existing.radacctid, {
-          acctupdatetime: r.time(values.eventTime),
-          ...(lastUpdate === null || stopped ? {} : { acctinterval: values.eventTime - lastUpdate }),
-          acctsessiontime: values.sessionTime,
-          acctinputoctets: values.inputOctets,
-          acctoutputoctets: values.outputOctets,
+          ...(newer ? { acctupdatetime: r.time(values.eventTime) } : {}),
+          ...(lastUpdate === null || stopped || !newer
+            ? {}
+            : { acctinterval: values.eventTime - lastUpdate }),
+          acctsessiontime: Math.max(values.sessionTime, Number(existing.acctsessiontime ?? 0)),
+          acctinputoctets: Math.max(values.inputOctets, Number(existing.acctinputoctets ?? 0)),
+          acctoutputoctets: Math.max(values.outputOctets, Number(existing.acctoutputoctets ?? 0)),
           ...(stopped
             ? {
                 acctstoptime: r.time(values.eventTime),
@@ -299,6 +320,9 @@ export class AaaService {
       }
       await insertEvents(trx, events);
     });
+    if (sessionId !== undefined && status !== "stop" && values.username) {
+      this.onUsage?.({ accountId, username: values.username, sessionId });
+    }
   }
 
   private async closeNasSessions(trx: Transaction<Schema>, accountId: number, values: SessionValues) {
