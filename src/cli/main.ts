@@ -13,6 +13,7 @@ import { registerKeyCommands } from "./keys.ts";
 import { registerNetworkCommands } from "./networks.ts";
 import { registerPortalCommands } from "./portals.ts";
 import { registerRadiusCommands } from "./radius.ts";
+import { registerSessionCommands } from "./sessions.ts";
 import { registerWebhookCommands } from "./webhooks.ts";
 import { registerWorkerCommand } from "./worker.ts";
 
@@ -32,6 +33,8 @@ const READ_ONLY = new Set([
   "webhooks list",
   "webhooks deliveries",
   "radius test",
+  "sessions list",
+  "sessions show",
 ]);
 let announceDatabase = false;
 
@@ -82,6 +85,7 @@ registerWorkerCommand(program);
 registerNetworkCommands(program, withCore);
 registerPortalCommands(program, withCore);
 registerRadiusCommands(program, withCore);
+registerSessionCommands(program, withCore);
 
 try {
   await program.parseAsync(process.argv);

@@ -93,6 +93,12 @@ export class SessionsRepo {
       .executeTakeFirst();
   }
 
+  /** A session by id in whichever account has it (operators' doors: the CLI). */
+  async accountOf(id: number): Promise<number | undefined> {
+    const row = await this.db.selectFrom("radacct").select("account_id").where("radacctid", "=", id).executeTakeFirst();
+    return row?.account_id ?? undefined;
+  }
+
   /** Open sessions per network and access point. */
   async onlineCounts(accountId: number): Promise<OnlineCount[]> {
     const rows = await this.db

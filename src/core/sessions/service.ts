@@ -163,6 +163,15 @@ export class SessionsService {
     return present(row);
   }
 
+  /** The account of session `id`, for operators' doors that address sessions by id alone (CLI). */
+  async locate(id: number, accountId?: number): Promise<number> {
+    const owner = await this.repo.accountOf(id);
+    if (owner === undefined || (accountId !== undefined && owner !== accountId)) {
+      throw new NotFoundError(`session ${id} not found${accountId === undefined ? "" : " in that account"}`);
+    }
+    return owner;
+  }
+
   /** Open sessions per network and access point ("Online now"). */
   online(accountId: number): Promise<OnlineCount[]> {
     return this.repo.onlineCounts(accountId);
