@@ -95,7 +95,11 @@ export class SessionsRepo {
 
   /** A session by id in whichever account has it (operators' doors: the CLI). */
   async accountOf(id: number): Promise<number | undefined> {
-    const row = await this.db.selectFrom("radacct").select("account_id").where("radacctid", "=", id).executeTakeFirst();
+    const row = await this.db
+      .selectFrom("radacct")
+      .select("account_id")
+      .where("radacctid", "=", id)
+      .executeTakeFirst();
     return row?.account_id ?? undefined;
   }
 
