@@ -294,17 +294,20 @@ export class AaaService {
       } else {
         sessionId = existing.radacctid;
         const lastUpdate = r.seconds(existing.acctupdatetime);
-        // Counters only grow: an Interim-Update that arrives late (after a newer one, or after the
-        // Stop) or twice never takes time or octets back, so quotas never see a negative usage.
+        // In order, the packet's counters replace the row's (as FreeRADIUS's queries do). A packet
+        // older than the last one applied (it arrived late, after a newer one or the Stop) never
+        // takes time or octets back: quotas would otherwise see usage shrink.
         const newer = lastUpdate === null || values.eventTime >= lastUpdate;
+        const counter = (reported: number, stored: number | null) =>
+          newer ? reported : Math.max(reported, Number(stored ?? 0));
         await r.updateSession(trx, existing.radacctid, {
           ...(newer ? { acctupdatetime: r.time(values.eventTime) } : {}),
           ...(lastUpdate === null || stopped || !newer
             ? {}
             : { acctinterval: values.eventTime - lastUpdate }),
-          acctsessiontime: Math.max(values.sessionTime, Number(existing.acctsessiontime ?? 0)),
-          acctinputoctets: Math.max(values.inputOctets, Number(existing.acctinputoctets ?? 0)),
-          acctoutputoctets: Math.max(values.outputOctets, Number(existing.acctoutputoctets ?? 0)),
+          acctsessiontime: counter(values.sessionTime, existing.acctsessiontime),
+          acctinputoctets: counter(values.inputOctets, existing.acctinputoctets),
+          acctoutputoctets: counter(values.outputOctets, existing.acctoutputoctets),
           ...(stopped
             ? {
                 acctstoptime: r.time(values.eventTime),
