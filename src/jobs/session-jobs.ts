@@ -2,7 +2,7 @@
 // disabled, a quota used up, an Expiration passed), and the recurring sweep (stale sessions closed
 // with Lost-Carrier, expired users' sessions disconnected). See src/core/sessions/.
 import type { Core } from "../core/index.ts";
-import { DISCONNECT_JOB, type DisconnectPayload, SWEEP_JOB } from "../core/sessions/jobs.ts";
+import { COA_JOB, DISCONNECT_JOB, type DisconnectPayload, SWEEP_JOB } from "../core/sessions/jobs.ts";
 import { RetryLater, type Worker } from "./worker.ts";
 
 /** How often the sweep runs. */
@@ -16,6 +16,12 @@ export function registerSessionJobs(worker: Worker, core: Core, sweepIntervalMs 
       return core.sessions.disconnectQuietly(accountId, payload.session_id, payload.reason);
     }
     const done = await core.sessions.disconnectUsernames(accountId, payload.usernames ?? [], payload.reason);
+    return done.length === 0 ? "no open sessions" : done.join("; ");
+  });
+
+  worker.handle(COA_JOB, async (job) => {
+    const { usernames } = JSON.parse(job.payload) as { usernames: string[] };
+    const done = await core.sessions.pushAttributes(job.account_id!, usernames);
     return done.length === 0 ? "no open sessions" : done.join("; ");
   });
 

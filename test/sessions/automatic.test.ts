@@ -115,6 +115,47 @@ describe("automatic disconnects and sweeps (SQLite)", () => {
     assert.equal(enabled.body.status, "exhausted", "its one device slot is taken");
   });
 
+  test("a live user's new bandwidth or Session-Timeout is pushed to their sessions with a CoA-Request", async () => {
+    const send = accounting();
+    const created = await server.call("POST", "/api/users", {
+      key,
+      body: { username: "auto-coa", password: "pw" },
+    });
+    await send({ user: "auto-coa", session: "co-1", mac: "02-00-00-00-03-07" }, "Start");
+    const added = await server.call("POST", "/api/attributes", {
+      key,
+      body: {
+        userid: created.body.id,
+        table: "radreply",
+        attribute: "WISPr-Bandwidth-Max-Down",
+        operator: ":=",
+        value: "2000000",
+      },
+    });
+    assert.equal(added.status, 201);
+    const coa = await eventually(async () =>
+      requestsFor("co-1").find((r) => r.packet.type === "CoA-Request"),
+    );
+    assert.equal(coa.requestAuthenticatorValid, true);
+    assert.equal(coa.messageAuthenticatorValid, true);
+    assert.equal(coa.attribute("User-Name"), "auto-coa");
+    assert.equal(coa.attribute("WISPr-Bandwidth-Max-Down"), "2000000");
+    // Reply-Message is no gateway limit: nothing is pushed for it.
+    const before = das.requests.length;
+    await server.call("POST", "/api/attributes", {
+      key,
+      body: {
+        userid: created.body.id,
+        table: "radreply",
+        attribute: "Reply-Message",
+        operator: ":=",
+        value: "hi",
+      },
+    });
+    await new Promise((resolve) => setTimeout(resolve, 700));
+    assert.equal(das.requests.length, before);
+  });
+
   test("a disconnect queued before a restart is sent by the next server", async () => {
     const send = accounting();
     const id = (

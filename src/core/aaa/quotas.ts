@@ -169,24 +169,24 @@ export async function applyQuotas(
   return { accepted: true, reply };
 }
 
-/** Whether a quota is used up now (the Interim-Update check); the reason, or null. */
-export async function exhaustedQuota(
-  control: readonly Pair[],
-  counters: QuotaCounters & { totalSessionTime(): Promise<number> },
-  now: number,
-): Promise<string | null> {
+/** What a user's sessions used, per period: seconds (sqlcounter's way) and octets. */
+export interface Usage {
+  time: Record<Period, number>;
+  octets: Record<Period, number>;
+}
+
+/** Whether a quota is used up (the Interim-Update check); the reason, or null. */
+export function exhaustedQuota(control: readonly Pair[], usage: Usage): string | null {
   const maxAll = integer(control, "Max-All-Session");
-  if (maxAll !== undefined && maxAll <= (await counters.totalSessionTime())) {
-    return "quota exhausted: total time";
-  }
+  if (maxAll !== undefined && maxAll <= usage.time.all) return "quota exhausted: total time";
   for (const q of TIME_QUOTAS) {
     const limit = integer(control, q.attribute);
-    if (limit !== undefined && limit <= (await counters.sessionTimeSince(periodStart(q.period, now)))) {
+    if (limit !== undefined && limit <= usage.time[q.period]) {
       return `quota exhausted: ${q.period === "day" ? "daily" : "monthly"} time`;
     }
   }
   for (const q of dataLimits(control)) {
-    if (q.limit <= (await counters.octetsSince(periodStart(q.period, now)))) {
+    if (q.limit <= usage.octets[q.period]) {
       return `quota exhausted: ${{ day: "daily", month: "monthly", all: "total" }[q.period]} data`;
     }
   }

@@ -32,7 +32,7 @@ export interface Client {
   interim_interval?: number;
 }
 
-/** Told of every Start and Interim-Update once stored (the quota check on the accounting path). */
+/** Told of every Interim-Update once stored (the quota check on the accounting path). */
 export type UsageHook = (usage: { accountId: number; username: string; sessionId: number }) => void;
 
 export interface LoginResult {
@@ -323,7 +323,8 @@ export class AaaService {
       }
       await insertEvents(trx, events);
     });
-    if (sessionId !== undefined && status !== "stop" && values.username) {
+    // The login checked the quotas; each Interim-Update checks them again (a Stop ends the session).
+    if (sessionId !== undefined && status === "interim-update" && values.username) {
       this.onUsage?.({ accountId, username: values.username, sessionId });
     }
   }

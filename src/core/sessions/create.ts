@@ -5,8 +5,9 @@ import type { Kysely } from "kysely";
 import type { Database, DialectName } from "../../db/database.ts";
 import type { Schema } from "../../db/schema.ts";
 import { authorize } from "../aaa/authorize.ts";
+import { wireReply } from "../aaa/decide.ts";
 import type { Pair } from "../aaa/pairs.ts";
-import { exhaustedQuota, hasQuota } from "../aaa/quotas.ts";
+import { exhaustedQuota, hasQuota, periodStart } from "../aaa/quotas.ts";
 import { LoginRepo, sumOctets } from "../aaa/repo.ts";
 import type { AaaService } from "../aaa/service.ts";
 import { SessionsRepo } from "./repo.ts";
@@ -74,7 +75,13 @@ export class QuotaWatch {
     const now = Math.floor(Date.now() / 1000);
     let reason: string | null = null;
     if (limits.control) {
-      reason = await exhaustedQuota(limits.control, this.logins.counters(accountId, username), now);
+      const usage = await this.logins.usage(
+        accountId,
+        username,
+        periodStart("day", now),
+        periodStart("month", now),
+      );
+      reason = exhaustedQuota(limits.control, usage);
     } else if (limits.voucherDataLimit !== null) {
       const spellings = [...new Set([username, username.toUpperCase(), username.toLowerCase()])];
       const used = await sumOctets(this.db, this.dialect, accountId, spellings, 0);
@@ -91,6 +98,11 @@ export function createSessions(database: Database, aaa: AaaService): SessionsSer
   const repo = new SessionsRepo(database.db, database.dialect);
   const sessions = new SessionsService(repo);
   const watch = new QuotaWatch(database.db, database.dialect, sessions, repo);
+  const logins = new LoginRepo(database.db, database.dialect);
+  sessions.replyOf = async (accountId, username) => {
+    const request: Pair[] = [{ attribute: "User-Name", op: "=", value: username }];
+    return wireReply(authorize(request, await logins.userItems(accountId, username)).reply);
+  };
   aaa.onUsage = ({ accountId, username, sessionId }) => {
     // After the Accounting-Response: a slow check never holds up the NAS.
     watch.check(accountId, username, sessionId).catch(() => {});

@@ -2,6 +2,8 @@
 // the DynamicAuthorization port (RFC 5176, sent by the RADIUS door); its outcome is recorded on the
 // session. The worker's sweeps close sessions their NAS stopped reporting (Lost-Carrier) and queue
 // disconnects for users whose Expiration passed.
+
+import type { Pair } from "../aaa/pairs.ts";
 import type { NewEvent } from "../events/repo.ts";
 import { JobQueue } from "../jobs/queue.ts";
 import { containingNetworks } from "../networks/address.ts";
@@ -10,7 +12,7 @@ import type { Page, PageRequest } from "../shared/pages.ts";
 import { parseSort } from "../shared/sort.ts";
 import { isoNow } from "../shared/time.ts";
 import type { DasAnswer, DasAttribute, DynamicAuthorization } from "./das.ts";
-import { queueDisconnect, SWEEP_JOB } from "./jobs.ts";
+import { isCoaAttribute, queueDisconnect, SWEEP_JOB } from "./jobs.ts";
 import type { OnlineCount, SessionFilter, SessionRow, SessionsRepo } from "./repo.ts";
 import { DISCONNECT_RETRY_AFTER_S, SESSION_SORT_FIELDS, type SessionStatus } from "./rules.ts";
 
@@ -137,6 +139,8 @@ export interface DisconnectReport {
 export class SessionsService {
   /** The door that sends Disconnect/CoA-Requests; unset in processes that cannot (then 409). */
   das: DynamicAuthorization | undefined;
+  /** A user's reply items as a login would send them now (for CoA-Requests). */
+  replyOf: ((accountId: number, username: string) => Promise<Pair[]>) | undefined;
 
   constructor(private readonly repo: SessionsRepo) {}
 
@@ -245,6 +249,40 @@ export class SessionsService {
     const done: string[] = [];
     for (const row of await this.repo.openOfUsernames(accountId, usernames)) {
       done.push(await this.disconnectQuietly(accountId, Number(row.radacctid), reason));
+    }
+    return done;
+  }
+
+  /**
+   * Pushes the gateway-applicable reply attributes (COA_ATTRIBUTES) the users have now to their
+   * open sessions with a CoA-Request (RFC 5176 section 2.2: the session's identification plus the
+   * new authorization). An attribute removed is not taken back by CoA: it lapses at the next login.
+   */
+  async pushAttributes(accountId: number, usernames: string[]): Promise<string[]> {
+    const done: string[] = [];
+    const now = Math.floor(Date.now() / 1000);
+    for (const row of await this.repo.openOfUsernames(accountId, usernames)) {
+      const id = Number(row.radacctid);
+      const network = await this.repo.network(accountId, row.network_id);
+      const host = network && targetAddress(String(row.nasipaddress ?? ""), network.nasname);
+      if (!network?.coa_enabled || !this.das || !host || !this.replyOf) {
+        done.push(`session ${id}: not sent (dynamic authorization off or no address)`);
+        continue;
+      }
+      const reply = (await this.replyOf(accountId, row.username ?? "")).filter((p) =>
+        isCoaAttribute(p.attribute),
+      );
+      if (reply.length === 0) {
+        done.push(`session ${id}: nothing to push`);
+        continue;
+      }
+      const answer = await this.das.send("coa", { host, port: network.coa_port, secret: network.secret }, [
+        ...identifyingAttributes(row, now),
+        ...reply.map((p) => [p.attribute, p.value] as const),
+      ]);
+      done.push(
+        `session ${id}: CoA ${answer.result}${answer.result === "nak" && answer.errorCause ? ` (${answer.errorCause})` : ""}`,
+      );
     }
     return done;
   }
