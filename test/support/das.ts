@@ -44,7 +44,14 @@ export async function startTestDas(
     port: 0,
     requests: [],
     behaviour,
-    close: () => new Promise((resolve) => socket.close(() => resolve())),
+    close: () =>
+      new Promise((resolve) => {
+        try {
+          socket.close(() => resolve());
+        } catch {
+          resolve(); // already closed
+        }
+      }),
   };
   socket.on("message", (message, remote) => {
     const packet = decodePacket(message, { secret });

@@ -55,6 +55,12 @@ export interface HostapdLabOptions {
   auth?: { port: number; secret: string };
   user: string;
   password: string;
+  /**
+   * The station's EAP lines in its wpa_supplicant network block; default EAP-MD5 with user/password.
+   * With Wisp as the auth server (once it speaks EAP): e.g. eap=PEAP, identity, password,
+   * phase2="autheap=MSCHAPV2", ca_cert="<Wisp's CA>".
+   */
+  stationEap?: string[];
   /** Acct-Interim-Interval hostapd uses when the Access-Accept carries none (seconds). */
   interimInterval?: number;
 }
@@ -243,9 +249,9 @@ export async function startHostapdLab(options: HostapdLabOptions): Promise<Hosta
         "ap_scan=0",
         "network={",
         "  key_mgmt=IEEE8021X",
-        "  eap=MD5",
-        `  identity="${options.user}"`,
-        `  password="${options.password}"`,
+        ...(
+          options.stationEap ?? ["eap=MD5", `identity="${options.user}"`, `password="${options.password}"`]
+        ).map((line) => `  ${line}`),
         "  eapol_flags=0",
         "}",
         "",
