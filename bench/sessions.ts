@@ -16,15 +16,7 @@ import { openDatabase } from "../src/db/database.ts";
 import { migrate } from "../src/db/migrate.ts";
 import { DasClient } from "../src/radius/das-client.ts";
 import { startTestDas } from "../test/support/das.ts";
-import {
-  BenchError,
-  cleanup,
-  makeTempDir,
-  onCleanup,
-  removeTempDir,
-  runBench,
-  writeResults,
-} from "./processes.ts";
+import { BenchError, makeTempDir, onCleanup, removeTempDir, runBench, writeResults } from "./processes.ts";
 import { runRadclient, SECRET } from "./radius-load.ts";
 import { processTicks, startWisp, TICKS_PER_SECOND } from "./radius-servers.ts";
 
