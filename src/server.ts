@@ -54,6 +54,7 @@ export async function startServer(config: Config, overrides: ServerOverrides = {
           })
         : new MemoryCounterStore());
     core.sessions.das = new DasClient({ log: app.log });
+    core.sessions.log = app.log;
     healthRoute(app, { database, counters });
     await app.register(apiPlugin, {
       core,

@@ -105,7 +105,9 @@ export function createSessions(database: Database, aaa: AaaService): SessionsSer
   };
   aaa.onUsage = ({ accountId, username, sessionId }) => {
     // After the Accounting-Response: a slow check never holds up the NAS.
-    watch.check(accountId, username, sessionId).catch(() => {});
+    watch
+      .check(accountId, username, sessionId)
+      .catch((error) => sessions.log?.warn({ err: error, session: sessionId }, "quota check failed"));
   };
   return sessions;
 }

@@ -139,6 +139,8 @@ export interface DisconnectReport {
 export class SessionsService {
   /** The door that sends Disconnect/CoA-Requests; unset in processes that cannot (then 409). */
   das: DynamicAuthorization | undefined;
+  /** Where failures off any request's path go (the quota check after an Interim-Update). */
+  log: { warn(object: object, message: string): void } | undefined;
   /** A user's reply items as a login would send them now (for CoA-Requests). */
   replyOf: ((accountId: number, username: string) => Promise<Pair[]>) | undefined;
 
