@@ -37,10 +37,13 @@ describe("wisp sessions CLI (SQLite)", () => {
     );
     assert.equal(created.code, 0, created.stderr);
     networkId = Number(/created network (\d+) /.exec(created.stderr)?.[1]);
-    const bad = await wisp(["networks", "update", String(networkId), "--interim-interval", "10"], env);
+    // Independent runs side by side: spawns are slow.
+    const [bad, shown] = await Promise.all([
+      wisp(["networks", "update", String(networkId), "--interim-interval", "10"], env),
+      wisp(["networks", "show", String(networkId)], env),
+    ]);
     assert.notEqual(bad.code, 0);
     assert.match(bad.stderr, /interim_interval must be 0 \(none sent\) or whole seconds from 60 to 86400/);
-    const shown = await wisp(["networks", "show", String(networkId)], env);
     assert.match(shown.stdout, new RegExp(`coa +on, port ${das.port}`));
     assert.match(shown.stdout, /interim_interval +120/);
 
@@ -72,18 +75,20 @@ describe("wisp sessions CLI (SQLite)", () => {
     assert.equal(rows.length, 1);
     assert.equal(rows[0]!.username, "cli-alice");
     sessionId = rows[0]!.id;
-    const shown = await wisp(["sessions", "show", String(sessionId)], env);
+    const [shown, ack, badStatus] = await Promise.all([
+      wisp(["sessions", "show", String(sessionId)], env),
+      wisp(["sessions", "disconnect", String(sessionId)], env),
+      wisp(["sessions", "list", "--status", "open"], env),
+    ]);
     assert.match(shown.stdout, /client_mac +02:00:00:00:05:01/);
-    const ack = await wisp(["sessions", "disconnect", String(sessionId)], env);
     assert.equal(ack.code, 0, ack.stderr);
     assert.equal(ack.stdout, `session ${sessionId}: Disconnect-ACK\n`);
     assert.equal(das.requests.at(-1)?.attribute("User-Name"), "cli-alice");
+    assert.notEqual(badStatus.code, 0);
+    assert.match(badStatus.stderr, /must be active or closed/);
     das.behaviour = { answer: "nak", errorCause: "Session-Context-Not-Found" };
     const nak = await wisp(["sessions", "disconnect", String(sessionId)], env);
     assert.equal(nak.code, 1);
     assert.equal(nak.stdout, `session ${sessionId}: Disconnect-NAK (Session-Context-Not-Found)\n`);
-    const badStatus = await wisp(["sessions", "list", "--status", "open"], env);
-    assert.notEqual(badStatus.code, 0);
-    assert.match(badStatus.stderr, /must be active or closed/);
   });
 });
