@@ -237,4 +237,22 @@ describe("automatic disconnects and sweeps (SQLite)", () => {
       "not queued twice",
     );
   });
+
+  test("a queued disconnect for a network with CoA off is recorded as not sent", async () => {
+    await server.core.networks.update(account.id, network.id, { coa_enabled: false });
+    const created = await server.call("POST", "/api/users", {
+      key,
+      body: { username: "auto-off", password: "pw" },
+    });
+    await accounting()({ user: "auto-off", session: "ao-1", mac: "02-00-00-00-03-08" }, "Start");
+    await server.call("PUT", `/api/users/${created.body.id}`, { key, body: { status: "disabled" } });
+    const row = await eventually(async () => {
+      const r = await sessionRow("ao-1");
+      return r.disconnect_result ? r : undefined;
+    });
+    assert.equal(row.disconnect_result, "error");
+    assert.match(row.disconnect_cause ?? "", /CoA\) is off for network/);
+    assert.equal(requestsFor("ao-1").length, 0);
+    await server.core.networks.update(account.id, network.id, { coa_enabled: true });
+  });
 });

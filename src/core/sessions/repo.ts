@@ -158,7 +158,7 @@ export class SessionsRepo {
         .updateTable("radacct")
         .set({
           disconnect_result: outcome.result,
-          disconnect_cause: outcome.cause,
+          disconnect_cause: outcome.cause === null ? null : outcome.cause.slice(0, 200),
           disconnect_at: outcome.at,
         })
         .where("radacctid", "=", id)

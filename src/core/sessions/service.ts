@@ -296,6 +296,12 @@ export class SessionsService {
       return `session ${id}: ${disconnect.result}${disconnect.cause ? ` (${disconnect.cause})` : ""}`;
     } catch (error) {
       if (error instanceof ConflictError || error instanceof NotFoundError) {
+        // A queued disconnect that cannot be sent (CoA off) says so on the open session, and one
+        // marked "pending" does not stay so.
+        const row = await this.repo.get(accountId, id);
+        if (row && (row.acctstoptime === null || row.disconnect_result === "pending")) {
+          await this.repo.recordDisconnect(id, { result: "error", cause: error.message, at: isoNow() }, []);
+        }
         return `session ${id}: ${error.message}`;
       }
       throw error;
@@ -315,7 +321,11 @@ export class SessionsService {
     await this.repo.transaction(async (repo) => {
       await repo.db
         .updateTable("radacct")
-        .set({ disconnect_result: "pending", disconnect_cause: reason, disconnect_at: isoNow() })
+        .set({
+          disconnect_result: "pending",
+          disconnect_cause: reason.slice(0, 200),
+          disconnect_at: isoNow(),
+        })
         .where("radacctid", "=", id)
         .execute();
       await queueDisconnect(repo.db, repo.dialect, accountId, { session_id: id, reason });

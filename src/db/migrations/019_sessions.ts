@@ -27,7 +27,7 @@ export async function up(db: Kysely<unknown>, _dialect: DialectName): Promise<vo
     .execute();
   for (const [column, type] of [
     ["disconnect_result", "varchar(12)"],
-    ["disconnect_cause", "varchar(64)"],
+    ["disconnect_cause", "varchar(200)"],
     ["disconnect_at", "varchar(24)"],
   ] as const) {
     await db.schema.alterTable("radacct").addColumn(column, type).execute();
