@@ -172,6 +172,14 @@ export class SessionsRepo {
    * stale_after seconds, or three interim intervals; networks with neither are never swept.
    */
   async staleSessions(now: number, limit: number): Promise<(SessionRow & { stale_seconds: number })[]> {
+    // Most installations sweep nothing: then radacct is not touched at all.
+    const sweeping = await this.db
+      .selectFrom("nas")
+      .select("id")
+      .where((eb) => eb.or([eb("stale_after", ">", 0), eb("interim_interval", ">", 0)]))
+      .limit(1)
+      .executeTakeFirst();
+    if (!sweeping) return [];
     const last =
       this.dialect === "postgres"
         ? sql<number>`extract(epoch from coalesce(radacct.acctupdatetime, radacct.acctstarttime))`
@@ -230,7 +238,14 @@ export class SessionsRepo {
   }
 
   /** Open sessions of users with an Expiration check item (the sweep compares it with the clock). */
-  openWithExpiration(limit: number) {
+  async openWithExpiration(limit: number) {
+    const any = await this.db
+      .selectFrom("radcheck")
+      .select("id")
+      .where("attribute", "=", "Expiration")
+      .limit(1)
+      .executeTakeFirst();
+    if (!any) return [];
     return this.db
       .selectFrom("radacct")
       .innerJoin("radcheck", (join) =>
