@@ -30,6 +30,8 @@ export interface RadiusTarget {
   recordsAttempts: boolean;
   /** The server process (all its threads), for CPU accounting. */
   pid: number;
+  /** Wisp's HTTP port (the API), when the target is Wisp. */
+  httpPort?: number;
   stop(): Promise<void>;
 }
 
@@ -109,6 +111,7 @@ export async function startWisp(dataDir: string, cpuProfDir: string | undefined)
     acctPort,
     recordsAttempts: true,
     pid: child.pid ?? 0,
+    httpPort: port,
     // SIGTERM lets Wisp drain its write batcher and, with --cpu-prof, write the profile.
     stop: () => stopChild(child),
   };

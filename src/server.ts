@@ -12,6 +12,7 @@ import { registerJobHandlers } from "./jobs/handlers.ts";
 import { Worker } from "./jobs/worker.ts";
 import { type PortalOptions, portalPlugin } from "./portal/plugin.ts";
 import type { EapOptions } from "./radius/eap/types.ts";
+import { DasClient } from "./radius/das-client.ts";
 import { RadiusServer } from "./radius/server.ts";
 import { listenFailure, openMigratedDatabase } from "./startup.ts";
 import { VERSION } from "./version.ts";
@@ -55,6 +56,8 @@ export async function startServer(config: Config, overrides: ServerOverrides = {
             log: app.log,
           })
         : new MemoryCounterStore());
+    core.sessions.das = new DasClient({ log: app.log });
+    core.sessions.log = app.log;
     healthRoute(app, { database, counters });
     await app.register(apiPlugin, {
       core,

@@ -72,6 +72,24 @@ query = "\
 	WHERE username = '%{${key}}'"
 SQL
 
+# The daily and monthly counters (Max-Daily-Session, Max-Monthly-Session): the stock SQLite queries
+# use GREATEST() and strftime() over a text start time; SQLite has neither that function nor text
+# times here (FreeRADIUS's SQLite accounting and Wisp store Unix seconds).
+for counter in dailycounter monthlycounter; do
+  cat > "$raddb/mods-config/sql/counter/sqlite/$counter.conf" <<'SQL'
+query = "\
+	SELECT SUM(acctsessiontime - MAX(%%b - acctstarttime, 0)) \
+	FROM radacct \
+	WHERE username = '%{${key}}' \
+	AND acctstarttime + acctsessiontime > %%b"
+SQL
+done
+
+# Wisp's own check items (data quotas, src/core/aaa/dictionary.wisp): FreeRADIUS must know their
+# names, or a user with one is rejected outright. It leaves them to Wisp.
+cp "$here/../../src/core/aaa/dictionary.wisp" "$raddb/dictionary.wisp"
+grep -q "dictionary.wisp" "$raddb/dictionary" || printf '$INCLUDE dictionary.wisp\n' >> "$raddb/dictionary"
+
 # Sessions stay in their account (issue 12). acctuniqueid is a hash of the session's own
 # attributes, so two accounts whose access points send the same ones (the same private
 # NAS-IP-Address, NAS-Identifier, session ids) share it, and the stock queries, matching on it

@@ -3,6 +3,7 @@ import { Command, CommanderError, InvalidArgumentError } from "commander";
 import { loadConfig } from "../config.ts";
 import { type Core, createCore } from "../core/index.ts";
 import { databaseLocation } from "../db/database.ts";
+import { DasClient } from "../radius/das-client.ts";
 import { describeFailure, openMigratedDatabase } from "../startup.ts";
 import { VERSION } from "../version.ts";
 import { registerAccountCommands } from "./accounts.ts";
@@ -14,6 +15,7 @@ import { registerKeyCommands } from "./keys.ts";
 import { registerNetworkCommands } from "./networks.ts";
 import { registerPortalCommands } from "./portals.ts";
 import { registerRadiusCommands } from "./radius.ts";
+import { registerSessionCommands } from "./sessions.ts";
 import { registerWebhookCommands } from "./webhooks.ts";
 import { registerWorkerCommand } from "./worker.ts";
 
@@ -34,6 +36,8 @@ const READ_ONLY = new Set([
   "webhooks deliveries",
   "radius test",
   "certs list",
+  "sessions list",
+  "sessions show",
 ]);
 let announceDatabase = false;
 
@@ -44,7 +48,7 @@ const withCore: WithCore = async (fn) => {
   if (announceDatabase) console.error(`wisp: database ${databaseLocation(options)}`);
   const database = await openMigratedDatabase(options);
   try {
-    return await fn(createCore(database, config));
+    return await fn(createCore(database, { ...config, das: new DasClient() }));
   } finally {
     await database.close();
   }
@@ -86,6 +90,7 @@ registerPortalCommands(program, withCore);
 registerRadiusCommands(program, withCore);
 registerBackupCommand(program);
 registerCertCommands(program, withCore);
+registerSessionCommands(program, withCore);
 
 try {
   await program.parseAsync(process.argv);

@@ -1,6 +1,6 @@
 // `wisp networks ...`: the RADIUS clients. Secrets go to stdout alone (so scripts can capture them)
 // and only when one was just set; everything else a person should read goes to stderr.
-import type { Command } from "commander";
+import { type Command, InvalidArgumentError } from "commander";
 import type { Core } from "../core/index.ts";
 import type { NetworkInput } from "../core/networks/service.ts";
 import { ValidationError } from "../core/shared/errors.ts";
@@ -15,7 +15,37 @@ interface NetworkOptions {
   nasIdentifier?: string;
   description?: string;
   requireMessageAuthenticator?: boolean;
+  coa?: boolean;
+  coaPort?: number;
+  interimInterval?: number;
+  staleAfter?: number;
   account?: string;
+}
+
+/** A whole number option (0 allowed); the service checks its range. */
+function wholeNumber(text: string): number {
+  if (!/^\d{1,9}$/.test(text)) throw new InvalidArgumentError("must be a whole number");
+  return Number(text);
+}
+
+/** The options of the Dynamic Authorization Server and accounting, for create and update. */
+function sessionOptions(command: Command): Command {
+  return command
+    .option(
+      "--coa-port <port>",
+      "UDP port of the NAS's Dynamic Authorization Server (default 3799)",
+      wholeNumber,
+    )
+    .option(
+      "--interim-interval <seconds>",
+      "sent as Acct-Interim-Interval in every Access-Accept (60-86400; 0: none)",
+      wholeNumber,
+    )
+    .option(
+      "--stale-after <seconds>",
+      "close sessions with no accounting for this long as Lost-Carrier (0: three interim intervals)",
+      wholeNumber,
+    );
 }
 
 async function inputOf(options: NetworkOptions): Promise<NetworkInput> {
@@ -26,6 +56,10 @@ async function inputOf(options: NetworkOptions): Promise<NetworkInput> {
     nas_identifier: options.nasIdentifier,
     description: options.description,
     require_message_authenticator: options.requireMessageAuthenticator,
+    coa_enabled: options.coa,
+    coa_port: options.coaPort,
+    interim_interval: options.interimInterval,
+    stale_after: options.staleAfter,
   };
 }
 
@@ -54,8 +88,7 @@ export function registerNetworkCommands(program: Command, withCore: WithCore): v
     .description("manage networks (RADIUS clients: the access points or controller of one site)");
   const accountOption = "only act if the network belongs to this account";
 
-  networks
-    .command("create")
+  sessionOptions(networks.command("create"))
     .description("create a network and print its shared secret (alone on stdout; it is not shown again)")
     .requiredOption("--name <name>", "what the site is called")
     .requiredOption(
@@ -67,6 +100,7 @@ export function registerNetworkCommands(program: Command, withCore: WithCore): v
     .option("--nas-identifier <id>", "the NAS-Identifier the devices send")
     .option("--description <text>", "a note about the network")
     .option("--require-message-authenticator", "drop Access-Requests without a Message-Authenticator")
+    .option("--coa", "allow RFC 5176 Disconnect/CoA-Requests to the network's NAS")
     .option("--account <name>", "the owning account (default: the account named default)")
     .action((options: NetworkOptions) =>
       withCore(async (core) => {
@@ -124,6 +158,9 @@ export function registerNetworkCommands(program: Command, withCore: WithCore): v
           ["nas_identifier", network.nas_identifier],
           ["description", network.description],
           ["require_message_authenticator", network.require_message_authenticator ? "yes" : "no"],
+          ["coa", network.coa_enabled ? `on, port ${network.coa_port}` : `off (port ${network.coa_port})`],
+          ["interim_interval", network.interim_interval],
+          ["stale_after", network.stale_after],
           ["created", network.created],
           ["updated", network.updated],
           ["captive portals", portals.map((p) => `${p.id} "${p.name}"`).join(", ")],
@@ -131,8 +168,7 @@ export function registerNetworkCommands(program: Command, withCore: WithCore): v
       }),
     );
 
-  networks
-    .command("update")
+  sessionOptions(networks.command("update"))
     .description("change a network; with --secret, prints the new secret alone on stdout")
     .argument("<network-id>", "the network's id (see networks list)", positiveInteger)
     .option("--name <name>", "what the site is called")
@@ -146,6 +182,8 @@ export function registerNetworkCommands(program: Command, withCore: WithCore): v
     .option("--description <text>", "a note about the network")
     .option("--require-message-authenticator", "drop Access-Requests without a Message-Authenticator")
     .option("--no-require-message-authenticator", "accept Access-Requests without a Message-Authenticator")
+    .option("--coa", "allow RFC 5176 Disconnect/CoA-Requests to the network's NAS")
+    .option("--no-coa", "send no Disconnect/CoA-Requests to the network's NAS")
     .option("--account <name>", accountOption)
     .action((id: number, options: NetworkOptions) =>
       withCore(async (core) => {
@@ -153,7 +191,7 @@ export function registerNetworkCommands(program: Command, withCore: WithCore): v
         if (Object.values(input).every((value) => value === undefined)) {
           throw new ValidationError(
             "nothing to change: give --name, --nas-ip, --secret, --nas-identifier, --description or " +
-              "--[no-]require-message-authenticator",
+              "--[no-]require-message-authenticator, --[no-]coa, --coa-port, --interim-interval or --stale-after",
           );
         }
         const owner = await core.networks.locate(id, await namedAccount(core, options.account));

@@ -4,6 +4,7 @@ import { loadConfig } from "../config.ts";
 import { createCore } from "../core/index.ts";
 import { registerJobHandlers } from "../jobs/handlers.ts";
 import { Worker } from "../jobs/worker.ts";
+import { DasClient } from "../radius/das-client.ts";
 import { openMigratedDatabase } from "../startup.ts";
 
 /** `wisp worker`: only the background worker, for deployments that run it apart from the API. */
@@ -18,7 +19,7 @@ export function registerWorkerCommand(program: Command): void {
         dataDir: config.dataDir,
         databaseUrl: config.databaseUrl,
       });
-      const core = createCore(database, config);
+      const core = createCore(database, { ...config, das: new DasClient({ log }) });
       const worker = new Worker(core.jobs, { log });
       registerJobHandlers(worker, core);
       worker.start();

@@ -15,6 +15,7 @@ import { keyRoutes } from "./routes/keys.ts";
 import { networkRoutes } from "./routes/networks.ts";
 import { portalRoutes } from "./routes/portals.ts";
 import { reportRoutes } from "./routes/reports.ts";
+import { sessionRoutes } from "./routes/sessions.ts";
 import { staticRoutes } from "./routes/static.ts";
 import { userRoutes } from "./routes/users.ts";
 import { voucherRoutes } from "./routes/vouchers.ts";
@@ -147,4 +148,5 @@ export async function consolePlugin(app: FastifyInstance, options: ConsoleOption
   await app.register(voucherRoutes, context);
   await app.register(reportRoutes, context);
   await app.register(webhookRoutes, context);
+  await app.register(sessionRoutes, context);
 }

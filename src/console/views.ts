@@ -41,6 +41,9 @@ const NOTICES: Record<string, string> = {
   "group-created": "The group was created.",
   "group-deleted": "The group was deleted.",
   "batch-created": "The voucher batch was created.",
+  "session-disconnected": "The access point acknowledged the disconnect (Disconnect-ACK).",
+  "session-refused": "The access point refused the disconnect (Disconnect-NAK); see the session's row.",
+  "session-no-answer": "The access point did not answer the disconnect; see the session's row.",
   "webhook-enabled": "The webhook endpoint is enabled.",
   "webhook-disabled": "The webhook endpoint is disabled: no events are sent to it.",
   "webhook-deleted": "The webhook endpoint was deleted, with its delivery log.",
@@ -70,6 +73,12 @@ export const assets: Record<string, Asset> = {
 };
 
 const eta = new Eta({ views: VIEWS, cache: true, autoEscape: true, autoTrim: [false, "nl"] });
+
+/** A part of a page alone (no layout), for scripts that refresh it in place. */
+export function showPart(reply: FastifyReply, view: string, data: Record<string, unknown>): FastifyReply {
+  const html = eta.render(`./${view}`, { ...data, h: helpers });
+  return reply.type("text/html; charset=utf-8").header("Cache-Control", "no-store").send(html);
+}
 
 /** Field name -> message, for showing each problem next to its field. */
 export type FieldErrors = Record<string, string>;

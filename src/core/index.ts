@@ -19,6 +19,8 @@ import { NetworksService } from "./networks/service.ts";
 import { PortalsRepo } from "./portals/repo.ts";
 import { PortalsService } from "./portals/service.ts";
 import { createReports, type ReportsService } from "./reports/service.ts";
+import { createSessions, type SessionsService } from "./sessions/create.ts";
+import type { DynamicAuthorization } from "./sessions/das.ts";
 import { UsersRepo } from "./users/repo.ts";
 import { UsersService } from "./users/service.ts";
 import { createVoucherCheck, createVoucherLogin } from "./vouchers/login.ts";
@@ -45,6 +47,7 @@ export interface Core {
   aaa: AaaService;
   jobs: JobQueue;
   certs: CertsService;
+  sessions: SessionsService;
 }
 
 export interface CoreOptions {
@@ -63,6 +66,8 @@ export interface CoreOptions {
   eapFiles?: EapFiles | undefined;
   /** EAP_SERVER_NAME: the DNS name clients match; default from the files or PUBLIC_URL. */
   eapServerName?: string | undefined;
+  /** Sends RFC 5176 Disconnect/CoA-Requests (the RADIUS door's DasClient); without it disconnects answer 409. */
+  das?: DynamicAuthorization | undefined;
 }
 
 export function createCore(database: Database, options: CoreOptions): Core {
@@ -70,6 +75,8 @@ export function createCore(database: Database, options: CoreOptions): Core {
   const aaa = new AaaService(db, database.dialect);
   aaa.voucherLogin = createVoucherLogin(database.dialect);
   aaa.voucherCheck = createVoucherCheck(db, database.dialect);
+  const sessions = createSessions(database, aaa);
+  sessions.das = options.das;
   return {
     database,
     accounts: new AccountsService(new AccountsRepo(db)),
@@ -92,5 +99,6 @@ export function createCore(database: Database, options: CoreOptions): Core {
     aaa,
     jobs: new JobQueue(db, database.dialect),
     certs: createCerts(database, options),
+    sessions,
   };
 }

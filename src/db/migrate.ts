@@ -17,6 +17,7 @@ import * as portalLogo from "./migrations/015_portal_logo.ts";
 import * as portalGuests from "./migrations/016_portal_guests.ts";
 import * as certificates from "./migrations/017_certificates.ts";
 import * as authMethod from "./migrations/018_auth_method.ts";
+import * as sessions from "./migrations/019_sessions.ts";
 import * as portalHandoffOptions from "./migrations/022_portal_handoff_options.ts";
 
 type Step = { up(db: Kysely<unknown>, dialect: DialectName): Promise<void> };
@@ -37,6 +38,7 @@ const steps: Record<string, Step> = {
   "016_portal_guests": portalGuests,
   "017_certificates": certificates,
   "018_auth_method": authMethod,
+  "019_sessions": sessions,
   "022_portal_handoff_options": portalHandoffOptions,
 };
 

@@ -106,6 +106,13 @@ export interface NasTable {
   range_end: string | null;
   /** The EAP method proposed first to supplicants: PEAP (default), TTLS or TLS (migration 018). */
   eap_method: Generated<string>;
+  /** RFC 5176 Dynamic Authorization (migration 019): 1 when Wisp may send Disconnect/CoA-Requests. */
+  coa_enabled: Generated<number>;
+  coa_port: Generated<number>;
+  /** Acct-Interim-Interval sent in Access-Accepts, seconds; 0: none. */
+  interim_interval: Generated<number>;
+  /** Seconds without accounting before an open session is closed; 0: three interim intervals. */
+  stale_after: Generated<number>;
 }
 
 export interface CaptivePortalsTable {
@@ -164,6 +171,8 @@ export interface VoucherBatchesTable {
   usage_limit: number;
   session_timeout: number | null;
   created: string;
+  /** Octets in plus out over every session of each voucher; null: no limit (migration 019). */
+  data_limit?: number | null;
 }
 
 export interface VouchersTable {
@@ -180,6 +189,8 @@ export interface VouchersTable {
   first_used: string | null;
   expires: string | null;
   devices_used: Generated<number>;
+  /** Octets in plus out over every session of the voucher; null: no limit (migration 019). */
+  data_limit?: number | null;
 }
 
 /**
@@ -223,6 +234,11 @@ export interface RadacctTable {
   client_mac: string | null;
   ap_mac: string | null;
   ssid: string | null;
+  /** The last Disconnect-Request's outcome (migration 019): ack, nak, timeout or error. */
+  disconnect_result?: string | null;
+  /** NAK: the Error-Cause's name; otherwise why (no answer, CoA off...). */
+  disconnect_cause?: string | null;
+  disconnect_at?: string | null;
 }
 
 export interface NasReloadTable {

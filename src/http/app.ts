@@ -10,6 +10,7 @@ import { attributesRoutes } from "./routes/attributes.ts";
 import { groupsRoutes } from "./routes/groups.ts";
 import { networksRoutes } from "./routes/networks.ts";
 import { reportsRoutes } from "./routes/reports.ts";
+import { sessionsRoutes } from "./routes/sessions.ts";
 import { usersRoutes } from "./routes/users.ts";
 import { vouchersRoutes } from "./routes/vouchers.ts";
 import { ErrorBody } from "./schemas.ts";
@@ -32,7 +33,7 @@ export async function apiPlugin(app: FastifyInstance, options: ApiOptions): Prom
       info: {
         title: "Wisp API",
         version: "1",
-        description: "Manage users, RADIUS attributes, groups, networks, vouchers and reports.",
+        description: "Manage users, RADIUS attributes, groups, networks, vouchers, sessions and reports.",
       },
       components: { securitySchemes: { bearer: { type: "http", scheme: "bearer" } } },
       security: [{ bearer: [] }],
@@ -56,4 +57,5 @@ export async function apiPlugin(app: FastifyInstance, options: ApiOptions): Prom
   await app.register(groupsRoutes, { groups: options.core.groups, attributes: options.core.attributes });
   await app.register(networksRoutes, { networks: options.core.networks, portals: options.core.portals });
   await app.register(vouchersRoutes, { vouchers: options.core.vouchers });
+  await app.register(sessionsRoutes, { sessions: options.core.sessions });
 }

@@ -2,6 +2,7 @@
 // `wisp worker`) registers the same set.
 import type { Core } from "../core/index.ts";
 import { registerReportJobs } from "./report-handler.ts";
+import { registerSessionJobs } from "./session-jobs.ts";
 import { registerWebhookJobs } from "./webhook-jobs.ts";
 import type { Worker } from "./worker.ts";
 
@@ -11,4 +12,5 @@ export function registerJobHandlers(worker: Worker, core: Core): void {
   // (job handlers of further areas are registered below, one line each)
   registerWebhookJobs(worker, core);
   registerReportJobs(worker, core);
+  registerSessionJobs(worker, core);
 }

@@ -15,6 +15,8 @@ const counters = (open = 0): SessionCounters => ({
   openSessions: async () => open,
   totalSessionTime: async () => 0,
   firstSessionStart: async () => null,
+  sessionTimeSince: async () => 0,
+  octetsSince: async () => 0,
 });
 const item = (attribute: string, value: string, op = ":="): Pair => ({ attribute, op, value });
 const user = (control: Pair[], reply: Pair[] = []): Authorization => ({ found: true, control, reply });

@@ -92,6 +92,10 @@ for (const { dialect, skip } of await dialects()) {
         nas_identifier: "ctrl-1",
         description: "the controller in the server room",
         require_message_authenticator: true,
+        coa_enabled: false,
+        coa_port: 3799,
+        interim_interval: 0,
+        stale_after: 0,
         created: office.created,
         updated: office.updated,
       });

@@ -11,6 +11,7 @@ const FIELDS = [
   "batch_id",
   "code",
   "created",
+  "data_limit",
   "devices_used",
   "expires",
   "first_used",
@@ -76,6 +77,7 @@ for (const { dialect, skip } of await dialects()) {
           first_used: null,
           expires: null,
           devices_used: 0,
+          data_limit: null,
         },
       );
       assert.match(res.body.created, /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$/);
@@ -196,6 +198,7 @@ for (const { dialect, skip } of await dialects()) {
           validity: 7200,
           usage_limit: 3,
           session_timeout: 1800,
+          data_limit: null,
           created: "",
         },
       );

@@ -468,6 +468,57 @@ export const PARITY_CASES: ParityCase[] = [
     expect: "Access-Reject",
   },
   {
+    name: "Max-Daily-Session left over caps Session-Timeout",
+    users: [
+      {
+        username: "maxdaily-1",
+        check: [pw("pw"), ["Max-Daily-Session", ":=", "3600"]],
+        sessions: [{ startedAgo: 400, sessionTime: 300, stopped: true }],
+      },
+    ],
+    request: pap("maxdaily-1", "pw"),
+    expect: "Access-Accept",
+    // Within an hour of midnight sqlcounter adds the next day's allowance: the value moves with the clock.
+    clockDependent: true,
+  },
+  {
+    name: "Max-Daily-Session used up rejects",
+    users: [
+      {
+        username: "maxdaily-2",
+        check: [pw("pw"), ["Max-Daily-Session", ":=", "600"]],
+        sessions: [{ startedAgo: 700, sessionTime: 650, stopped: true }],
+      },
+    ],
+    request: pap("maxdaily-2", "pw"),
+    expect: "Access-Reject",
+  },
+  {
+    name: "Max-Monthly-Session left over caps Session-Timeout",
+    users: [
+      {
+        username: "maxmonthly-1",
+        check: [pw("pw"), ["Max-Monthly-Session", ":=", "7200"]],
+        sessions: [{ startedAgo: 1200, sessionTime: 1000, stopped: true }],
+      },
+    ],
+    request: pap("maxmonthly-1", "pw"),
+    expect: "Access-Accept",
+    clockDependent: true,
+  },
+  {
+    name: "Max-Monthly-Session used up rejects",
+    users: [
+      {
+        username: "maxmonthly-2",
+        check: [pw("pw"), ["Max-Monthly-Session", ":=", "600"]],
+        sessions: [{ startedAgo: 700, sessionTime: 650, stopped: true }],
+      },
+    ],
+    request: pap("maxmonthly-2", "pw"),
+    expect: "Access-Reject",
+  },
+  {
     name: "Expire-After counts from the first login",
     users: [
       {

@@ -4,6 +4,7 @@
 // - Portal form: the gateway fields of the chosen vendor only, and colour pickers beside the
 //   colour text fields (the text field stays the one submitted), and the preview kept up to date
 //   while typing (the Preview button's own post into the preview frame; nothing is saved).
+// - "Online now": the counts and the list refresh in place every 10 s (without it: Refresh link).
 // - A secret shown once is not shown again from the back/forward cache (which may keep even
 //   no-store pages): leaving the page blanks it, and a page restored from that cache is reloaded,
 //   which asks the server, which no longer has the secret.
@@ -84,6 +85,22 @@ document.addEventListener("DOMContentLoaded", () => {
     });
     text.after(picker);
   }
+});
+
+document.addEventListener("DOMContentLoaded", () => {
+  const live = document.querySelector("[data-live]");
+  if (!live) return;
+  setInterval(async () => {
+    if (document.hidden) return;
+    try {
+      const response = await fetch(live.dataset.live, { credentials: "same-origin" });
+      if (response.ok && response.headers.get("content-type")?.startsWith("text/html")) {
+        live.innerHTML = await response.text();
+      }
+    } catch {
+      // Offline for a moment: the next round tries again.
+    }
+  }, 10_000);
 });
 
 window.addEventListener("pagehide", () => {

@@ -17,6 +17,16 @@ export interface NetworkFormValues {
   nas_identifier: string;
   description: string;
   require_message_authenticator: boolean;
+  coa_enabled: boolean;
+  coa_port: string;
+  interim_interval: string;
+  stale_after: string;
+}
+
+/** A whole number typed in a form; empty: not given; anything else NaN, which the service refuses. */
+function whole(text: string): number | undefined {
+  if (text === "") return undefined;
+  return /^\d{1,9}$/.test(text) ? Number(text) : Number.NaN;
 }
 
 const RECENT_AUTHENTICATIONS = 25;
@@ -29,11 +39,21 @@ function readForm(form: Form): NetworkFormValues {
     nas_identifier: form.text("nas_identifier"),
     description: form.text("description"),
     require_message_authenticator: form.checked("require_message_authenticator"),
+    coa_enabled: form.checked("coa_enabled"),
+    coa_port: form.text("coa_port"),
+    interim_interval: form.text("interim_interval"),
+    stale_after: form.text("stale_after"),
   };
 }
 
 function valuesOf(network: Network): NetworkFormValues {
-  return { ...network, secret: "" };
+  return {
+    ...network,
+    secret: "",
+    coa_port: String(network.coa_port),
+    interim_interval: String(network.interim_interval),
+    stale_after: String(network.stale_after),
+  };
 }
 
 function inputOf(values: NetworkFormValues, withSecret: boolean): NetworkInput {
@@ -44,6 +64,10 @@ function inputOf(values: NetworkFormValues, withSecret: boolean): NetworkInput {
     nas_identifier: values.nas_identifier,
     description: values.description,
     require_message_authenticator: values.require_message_authenticator,
+    coa_enabled: values.coa_enabled,
+    coa_port: whole(values.coa_port),
+    interim_interval: whole(values.interim_interval),
+    stale_after: whole(values.stale_after),
   };
 }
 
@@ -103,6 +127,10 @@ export async function networkRoutes(app: FastifyInstance, { core }: ConsoleConte
       nas_identifier: "",
       description: "",
       require_message_authenticator: false,
+      coa_enabled: false,
+      coa_port: "3799",
+      interim_interval: "0",
+      stale_after: "0",
     }),
   );
 

@@ -6,8 +6,9 @@ import type { Authorization } from "./authorize.ts";
 import { parseAttributeName } from "./dictionary.ts";
 import { ntPasswordHash, parseNtPassword } from "./nt-hash.ts";
 import { firstValue, type Pair } from "./pairs.ts";
+import { applyQuotas, type QuotaCounters } from "./quotas.ts";
 
-export interface SessionCounters {
+export interface SessionCounters extends QuotaCounters {
   /** Sessions of the user with no stop time. */
   openSessions(): Promise<number>;
   /** Seconds over all the user's sessions (rlm_sqlcounter noresetcounter). */
@@ -123,6 +124,11 @@ export async function decideLogin(
     if (expireAfter <= elapsed) return reject("account expired after first login", control);
     reply = capSessionTimeout(reply, expireAfter - elapsed);
   }
+
+  // rlm_sqlcounter dailycounter / monthlycounter, and Wisp's data quotas (quotas.ts).
+  const quotas = await applyQuotas(control, reply, counters, now);
+  if (!quotas.accepted) return reject(quotas.reason, control);
+  reply = quotas.reply;
 
   const authType = firstValue(control, "Auth-Type")?.toLowerCase();
   const known = firstValue(control, "Cleartext-Password");

@@ -16,6 +16,9 @@ export function dictionaryDirectory(): string {
   return join(dirname(pkg), "dictionaries");
 }
 
+/** Wisp's own attributes (data quotas), beside this module; deploy/freeradius/configure.sh installs it too. */
+export const WISP_DICTIONARY_FILE = join(import.meta.dirname, "dictionary.wisp");
+
 /** Name of the main dictionary file; everything else is reached through its $INCLUDEs. */
 export const MAIN_DICTIONARY_FILE = "dictionary";
 

@@ -9,6 +9,7 @@ import {
   FREERADIUS_INTERNAL_ATTRIBUTES,
   MAIN_DICTIONARY_FILE,
   REPLACED_INTERNAL_FILE,
+  WISP_DICTIONARY_FILE,
 } from "./dictionary-files.ts";
 
 export type AttributeType =
@@ -337,11 +338,12 @@ function emptyDictionary(): Dictionary {
 }
 
 /** Parses a dictionary tree from its main file. Never throws on bad content. */
-export function parseDictionary(mainFile: string): Dictionary {
+export function parseDictionary(mainFile: string, extraFiles: readonly string[] = []): Dictionary {
   const started = performance.now();
   const dict = emptyDictionary();
   const state: ParseState = { dict, visited: new Set(), pendingValues: [] };
   parseFile(mainFile, state);
+  for (const file of extraFiles) parseFile(file, state);
   // The internal table is normally spliced in where the main file includes the internal file.
   if (!dict.byName.has("cleartext-password")) addInternalAttributes(dict);
   // VALUEs may precede their ATTRIBUTE (FreeRADIUS resolves them at the end too).
@@ -364,7 +366,8 @@ let cached: Dictionary | undefined;
 /** The process-wide dictionary, parsed on first call. `reload` parses the files again. */
 export function loadDictionary(options: { reload?: boolean } = {}): Dictionary {
   if (!cached || options.reload) {
-    cached = parseDictionary(join(dictionaryDirectory(), MAIN_DICTIONARY_FILE));
+    // Wisp's own attributes (quotas), in a dictionary file of their own, as vendors ship theirs.
+    cached = parseDictionary(join(dictionaryDirectory(), MAIN_DICTIONARY_FILE), [WISP_DICTIONARY_FILE]);
   }
   return cached;
 }

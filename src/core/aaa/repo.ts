@@ -7,6 +7,7 @@ import type { Schema } from "../../db/schema.ts";
 import type { GroupItems, SqlUserItems } from "./authorize.ts";
 import type { SessionCounters } from "./decide.ts";
 import type { Pair } from "./pairs.ts";
+import type { Usage } from "./quotas.ts";
 
 export class LoginRepo {
   // Every Access-Request runs these: built and compiled once (see db/prepared.ts).
@@ -16,6 +17,7 @@ export class LoginRepo {
   private readonly memberships;
   private readonly groupCheck;
   private readonly groupReply;
+  private readonly usageOf;
 
   constructor(
     private readonly db: Kysely<Schema>,
@@ -62,6 +64,44 @@ export class LoginRepo {
     );
     this.groupCheck = prepared(db, byGroup("radgroupcheck"), sample);
     this.groupReply = prepared(db, byGroup("radgroupreply"), sample);
+    this.usageOf = prepared(
+      db,
+      (accountId: number, username: string, day: number, month: number) => {
+        const pg = dialect === "postgres";
+        const start = pg ? sql`extract(epoch from acctstarttime)` : sql`acctstarttime`;
+        const greatest = sql.raw(pg ? "greatest" : "max");
+        const time = sql`coalesce(acctsessiontime, 0)`;
+        const octets = sql`coalesce(acctinputoctets, 0) + coalesce(acctoutputoctets, 0)`;
+        // rlm_sqlcounter's dailycounter/monthlycounter sum: each session's part after the reset.
+        const overlap = (since: unknown) =>
+          sql<number>`coalesce(sum(case when ${start} + ${time} > ${since} then ${time} - ${greatest}(${since} - ${start}, 0) else 0 end), 0)`;
+        const startedSince = (since: unknown) =>
+          sql<number>`coalesce(sum(case when ${start} >= ${since} then ${octets} else 0 end), 0)`;
+        return db
+          .selectFrom("radacct")
+          .where("account_id", "=", accountId)
+          .where("username", "=", username)
+          .select([
+            overlap(day).as("day_time"),
+            overlap(month).as("month_time"),
+            sql<number>`coalesce(sum(${time}), 0)`.as("all_time"),
+            startedSince(day).as("day_octets"),
+            startedSince(month).as("month_octets"),
+            sql<number>`coalesce(sum(${octets}), 0)`.as("all_octets"),
+          ]);
+      },
+      4,
+    );
+  }
+
+  /** Everything the quotas count, for one user, in one compiled-once query (the Interim-Update check). */
+  async usage(accountId: number, username: string, day: number, month: number): Promise<Usage> {
+    const row = (await this.usageOf(accountId, username, day, month))[0];
+    const n = (v: unknown) => Math.max(0, Math.floor(Number(v ?? 0)));
+    return {
+      time: { day: n(row?.day_time), month: n(row?.month_time), all: n(row?.all_time) },
+      octets: { day: n(row?.day_octets), month: n(row?.month_octets), all: n(row?.all_octets) },
+    };
   }
 
   /** The Wisp user behind a username (exact match, as FreeRADIUS's queries): id and status. */
@@ -86,6 +126,10 @@ export class LoginRepo {
       }),
     );
     return { check: check.map(toPair), reply: reply.map(toPair), groups };
+  }
+
+  octetsSince(accountId: number, usernames: string[], since: number): Promise<number> {
+    return sumOctets(this.db, this.dialect, accountId, usernames, since);
   }
 
   counters(accountId: number, username: string): SessionCounters {
@@ -117,12 +161,48 @@ export class LoginRepo {
           .executeTakeFirstOrThrow();
         return Number(row.total);
       },
+      sessionTimeSince: async (since) => {
+        // rlm_sqlcounter's dailycounter query: the part of each session after `since`.
+        const start =
+          this.dialect === "postgres"
+            ? sql<number>`extract(epoch from acctstarttime)`
+            : sql<number>`acctstarttime`;
+        const greatest = this.dialect === "postgres" ? sql.raw("greatest") : sql.raw("max");
+        const row = await sessions()
+          .where(sql<boolean>`${start} + acctsessiontime > ${since}`)
+          .select(
+            sql<number>`coalesce(sum(acctsessiontime - ${greatest}(${since} - ${start}, 0)), 0)`.as("total"),
+          )
+          .executeTakeFirstOrThrow();
+        return Math.max(0, Math.floor(Number(row.total)));
+      },
+      octetsSince: (since) => this.octetsSince(accountId, [username], since),
       firstSessionStart: async () => {
         const row = await sessions().select(epoch.as("first")).executeTakeFirst();
         return row?.first === null || row?.first === undefined ? null : Math.floor(Number(row.first));
       },
     };
   }
+}
+
+/** Octets in plus out of the sessions of these usernames that started at or after `since`. */
+export async function sumOctets(
+  db: Kysely<Schema>,
+  dialect: DialectName,
+  accountId: number,
+  usernames: string[],
+  since: number,
+): Promise<number> {
+  let query = db.selectFrom("radacct").where("account_id", "=", accountId).where("username", "in", usernames);
+  if (since > 0) {
+    query = query.where("acctstarttime", ">=", dialect === "postgres" ? new Date(since * 1000) : since);
+  }
+  const row = await query
+    .select(
+      sql<number>`coalesce(sum(coalesce(acctinputoctets, 0) + coalesce(acctoutputoctets, 0)), 0)`.as("total"),
+    )
+    .executeTakeFirstOrThrow();
+  return Number(row.total);
 }
 
 function toPair(row: { attribute: string; op: string; value: string }): Pair {

@@ -28,7 +28,12 @@ export type VoucherCheck = (input: {
 export interface Client {
   id: number;
   account_id: number;
+  /** Seconds sent as Acct-Interim-Interval in Access-Accepts (RFC 2869 section 5.16); 0: none. */
+  interim_interval?: number;
 }
+
+/** Told of every Interim-Update once stored (the quota check on the accounting path). */
+export type UsageHook = (usage: { accountId: number; username: string; sessionId: number }) => void;
 
 export interface LoginResult {
   accepted: boolean;
@@ -114,6 +119,7 @@ export class AaaService {
   voucherLogin: VoucherLogin | undefined;
   /** The voucher rules without writing (a portal's pre-check). */
   voucherCheck: VoucherCheck | undefined;
+  onUsage: UsageHook | undefined;
 
   constructor(db: Kysely<Schema>, dialect: DialectName) {
     this.logins = new LoginRepo(db, dialect);
@@ -161,6 +167,13 @@ export class AaaService {
           })
         : Promise.resolve(null),
     );
+    const interval = client.interim_interval ?? 0;
+    if (result.accepted && interval > 0 && firstValue(result.reply, "Acct-Interim-Interval") === undefined) {
+      result.reply = [
+        ...result.reply,
+        { attribute: "Acct-Interim-Interval", op: "=", value: String(interval) },
+      ];
+    }
     const attempt = attemptOf(
       client,
       request,
@@ -308,6 +321,7 @@ export class AaaService {
       voucherId: null,
       ...place,
     };
+    let sessionId: number | undefined;
     await this.writes.run(async (trx) => {
       const r = this.recording;
       const existing = await r.findSession(trx, accountId, values.acctuniqueid, values.formerAcctuniqueid);
@@ -316,6 +330,7 @@ export class AaaService {
       if (!existing) {
         const start = status === "start" ? values.eventTime : values.eventTime - values.sessionTime;
         const id = await r.insertSession(trx, values, context, start, stopped ? values.eventTime : null);
+        sessionId = id;
         events.push(sessionEvent("session.started", id, values, context, start));
         if (stopped) events.push(sessionEvent("session.stopped", id, values, context, start));
       } else if (status === "start") {
@@ -326,13 +341,22 @@ export class AaaService {
           connectinfo_start: values.connectinfo,
         });
       } else {
+        sessionId = existing.radacctid;
         const lastUpdate = r.seconds(existing.acctupdatetime);
+        // In order, the packet's counters replace the row's (as FreeRADIUS's queries do). A packet
+        // older than the last one applied (it arrived late, after a newer one or the Stop) never
+        // takes time or octets back: quotas would otherwise see usage shrink.
+        const newer = lastUpdate === null || values.eventTime >= lastUpdate;
+        const counter = (reported: number, stored: number | null) =>
+          newer ? reported : Math.max(reported, Number(stored ?? 0));
         await r.updateSession(trx, existing.radacctid, {
-          acctupdatetime: r.time(values.eventTime),
-          ...(lastUpdate === null || stopped ? {} : { acctinterval: values.eventTime - lastUpdate }),
-          acctsessiontime: values.sessionTime,
-          acctinputoctets: values.inputOctets,
-          acctoutputoctets: values.outputOctets,
+          ...(newer ? { acctupdatetime: r.time(values.eventTime) } : {}),
+          ...(lastUpdate === null || stopped || !newer
+            ? {}
+            : { acctinterval: values.eventTime - lastUpdate }),
+          acctsessiontime: counter(values.sessionTime, existing.acctsessiontime),
+          acctinputoctets: counter(values.inputOctets, existing.acctinputoctets),
+          acctoutputoctets: counter(values.outputOctets, existing.acctoutputoctets),
           ...(stopped
             ? {
                 acctstoptime: r.time(values.eventTime),
@@ -348,6 +372,10 @@ export class AaaService {
       }
       await insertEvents(trx, events);
     });
+    // The login checked the quotas; each Interim-Update checks them again (a Stop ends the session).
+    if (sessionId !== undefined && status === "interim-update" && values.username) {
+      this.onUsage?.({ accountId, username: values.username, sessionId });
+    }
   }
 
   private async closeNasSessions(trx: Transaction<Schema>, accountId: number, values: SessionValues) {

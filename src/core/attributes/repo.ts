@@ -6,6 +6,7 @@ import type { DialectName } from "../../db/database.ts";
 import { lockedInTransaction } from "../../db/locking.ts";
 import type { Schema } from "../../db/schema.ts";
 import { ordered, type SortPlan } from "../../db/sort.ts";
+import { queueCoa } from "../sessions/jobs.ts";
 import { offsetOf, type PageRequest } from "../shared/pages.ts";
 import type { Sort } from "../shared/sort.ts";
 import type { AttributeSortField, AttributeTable, StoredItem } from "./rules.ts";
@@ -194,5 +195,10 @@ export class AttributesRepo {
       op: row.op.trimEnd(),
       value: row.value,
     };
+  }
+
+  /** Queues a CoA-Request of the user's changed reply attributes to their open sessions. */
+  pushToSessions(accountId: number, username: string): Promise<void> {
+    return queueCoa(this.db, this.dialect, accountId, [username]);
   }
 }

@@ -1,7 +1,9 @@
 // What may be stored in the four FreeRADIUS attribute tables. Users (radcheck, radreply) and groups
 // (radgroupcheck, radgroupreply) share these rules: one bad row makes FreeRADIUS reject the user
 // outright, so every row is checked against the dictionary before it is written.
+
 import { type AttributeDef, findValue, parseAttributeName } from "../aaa/dictionary.ts";
+import { quotaValueProblem } from "../aaa/quotas.ts";
 import { CHECK_OPERATORS, checkAttributeValue, MAX_VALUE_BYTES, REPLY_OPERATORS } from "../aaa/values.ts";
 import { type FieldProblem, ValidationError } from "../shared/errors.ts";
 
@@ -107,7 +109,10 @@ export function checkItem(table: AttributeTable, input: ItemInput): StoredItem {
   if (!operators.includes(input.operator)) {
     problems.push({ field: "operator", message: `must be one of ${operators.join(" ")} in ${table}` });
   }
-  const valueIssue = parsed ? checkAttributeValue(parsed.def, input.value, input.operator) : null;
+  const valueIssue = parsed
+    ? (checkAttributeValue(parsed.def, input.value, input.operator) ??
+      quotaValueProblem(parsed.def.name, input.value))
+    : null;
   if (valueIssue) problems.push({ field: "value", message: valueIssue });
   if (problems.length > 0 || !parsed || stored === undefined) throw invalid(problems);
   return {

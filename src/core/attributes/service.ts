@@ -1,6 +1,7 @@
 // Check and reply attributes of users (radcheck, radreply) and of groups (radgroupcheck,
 // radgroupreply): what FreeRADIUS compares a request with and what it answers. Both kinds go
 // through the same rules (rules.ts) and the same repository.
+import { isCoaAttribute } from "../sessions/jobs.ts";
 import { ConflictError, NotFoundError, ValidationError } from "../shared/errors.ts";
 import type { Page, PageRequest } from "../shared/pages.ts";
 import { parseSort } from "../shared/sort.ts";
@@ -142,15 +143,23 @@ export class AttributesService {
       if (!user) throw userNotFound(input.userid);
       const owner: Owner = { kind: "user", name: user.username };
       if (await repo.hasSame(accountId, table, owner, stored)) throw duplicate(table);
-      return userItem(await repo.insert(accountId, table, owner, stored), user.id);
+      const item = userItem(await repo.insert(accountId, table, owner, stored), user.id);
+      // A live user's new limit reaches their sessions now (CoA-Request), not at the next login.
+      if (table === "radreply" && isCoaAttribute(stored.attribute))
+        await repo.pushToSessions(accountId, user.username);
+      return item;
     });
   }
 
   async removeFromUser(accountId: number, table: string, id: number): Promise<void> {
     const name = oneTable(USER_TABLES, table);
     await this.repo.transaction(async (repo) => {
-      await userAttribute(repo, accountId, name, id);
+      const item = await userAttribute(repo, accountId, name, id);
       await repo.delete(accountId, name, id);
+      if (name === "radreply" && isCoaAttribute(item.attribute)) {
+        const user = await repo.findUser(accountId, item.userid);
+        if (user) await repo.pushToSessions(accountId, user.username);
+      }
     });
   }
 

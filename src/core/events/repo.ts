@@ -14,6 +14,7 @@ export type EventKind =
   | "voucher.activated"
   | "session.started"
   | "session.stopped"
+  | "session.disconnected"
   | "report.ready";
 
 export interface NewEvent {

@@ -8,6 +8,7 @@ export const RESOURCES = [
   "captiveportals",
   "vouchers",
   "reports",
+  "sessions",
 ] as const;
 export type Resource = (typeof RESOURCES)[number];
 export type Action = "read" | "write";

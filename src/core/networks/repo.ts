@@ -11,7 +11,20 @@ import type { NetworkSortField } from "./rules.ts";
 export type NetworkRow = Selectable<NasTable>;
 export type NetworkListRow = NetworkRow & { account_name: string };
 export type NetworkChanges = Omit<Updateable<NasTable>, "id" | "account_id" | "created">;
-export type NewNetworkRow = Omit<NetworkRow, "id" | "type" | "ports" | "server" | "community" | "eap_method">;
+export type NewNetworkRow = Omit<
+  NetworkRow,
+  | "id"
+  | "type"
+  | "ports"
+  | "server"
+  | "community"
+  | "eap_method"
+  | "coa_enabled"
+  | "coa_port"
+  | "interim_interval"
+  | "stale_after"
+> &
+  Partial<Pick<NetworkRow, "coa_enabled" | "coa_port" | "interim_interval" | "stale_after">>;
 
 export interface NetworkFilter {
   search?: string | undefined;

@@ -44,3 +44,14 @@ export function shortnameOf(name: string): string {
 /** What a networks list may be sorted by. */
 export const NETWORK_SORT_FIELDS = ["id", "name", "created", "updated"] as const;
 export type NetworkSortField = (typeof NETWORK_SORT_FIELDS)[number];
+
+/** RFC 5176 section 3: the Dynamic Authorization Server's port unless the NAS says otherwise. */
+export const DEFAULT_COA_PORT = 3799;
+/**
+ * Acct-Interim-Interval, seconds: RFC 2869 section 5.16 says it SHOULD NOT be below 60 (and
+ * hostapd and most gateways raise smaller values to 60); one day at most. 0: none sent.
+ */
+export const MIN_INTERIM_INTERVAL = 60;
+export const MAX_INTERIM_INTERVAL = 86_400;
+/** A session is stale after this many seconds without accounting; 0: three interim intervals. */
+export const MAX_STALE_AFTER = 7 * 86_400;

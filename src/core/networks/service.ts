@@ -12,10 +12,14 @@ import { addressRange, canonicalNasIp, containingNetworks } from "./address.ts";
 import type { NetworkChanges, NetworkFilter, NetworkListRow, NetworkRow, NetworksRepo } from "./repo.ts";
 import {
   checkSecret,
+  DEFAULT_COA_PORT,
   generateSecret,
   MAX_DESCRIPTION,
+  MAX_INTERIM_INTERVAL,
   MAX_NAS_IDENTIFIER,
   MAX_NETWORK_NAME,
+  MAX_STALE_AFTER,
+  MIN_INTERIM_INTERVAL,
   NETWORK_SORT_FIELDS,
   shortnameOf,
 } from "./rules.ts";
@@ -28,6 +32,13 @@ export interface Network {
   nas_identifier: string;
   description: string;
   require_message_authenticator: boolean;
+  /** Wisp may send Disconnect-/CoA-Requests (RFC 5176) to the session's NAS on coa_port. */
+  coa_enabled: boolean;
+  coa_port: number;
+  /** Acct-Interim-Interval sent in every Access-Accept, seconds; 0: none. */
+  interim_interval: number;
+  /** Seconds without accounting before an open session is closed; 0: three interim intervals. */
+  stale_after: number;
   created: string;
   updated: string;
 }
@@ -46,6 +57,10 @@ export interface NetworkInput {
   nas_identifier?: string | undefined;
   description?: string | undefined;
   require_message_authenticator?: boolean | undefined;
+  coa_enabled?: boolean | undefined;
+  coa_port?: number | undefined;
+  interim_interval?: number | undefined;
+  stale_after?: number | undefined;
 }
 
 /** The only shapes in which a secret leaves the service (besides the RADIUS door's row). */
@@ -65,6 +80,10 @@ function present(row: NetworkRow): Network {
     nas_identifier: row.nas_identifier,
     description: row.description ?? "",
     require_message_authenticator: row.require_message_authenticator !== 0,
+    coa_enabled: row.coa_enabled !== 0,
+    coa_port: row.coa_port,
+    interim_interval: row.interim_interval,
+    stale_after: row.stale_after,
     created: row.created,
     updated: row.updated,
   };
@@ -117,6 +136,30 @@ function check(input: NetworkInput): NetworkInput {
     typeof input.require_message_authenticator !== "boolean"
   ) {
     problems.push({ field: "require_message_authenticator", message: "must be true or false" });
+  }
+  if (input.coa_enabled !== undefined && typeof input.coa_enabled !== "boolean") {
+    problems.push({ field: "coa_enabled", message: "must be true or false" });
+  }
+  const whole = (value: unknown, min: number, max: number) =>
+    Number.isInteger(value) && (value as number) >= min && (value as number) <= max;
+  if (input.coa_port !== undefined && !whole(input.coa_port, 1, 65535)) {
+    problems.push({ field: "coa_port", message: "must be a UDP port from 1 to 65535" });
+  }
+  if (
+    input.interim_interval !== undefined &&
+    input.interim_interval !== 0 &&
+    !whole(input.interim_interval, MIN_INTERIM_INTERVAL, MAX_INTERIM_INTERVAL)
+  ) {
+    problems.push({
+      field: "interim_interval",
+      message: `must be 0 (none sent) or whole seconds from ${MIN_INTERIM_INTERVAL} to ${MAX_INTERIM_INTERVAL}`,
+    });
+  }
+  if (input.stale_after !== undefined && !whole(input.stale_after, 0, MAX_STALE_AFTER)) {
+    problems.push({
+      field: "stale_after",
+      message: `must be 0 (three interim intervals) or whole seconds up to ${MAX_STALE_AFTER}`,
+    });
   }
   const first = problems[0];
   if (first) throw new ValidationError(`${first.field} ${first.message}`, problems);
@@ -225,6 +268,10 @@ export class NetworksService {
           name,
           nas_identifier: clean.nas_identifier ?? "",
           require_message_authenticator: clean.require_message_authenticator ? 1 : 0,
+          coa_enabled: clean.coa_enabled ? 1 : 0,
+          coa_port: clean.coa_port ?? DEFAULT_COA_PORT,
+          interim_interval: clean.interim_interval ?? 0,
+          stale_after: clean.stale_after ?? 0,
           created: now,
           updated: now,
         });
@@ -263,6 +310,10 @@ export class NetworksService {
         if (clean.require_message_authenticator !== undefined) {
           changes.require_message_authenticator = clean.require_message_authenticator ? 1 : 0;
         }
+        if (clean.coa_enabled !== undefined) changes.coa_enabled = clean.coa_enabled ? 1 : 0;
+        if (clean.coa_port !== undefined) changes.coa_port = clean.coa_port;
+        if (clean.interim_interval !== undefined) changes.interim_interval = clean.interim_interval;
+        if (clean.stale_after !== undefined) changes.stale_after = clean.stale_after;
         const row = await repo.update(accountId, id, changes);
         if (!row) throw notFound(id);
         const network = present(row);

@@ -7,6 +7,7 @@ import type { Schema, UsersTable } from "../../db/schema.ts";
 import { ordered, orderTerms, type SortPlan } from "../../db/sort.ts";
 import { TurnBatch } from "../../db/turn-batch.ts";
 import { type EventKind, insertEvents } from "../events/repo.ts";
+import { queueDisconnect } from "../sessions/jobs.ts";
 import { offsetOf, type PageRequest } from "../shared/pages.ts";
 import type { Sort } from "../shared/sort.ts";
 import { likePattern } from "../shared/text.ts";
@@ -330,6 +331,11 @@ export class UsersRepo {
   }
 
   /** The change's event, written with this repository's connection (the change's transaction). */
+  /** Queues the disconnection of the user's open sessions, in this repository's transaction. */
+  disconnectSessions(accountId: number, username: string, reason: string): Promise<void> {
+    return queueDisconnect(this.db, this.dialect, accountId, { usernames: [username], reason });
+  }
+
   async recordEvent(accountId: number, kind: EventKind, data: Record<string, unknown>): Promise<void> {
     await insertEvents(this.db, [{ accountId, kind, data }]);
   }

@@ -222,6 +222,10 @@ export class UsersService {
         const row = await repo.update(accountId, id, changes);
         if (!row) throw new NotFoundError(`user ${id} not found`);
         if (input.password !== undefined) await repo.setPassword(accountId, row.username, input.password);
+        // A disabled user is rejected at login; the sessions open now are cut too (a job, queued here).
+        if (input.status === "disabled" && current.status !== "disabled") {
+          await repo.disconnectSessions(accountId, current.username, "user disabled");
+        }
         const user = present(row);
         await repo.recordEvent(accountId, "user.updated", { ...user });
         return user;
@@ -239,6 +243,7 @@ export class UsersService {
       if (!current) throw new NotFoundError(`user ${id} not found`);
       await repo.deleteRadiusRows(accountId, current.username);
       await repo.delete(accountId, id);
+      await repo.disconnectSessions(accountId, current.username, "user deleted");
       await repo.recordEvent(accountId, "user.deleted", { ...present(current) });
     });
   }

@@ -7,6 +7,9 @@ import type { DialectName } from "../../db/database.ts";
 import type { Schema } from "../../db/schema.ts";
 import type { Credentials } from "../aaa/decide.ts";
 import { ntPasswordHash } from "../aaa/nt-hash.ts";
+import type { Pair } from "../aaa/pairs.ts";
+import { dataReply } from "../aaa/quotas.ts";
+import { sumOctets } from "../aaa/repo.ts";
 import type { VoucherCheck, VoucherLogin } from "../aaa/service.ts";
 import { insertEvents } from "../events/repo.ts";
 import { sameOctets } from "../shared/secrets.ts";
@@ -113,6 +116,15 @@ export function createVoucherLogin(dialect: DialectName): VoucherLogin {
       if (!row) return null;
       const mac = clientMac ?? UNKNOWN_DEVICE;
       const verdict = judgeVoucher(row, credentials, await repo.knowsDevice(trx, row.id, mac), now);
+      // data_limit: octets in plus out over every session of the voucher (its code as username).
+      let dataLeft: number | undefined;
+      if (verdict.accepted && row.data_limit !== null && row.data_limit !== undefined) {
+        const spellings = [...new Set([code, username, code.toLowerCase()])];
+        dataLeft = Number(row.data_limit) - (await sumOctets(trx, dialect, accountId, spellings, 0));
+        if (dataLeft <= 0) {
+          return { voucherId: row.id, accepted: false, reply: [], reason: "quota exhausted: voucher data" };
+        }
+      }
       if (!verdict.accepted) {
         if (verdict.lapsed) await repo.update(trx, row.id, { status: "expired" });
         return { voucherId: row.id, accepted: false, reply: [], reason: verdict.reason };
@@ -131,10 +143,11 @@ export function createVoucherLogin(dialect: DialectName): VoucherLogin {
         await insertEvents(trx, [{ accountId, kind: "voucher.activated", data }], at);
       }
       const sessionTimeout = Math.min(row.session_timeout ?? Number.POSITIVE_INFINITY, expiresAt - now);
+      const reply: Pair[] = [{ attribute: "Session-Timeout", op: "=", value: String(sessionTimeout) }];
       return {
         voucherId: row.id,
         accepted: true,
-        reply: [{ attribute: "Session-Timeout", op: "=", value: String(sessionTimeout) }],
+        reply: dataLeft === undefined ? reply : dataReply(reply, dataLeft),
         reason: null,
       };
     });

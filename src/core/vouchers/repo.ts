@@ -2,16 +2,21 @@ import { CompiledQuery, type Kysely, type Selectable, sql } from "kysely";
 import type { DialectName } from "../../db/database.ts";
 import type { Schema, VoucherBatchesTable, VouchersTable } from "../../db/schema.ts";
 import { ordered, type SortPlan } from "../../db/sort.ts";
+import { queueDisconnect } from "../sessions/jobs.ts";
 import { offsetOf, type PageRequest } from "../shared/pages.ts";
 import type { Sort } from "../shared/sort.ts";
 import { likePattern } from "../shared/text.ts";
 import type { VoucherSortField } from "./rules.ts";
 
 export type VoucherRow = Selectable<VouchersTable>;
-export type NewVoucher = Omit<VoucherRow, "id" | "first_used" | "expires" | "devices_used">;
+export type NewVoucher = Omit<VoucherRow, "id" | "first_used" | "expires" | "devices_used" | "data_limit"> & {
+  data_limit: number | null;
+};
 /** What every voucher of one insert has in common: all columns but the code. */
 export type VoucherTemplate = Omit<NewVoucher, "code">;
-export type NewBatch = Omit<Selectable<VoucherBatchesTable>, "id">;
+export type NewBatch = Omit<Selectable<VoucherBatchesTable>, "id" | "data_limit"> & {
+  data_limit: number | null;
+};
 
 /**
  * Which stored statuses a list keeps. `timed` adds rows of other stored statuses depending on
@@ -51,9 +56,10 @@ const SHARED_COLUMNS = [
   "session_timeout",
   "batch_id",
   "created",
+  "data_limit",
 ] as const;
 /** [SQL type for PostgreSQL's casts]: untyped parameters in a SELECT list would arrive as text. */
-const PG_TYPES = ["integer", "varchar", "integer", "integer", "integer", "integer", "varchar"];
+const PG_TYPES = ["integer", "varchar", "integer", "integer", "integer", "integer", "varchar", "bigint"];
 /**
  * Rows per INSERT. Each statement binds 7 shared parameters + one per code, far below SQLite's
  * 32,766 and PostgreSQL's 65,535 bound parameters, and keeps the statement text ~30 KB.
@@ -170,6 +176,25 @@ export class VouchersRepo {
     }
     // Codes are unique per account, and all these rows belong to one account.
     return codes.map((code) => ids.get(code)!);
+  }
+
+  /** Sets a voucher's stored status; the row as it was before, or undefined when there is none. */
+  async setStatus(accountId: number, id: number, status: string): Promise<VoucherRow | undefined> {
+    const row = await this.findById(accountId, id);
+    if (!row) return undefined;
+    await this.db
+      .updateTable("vouchers")
+      .set({ status })
+      .where("account_id", "=", accountId)
+      .where("id", "=", id)
+      .execute();
+    return row;
+  }
+
+  /** Queues the disconnection of the voucher's open sessions (their username is the code, any case). */
+  disconnectSessions(accountId: number, code: string, reason: string): Promise<void> {
+    const usernames = [...new Set([code, code.toLowerCase()])];
+    return queueDisconnect(this.db, this.dialect, accountId, { usernames, reason });
   }
 
   /** True when a row was deleted. */

@@ -24,6 +24,8 @@ export const MIN_SESSION_TIMEOUT = 60;
 export const MAX_USAGE_LIMIT = 1000;
 export const DEFAULT_USAGE_LIMIT = 1;
 export const MAX_BATCH = 10_000;
+/** Octets in plus out over every session of a voucher: at most 2^53 - 1 (8 PiB). */
+export const MAX_DATA_LIMIT = Number.MAX_SAFE_INTEGER;
 
 /**
  * unused: never logged in. active: first login done, `expires` set. expired: `expires` has passed

@@ -15,6 +15,7 @@ import {
   LAPSING_STATUSES,
   MAX_BATCH,
   MAX_CODE,
+  MAX_DATA_LIMIT,
   MAX_USAGE_LIMIT,
   MAX_VALIDITY,
   MIN_SESSION_TIMEOUT,
@@ -39,6 +40,8 @@ export interface Voucher {
   first_used: string | null;
   expires: string | null;
   devices_used: number;
+  /** Octets in plus out over every session of the voucher; null: unlimited. */
+  data_limit: number | null;
 }
 
 /** The terms every voucher carries; `session_timeout` null (or absent) = no per-session cap. */
@@ -46,6 +49,7 @@ export interface VoucherTerms {
   validity?: number | undefined;
   usage_limit?: number | undefined;
   session_timeout?: number | null | undefined;
+  data_limit?: number | null | undefined;
 }
 
 export interface VoucherInput extends VoucherTerms {
@@ -117,6 +121,7 @@ function present(row: VoucherRow, now: string): Voucher {
     first_used: row.first_used,
     expires: row.expires,
     devices_used: row.devices_used,
+    data_limit: row.data_limit === null || row.data_limit === undefined ? null : Number(row.data_limit),
   };
 }
 
@@ -134,6 +139,7 @@ function fresh(id: number, code: string, v: VoucherTemplate): Voucher {
     first_used: null,
     expires: null,
     devices_used: 0,
+    data_limit: v.data_limit,
   };
 }
 
@@ -142,7 +148,13 @@ function isWhole(value: unknown, min: number, max: number): value is number {
 }
 
 function checkTerms(input: VoucherTerms, problems: FieldProblem[]): void {
-  const { validity, usage_limit, session_timeout } = input;
+  const { validity, usage_limit, session_timeout, data_limit } = input;
+  if (data_limit !== undefined && data_limit !== null && !isWhole(data_limit, 1, MAX_DATA_LIMIT)) {
+    problems.push({
+      field: "data_limit",
+      message: `must be a whole number of octets from 1 to ${MAX_DATA_LIMIT}, or null for no limit`,
+    });
+  }
   if (validity === undefined) problems.push({ field: "validity", message: "is required" });
   else if (!isWhole(validity, MIN_VALIDITY, MAX_VALIDITY)) {
     problems.push({
@@ -251,7 +263,12 @@ export class VouchersService {
     const now = isoNow();
     return this.writing(undefined, async (repo) => {
       const codes = await this.uniqueCodes(repo, accountId, prefix, quantity);
-      const { validity, usage_limit, session_timeout } = this.template(accountId, input, null, now);
+      const { validity, usage_limit, session_timeout, data_limit } = this.template(
+        accountId,
+        input,
+        null,
+        now,
+      );
       const batchId = await repo.insertBatch({
         account_id: accountId,
         prefix,
@@ -259,6 +276,7 @@ export class VouchersService {
         validity,
         usage_limit,
         session_timeout,
+        data_limit,
         created: now,
       });
       const template = this.template(accountId, input, batchId, now);
@@ -270,8 +288,39 @@ export class VouchersService {
     });
   }
 
+  /**
+   * Deletes the voucher; its open sessions are disconnected (a job queued in the same transaction).
+   */
   async delete(accountId: number, id: number): Promise<void> {
-    if (!(await this.repo.delete(accountId, id))) throw new NotFoundError(`voucher ${id} not found`);
+    await this.repo.transaction(async (repo) => {
+      const row = await repo.findById(accountId, id);
+      if (!row || !(await repo.delete(accountId, id))) throw new NotFoundError(`voucher ${id} not found`);
+      if (row.first_used !== null) await repo.disconnectSessions(accountId, row.code, "voucher deleted");
+    });
+  }
+
+  /**
+   * Disables a voucher (refused at login from now on, its open sessions disconnected through a job
+   * queued in the same transaction) or enables it again (its status as the clock and its devices say).
+   */
+  async setEnabled(accountId: number, id: number, enabled: boolean): Promise<Voucher> {
+    return this.repo.transaction(async (repo) => {
+      const row = await repo.findById(accountId, id);
+      if (!row) throw new NotFoundError(`voucher ${id} not found`);
+      const full = row.usage_limit > 0 && row.devices_used >= row.usage_limit;
+      const status = !enabled
+        ? "disabled"
+        : row.first_used === null
+          ? "unused"
+          : full
+            ? "exhausted"
+            : "active";
+      if (status !== row.status) await repo.setStatus(accountId, id, status);
+      if (!enabled && row.status !== "disabled" && row.first_used !== null) {
+        await repo.disconnectSessions(accountId, row.code, "voucher disabled");
+      }
+      return present({ ...row, status }, isoNow());
+    });
   }
 
   /** The columns every voucher of one insert shares. */
@@ -287,6 +336,7 @@ export class VouchersService {
       validity: terms.validity!,
       usage_limit: terms.usage_limit ?? DEFAULT_USAGE_LIMIT,
       session_timeout: terms.session_timeout ?? null,
+      data_limit: terms.data_limit ?? null,
       batch_id: batchId,
       created: now,
     };

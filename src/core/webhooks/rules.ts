@@ -13,6 +13,7 @@ export const EVENT_KINDS = [
   "voucher.activated",
   "session.started",
   "session.stopped",
+  "session.disconnected",
   "report.ready",
 ] as const satisfies readonly EventKind[];
 // Fails to compile when events/repo.ts gains a kind this list lacks.

@@ -27,6 +27,17 @@ const Network = Type.Object(
     require_message_authenticator: Type.Boolean({
       description: "Access-Requests without a Message-Authenticator are dropped",
     }),
+    coa_enabled: Type.Boolean({
+      description: "Wisp may send RFC 5176 Disconnect-Requests and CoA-Requests to the network's NAS",
+    }),
+    coa_port: Type.Integer({ description: "the NAS's Dynamic Authorization Server port (RFC 5176: 3799)" }),
+    interim_interval: Type.Integer({
+      description: "seconds sent as Acct-Interim-Interval in every Access-Accept; 0: none sent",
+    }),
+    stale_after: Type.Integer({
+      description:
+        "seconds without accounting after which an open session is closed (Lost-Carrier); 0: three interim intervals",
+    }),
     created: Type.String({ format: "date-time" }),
     updated: Type.String({ format: "date-time" }),
   },

@@ -7,6 +7,7 @@ import {
   DEFAULT_USAGE_LIMIT,
   MAX_BATCH,
   MAX_CODE,
+  MAX_DATA_LIMIT,
   MAX_PREFIX,
   MAX_USAGE_LIMIT,
   MAX_VALIDITY,
@@ -48,6 +49,9 @@ const Voucher = Type.Object(
     first_used: Nullable<string>("string", { format: "date-time", description: "first successful login" }),
     expires: Nullable<string>("string", { format: "date-time", description: "first_used + validity" }),
     devices_used: Type.Integer({ description: "distinct devices that have logged in" }),
+    data_limit: Nullable<number>("integer", {
+      description: "octets in plus out over every session of the voucher; null = unlimited",
+    }),
   },
   { $id: "Voucher" },
 );
@@ -73,7 +77,28 @@ const terms = {
       description: `longest single session in seconds, ${MIN_SESSION_TIMEOUT} up to the validity; null = no cap`,
     }),
   ),
+  data_limit: Type.Optional(
+    Nullable<number>("integer", {
+      minimum: 1,
+      maximum: MAX_DATA_LIMIT,
+      description:
+        "octets in plus out (gigawords included) over every session of the voucher; refused at login " +
+        "and disconnected once used up; sent as what remains (ChilliSpot-Max-Total-Octets, " +
+        "Mikrotik-Total-Limit); null = unlimited",
+    }),
+  ),
 };
+
+const UpdateVoucher = Type.Object(
+  {
+    status: StringEnum(["disabled", "enabled"] as const, {
+      description:
+        "disabled: refused at login, and its open sessions are disconnected; enabled: usable again " +
+        "(its status follows its first use, devices and expiry)",
+    }),
+  },
+  { additionalProperties: false },
+);
 
 const CreateVoucher = Type.Object(
   {
@@ -197,13 +222,34 @@ export async function vouchersRoutes(app: FastifyInstance, { vouchers }: { vouch
     },
   );
 
+  for (const method of ["PUT", "PATCH"] as const) {
+    app.route<{ Params: VoucherParams; Body: Static<typeof UpdateVoucher> }>({
+      method,
+      url: "/api/vouchers/:voucher_id",
+      config: write,
+      schema: {
+        tags,
+        summary: "Disable or enable a voucher",
+        params: VoucherParams,
+        body: UpdateVoucher,
+        response: { 200: Type.Ref("Voucher"), ...errorResponses },
+      },
+      handler: (request) =>
+        vouchers.setEnabled(
+          request.principal.accountId,
+          request.params.voucher_id,
+          request.body.status === "enabled",
+        ),
+    });
+  }
+
   app.delete<{ Params: VoucherParams }>(
     "/api/vouchers/:voucher_id",
     {
       config: write,
       schema: {
         tags,
-        summary: "Delete a voucher (a session already open runs to its end)",
+        summary: "Delete a voucher (its open sessions are disconnected)",
         params: VoucherParams,
         response: { 204: Type.Null({ description: "deleted" }), ...errorResponses },
       },

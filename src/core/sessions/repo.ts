@@ -1,0 +1,268 @@
+// The sessions of radacct as the API, the console and the worker read them, always within one
+// account; the outcome of disconnects; the sweeps' queries (stale sessions, expired users).
+import { type Kysely, type Selectable, sql } from "kysely";
+import type { DialectName } from "../../db/database.ts";
+import type { RadacctTable, Schema } from "../../db/schema.ts";
+import { ordered, type SortPlan } from "../../db/sort.ts";
+import { insertEvents, type NewEvent } from "../events/repo.ts";
+import { offsetOf, type PageRequest } from "../shared/pages.ts";
+import type { Sort } from "../shared/sort.ts";
+import type { SessionSortField } from "./rules.ts";
+
+export type SessionRow = Selectable<RadacctTable>;
+
+export interface SessionFilter {
+  status?: "active" | "closed" | undefined;
+  userId?: number | undefined;
+  networkId?: number | undefined;
+  apMac?: string | undefined;
+  clientMac?: string | undefined;
+  /** Unix seconds: sessions started at or after. */
+  since?: number | undefined;
+}
+
+const SORT: SortPlan<SessionSortField> = {
+  keys: {
+    id: { column: "radacctid" },
+    start: { column: "acctstarttime", nullable: true },
+    stop: { column: "acctstoptime", nullable: true },
+    update: { column: "acctupdatetime", nullable: true },
+    username: { column: "username", text: true, nullable: true },
+    duration: { column: "acctsessiontime", nullable: true },
+    input_bytes: { column: "acctinputoctets", nullable: true },
+    output_bytes: { column: "acctoutputoctets", nullable: true },
+  },
+  defaultOrder: [{ field: "id", descending: true }],
+  unique: [{ column: "radacctid" }],
+};
+
+export interface OnlineCount {
+  network_id: number | null;
+  network: string | null;
+  ap_mac: string | null;
+  sessions: number;
+}
+
+export class SessionsRepo {
+  constructor(
+    readonly db: Kysely<Schema>,
+    readonly dialect: DialectName,
+  ) {}
+
+  transaction<T>(fn: (repo: SessionsRepo) => Promise<T>): Promise<T> {
+    return this.db.transaction().execute((trx) => fn(new SessionsRepo(trx, this.dialect)));
+  }
+
+  /** Unix seconds as the column type: integers on SQLite, timestamptz on PostgreSQL. */
+  time(seconds: number): number | Date {
+    return this.dialect === "sqlite" ? seconds : new Date(seconds * 1000);
+  }
+
+  private filtered(accountId: number, filter: SessionFilter) {
+    let query = this.db.selectFrom("radacct").where("account_id", "=", accountId);
+    if (filter.status === "active") query = query.where("acctstoptime", "is", null);
+    if (filter.status === "closed") query = query.where("acctstoptime", "is not", null);
+    if (filter.userId !== undefined) query = query.where("user_id", "=", filter.userId);
+    if (filter.networkId !== undefined) query = query.where("network_id", "=", filter.networkId);
+    if (filter.apMac !== undefined) query = query.where("ap_mac", "=", filter.apMac);
+    if (filter.clientMac !== undefined) query = query.where("client_mac", "=", filter.clientMac);
+    if (filter.since !== undefined) query = query.where("acctstarttime", ">=", this.time(filter.since));
+    return query;
+  }
+
+  async list(
+    accountId: number,
+    filter: SessionFilter,
+    page: PageRequest,
+    sort?: Sort<SessionSortField>,
+  ): Promise<{ rows: SessionRow[]; total: number }> {
+    const query = this.filtered(accountId, filter);
+    const [rows, count] = await Promise.all([
+      ordered(query.selectAll(), this.dialect, SORT, sort).limit(page.limit).offset(offsetOf(page)).execute(),
+      query.select((eb) => eb.fn.countAll<number>().as("total")).executeTakeFirstOrThrow(),
+    ]);
+    return { rows, total: Number(count.total) };
+  }
+
+  get(accountId: number, id: number): Promise<SessionRow | undefined> {
+    return this.db
+      .selectFrom("radacct")
+      .selectAll()
+      .where("account_id", "=", accountId)
+      .where("radacctid", "=", id)
+      .executeTakeFirst();
+  }
+
+  /** A session by id in whichever account has it (operators' doors: the CLI). */
+  async accountOf(id: number): Promise<number | undefined> {
+    const row = await this.db
+      .selectFrom("radacct")
+      .select("account_id")
+      .where("radacctid", "=", id)
+      .executeTakeFirst();
+    return row?.account_id ?? undefined;
+  }
+
+  /** Open sessions per network and access point. */
+  async onlineCounts(accountId: number): Promise<OnlineCount[]> {
+    const rows = await this.db
+      .selectFrom("radacct")
+      .leftJoin("nas", (join) =>
+        join.onRef("nas.id", "=", "radacct.network_id").onRef("nas.account_id", "=", "radacct.account_id"),
+      )
+      .where("radacct.account_id", "=", accountId)
+      .where("radacct.acctstoptime", "is", null)
+      .groupBy(["radacct.network_id", "nas.name", "radacct.ap_mac"])
+      .select((eb) => [
+        "radacct.network_id",
+        "nas.name as network",
+        "radacct.ap_mac",
+        eb.fn.countAll<number>().as("sessions"),
+      ])
+      .orderBy("radacct.network_id")
+      .orderBy("radacct.ap_mac")
+      .execute();
+    return rows.map((r) => ({ ...r, sessions: Number(r.sessions) }));
+  }
+
+  /** Open sessions of these usernames (a user's, or a voucher's code in any of its spellings). */
+  openOfUsernames(accountId: number, usernames: string[]): Promise<SessionRow[]> {
+    if (usernames.length === 0) return Promise.resolve([]);
+    return this.db
+      .selectFrom("radacct")
+      .selectAll()
+      .where("account_id", "=", accountId)
+      .where("username", "in", usernames)
+      .where("acctstoptime", "is", null)
+      .execute();
+  }
+
+  network(accountId: number, id: number | null) {
+    if (id === null) return Promise.resolve(undefined);
+    return this.db
+      .selectFrom("nas")
+      .selectAll()
+      .where("account_id", "=", accountId)
+      .where("id", "=", id)
+      .executeTakeFirst();
+  }
+
+  /** Records a disconnect's outcome on the session, with its events, in one transaction. */
+  async recordDisconnect(
+    id: number,
+    outcome: { result: string; cause: string | null; at: string },
+    events: NewEvent[],
+  ): Promise<void> {
+    await this.transaction(async (repo) => {
+      await repo.db
+        .updateTable("radacct")
+        .set({
+          disconnect_result: outcome.result,
+          disconnect_cause: outcome.cause === null ? null : outcome.cause.slice(0, 200),
+          disconnect_at: outcome.at,
+        })
+        .where("radacctid", "=", id)
+        .execute();
+      await insertEvents(repo.db, events);
+    });
+  }
+
+  /**
+   * Open sessions whose last accounting (update, else start) is older than their network allows:
+   * stale_after seconds, or three interim intervals; networks with neither are never swept.
+   */
+  async staleSessions(now: number, limit: number): Promise<(SessionRow & { stale_seconds: number })[]> {
+    // Most installations sweep nothing: then radacct is not touched at all.
+    const sweeping = await this.db
+      .selectFrom("nas")
+      .select("id")
+      .where((eb) => eb.or([eb("stale_after", ">", 0), eb("interim_interval", ">", 0)]))
+      .limit(1)
+      .executeTakeFirst();
+    if (!sweeping) return [];
+    const last =
+      this.dialect === "postgres"
+        ? sql<number>`extract(epoch from coalesce(radacct.acctupdatetime, radacct.acctstarttime))`
+        : sql<number>`coalesce(radacct.acctupdatetime, radacct.acctstarttime)`;
+    const allowed = sql<number>`case when nas.stale_after > 0 then nas.stale_after else 3 * nas.interim_interval end`;
+    const rows = await this.db
+      .selectFrom("radacct")
+      .innerJoin("nas", (join) =>
+        join.onRef("nas.id", "=", "radacct.network_id").onRef("nas.account_id", "=", "radacct.account_id"),
+      )
+      .selectAll("radacct")
+      .select(allowed.as("stale_seconds"))
+      .where("radacct.acctstoptime", "is", null)
+      .where((eb) => eb.or([eb("nas.stale_after", ">", 0), eb("nas.interim_interval", ">", 0)]))
+      .where(sql<boolean>`${last} + ${allowed} < ${now}`)
+      .limit(limit)
+      .execute();
+    return rows.map((r) => ({ ...r, stale_seconds: Number(r.stale_seconds) }));
+  }
+
+  /** Closes a session the NAS stopped reporting (FreeRADIUS's own columns, as a Stop would). */
+  async close(
+    id: number,
+    stop: number,
+    sessionTime: number,
+    cause: string,
+    events: NewEvent[],
+  ): Promise<boolean> {
+    return this.transaction(async (repo) => {
+      const result = await repo.db
+        .updateTable("radacct")
+        .set({
+          acctstoptime: this.time(stop),
+          acctsessiontime: sessionTime,
+          acctterminatecause: cause,
+        })
+        .where("radacctid", "=", id)
+        .where("acctstoptime", "is", null)
+        .executeTakeFirst();
+      const closed = Number(result.numUpdatedRows) > 0;
+      if (closed) await insertEvents(repo.db, events);
+      return closed;
+    });
+  }
+
+  /** Ids of the queued or running jobs of a kind, oldest first. */
+  async activeJobs(kind: string): Promise<number[]> {
+    const rows = await this.db
+      .selectFrom("jobs")
+      .select("id")
+      .where("kind", "=", kind)
+      .where("status", "in", ["queued", "running"])
+      .orderBy("id")
+      .execute();
+    return rows.map((r) => r.id);
+  }
+
+  /** Open sessions of users with an Expiration check item (the sweep compares it with the clock). */
+  async openWithExpiration(limit: number) {
+    const any = await this.db
+      .selectFrom("radcheck")
+      .select("id")
+      .where("attribute", "=", "Expiration")
+      .limit(1)
+      .executeTakeFirst();
+    if (!any) return [];
+    return this.db
+      .selectFrom("radacct")
+      .innerJoin("radcheck", (join) =>
+        join
+          .onRef("radcheck.account_id", "=", "radacct.account_id")
+          .onRef("radcheck.username", "=", "radacct.username"),
+      )
+      .where("radacct.acctstoptime", "is", null)
+      .where("radcheck.attribute", "=", "Expiration")
+      .select([
+        "radacct.radacctid",
+        "radacct.account_id",
+        "radacct.disconnect_at",
+        "radcheck.value as expiration",
+        "radcheck.op",
+      ])
+      .limit(limit)
+      .execute();
+  }
+}

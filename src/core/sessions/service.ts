@@ -1,0 +1,400 @@
+// Live sessions: who is online, and their control. A disconnect goes to the session's NAS through
+// the DynamicAuthorization port (RFC 5176, sent by the RADIUS door); its outcome is recorded on the
+// session. The worker's sweeps close sessions their NAS stopped reporting (Lost-Carrier) and queue
+// disconnects for users whose Expiration passed.
+
+import type { Pair } from "../aaa/pairs.ts";
+import type { NewEvent } from "../events/repo.ts";
+import { JobQueue } from "../jobs/queue.ts";
+import { containingNetworks } from "../networks/address.ts";
+import { ConflictError, NotFoundError, ValidationError } from "../shared/errors.ts";
+import type { Page, PageRequest } from "../shared/pages.ts";
+import { parseSort } from "../shared/sort.ts";
+import { isoNow } from "../shared/time.ts";
+import type { DasAnswer, DasAttribute, DynamicAuthorization } from "./das.ts";
+import { isCoaAttribute, queueDisconnect, SWEEP_JOB } from "./jobs.ts";
+import type { OnlineCount, SessionFilter, SessionRow, SessionsRepo } from "./repo.ts";
+import { DISCONNECT_RETRY_AFTER_S, SESSION_SORT_FIELDS, type SessionStatus } from "./rules.ts";
+
+export interface SessionDisconnect {
+  result: string;
+  /** NAK: the Error-Cause's name; error: what stopped it; otherwise null. */
+  cause: string | null;
+  at: string;
+}
+
+export interface Session {
+  id: number;
+  status: SessionStatus;
+  username: string;
+  user_id: number | null;
+  network_id: number | null;
+  acct_session_id: string;
+  nas_ip: string;
+  ap_mac: string | null;
+  client_mac: string | null;
+  ssid: string | null;
+  framed_ip: string | null;
+  start: string | null;
+  update: string | null;
+  stop: string | null;
+  duration: number;
+  input_bytes: number;
+  output_bytes: number;
+  terminate_cause: string | null;
+  disconnect: SessionDisconnect | null;
+}
+
+export interface ListInput {
+  status?: string | undefined;
+  user_id?: number | undefined;
+  network_id?: number | undefined;
+  ap_mac?: string | undefined;
+  client_mac?: string | undefined;
+  /** ISO 8601 or Unix seconds. */
+  since?: string | undefined;
+}
+
+const MAC =
+  /^([0-9a-f]{2})[:-]?([0-9a-f]{2})[:-]?([0-9a-f]{2})[:-]?([0-9a-f]{2})[:-]?([0-9a-f]{2})[:-]?([0-9a-f]{2})$/i;
+
+function mac(field: string, value: string | undefined): string | undefined {
+  if (value === undefined) return undefined;
+  const m = MAC.exec(value.trim());
+  if (!m) throw ValidationError.field(field, "must be a MAC address like aa:bb:cc:dd:ee:ff");
+  return m.slice(1).join(":").toLowerCase();
+}
+
+function sinceSeconds(value: string | undefined): number | undefined {
+  if (value === undefined) return undefined;
+  if (/^\d{1,10}$/.test(value)) return Number(value);
+  const ms = /^\d{4}-\d{2}-\d{2}(T[\d:.]+(Z|[+-]\d{2}:\d{2})?)?$/.test(value)
+    ? Date.parse(value)
+    : Number.NaN;
+  if (Number.isNaN(ms))
+    throw ValidationError.field("since", "must be an ISO 8601 date or time, or Unix seconds");
+  return Math.floor(ms / 1000);
+}
+
+const iso = (seconds: number) => new Date(seconds * 1000).toISOString().replace(/\.\d{3}Z$/, "Z");
+
+function seconds(value: number | Date | null): number | null {
+  if (value === null) return null;
+  return value instanceof Date ? Math.floor(value.getTime() / 1000) : Number(value);
+}
+
+function present(row: SessionRow): Session {
+  const time = (v: number | Date | null) => {
+    const s = seconds(v);
+    return s === null ? null : iso(s);
+  };
+  return {
+    id: Number(row.radacctid),
+    status: row.acctstoptime === null ? "active" : "closed",
+    username: row.username ?? "",
+    user_id: row.user_id,
+    network_id: row.network_id,
+    acct_session_id: row.acctsessionid,
+    nas_ip: String(row.nasipaddress ?? ""),
+    ap_mac: row.ap_mac,
+    client_mac: row.client_mac,
+    ssid: row.ssid,
+    framed_ip: row.framedipaddress ? String(row.framedipaddress) : null,
+    start: time(row.acctstarttime),
+    update: time(row.acctupdatetime),
+    stop: time(row.acctstoptime),
+    duration: Number(row.acctsessiontime ?? 0),
+    input_bytes: Number(row.acctinputoctets ?? 0),
+    output_bytes: Number(row.acctoutputoctets ?? 0),
+    terminate_cause: row.acctterminatecause || null,
+    disconnect: row.disconnect_result
+      ? { result: row.disconnect_result, cause: row.disconnect_cause ?? null, at: row.disconnect_at ?? "" }
+      : null,
+  };
+}
+
+/**
+ * RFC 5176 section 3: the attributes that identify the session to the NAS. Message-Authenticator
+ * (RFC 3579 section 3.2) and the Request Authenticator (RFC 5176 section 2.3) are the door's.
+ * Event-Timestamp (section 3.5) lets the NAS refuse replays.
+ */
+export function identifyingAttributes(row: SessionRow, now: number): DasAttribute[] {
+  const attributes: DasAttribute[] = [];
+  if (row.username) attributes.push(["User-Name", row.username]);
+  if (row.acctsessionid) attributes.push(["Acct-Session-Id", row.acctsessionid]);
+  if (row.callingstationid) attributes.push(["Calling-Station-Id", row.callingstationid]);
+  const framed = row.framedipaddress ? String(row.framedipaddress) : "";
+  if (framed && !framed.includes(":")) attributes.push(["Framed-IP-Address", framed]);
+  const nas = String(row.nasipaddress ?? "");
+  if (nas) attributes.push([nas.includes(":") ? "NAS-IPv6-Address" : "NAS-IP-Address", nas]);
+  attributes.push(["Event-Timestamp", now]);
+  return attributes;
+}
+
+export interface DisconnectReport {
+  session: Session;
+  disconnect: SessionDisconnect;
+}
+
+export class SessionsService {
+  /** The door that sends Disconnect/CoA-Requests; unset in processes that cannot (then 409). */
+  das: DynamicAuthorization | undefined;
+  /** Where failures off any request's path go (the quota check after an Interim-Update). */
+  log: { warn(object: object, message: string): void } | undefined;
+  /** A user's reply items as a login would send them now (for CoA-Requests). */
+  replyOf: ((accountId: number, username: string) => Promise<Pair[]>) | undefined;
+
+  constructor(private readonly repo: SessionsRepo) {}
+
+  async list(accountId: number, input: ListInput, page: PageRequest, sort?: string): Promise<Page<Session>> {
+    const order = parseSort(sort, SESSION_SORT_FIELDS);
+    if (input.status !== undefined && input.status !== "active" && input.status !== "closed") {
+      throw ValidationError.field("status", "must be one of active, closed");
+    }
+    const filter: SessionFilter = {
+      status: input.status,
+      userId: input.user_id,
+      networkId: input.network_id,
+      apMac: mac("ap_mac", input.ap_mac),
+      clientMac: mac("client_mac", input.client_mac),
+      since: sinceSeconds(input.since),
+    };
+    const { rows, total } = await this.repo.list(accountId, filter, page, order);
+    return { data: rows.map(present), page: page.page, total, limit: page.limit };
+  }
+
+  async get(accountId: number, id: number): Promise<Session> {
+    const row = await this.repo.get(accountId, id);
+    if (!row) throw new NotFoundError(`session ${id} not found`);
+    return present(row);
+  }
+
+  /** The account of session `id`, for operators' doors that address sessions by id alone (CLI). */
+  async locate(id: number, accountId?: number): Promise<number> {
+    const owner = await this.repo.accountOf(id);
+    if (owner === undefined || (accountId !== undefined && owner !== accountId)) {
+      throw new NotFoundError(`session ${id} not found${accountId === undefined ? "" : " in that account"}`);
+    }
+    return owner;
+  }
+
+  /** Open sessions per network and access point ("Online now"). */
+  online(accountId: number): Promise<OnlineCount[]> {
+    return this.repo.onlineCounts(accountId);
+  }
+
+  /**
+   * Sends a Disconnect-Request for an open session and records the outcome (ACK, NAK with its
+   * Error-Cause, or no answer) on it. 409 when the session is closed or its network does not allow
+   * dynamic authorization.
+   */
+  async disconnect(accountId: number, id: number, reason = "operator"): Promise<DisconnectReport> {
+    const row = await this.repo.get(accountId, id);
+    if (!row) throw new NotFoundError(`session ${id} not found`);
+    if (row.acctstoptime !== null) throw new ConflictError(`session ${id} is already closed`);
+    const network = await this.repo.network(accountId, row.network_id);
+    if (!network) throw new ConflictError(`session ${id} has no network to send a disconnect to`);
+    if (!network.coa_enabled) {
+      throw new ConflictError(
+        `dynamic authorization (CoA) is off for network ${network.id}; turn coa_enabled on to disconnect its sessions`,
+      );
+    }
+    const das = this.das;
+    if (!das) throw new ConflictError("this process cannot send RADIUS disconnects");
+    const host = targetAddress(String(row.nasipaddress ?? ""), network.nasname);
+    const now = Math.floor(Date.now() / 1000);
+    let answer: DasAnswer | { result: "error"; cause: string };
+    if (host === null) {
+      answer = { result: "error", cause: `NAS address ${row.nasipaddress} is outside network ${network.id}` };
+    } else {
+      answer = await das.send(
+        "disconnect",
+        { host, port: network.coa_port, secret: network.secret },
+        identifyingAttributes(row, now),
+      );
+    }
+    const disconnect: SessionDisconnect = {
+      result: answer.result,
+      cause: answer.result === "nak" ? answer.errorCause : answer.result === "error" ? answer.cause : null,
+      at: isoNow(),
+    };
+    const events: NewEvent[] = [];
+    if (answer.result === "ack") {
+      events.push({
+        accountId,
+        kind: "session.disconnected",
+        data: {
+          session_id: Number(row.radacctid),
+          username: row.username,
+          user_id: row.user_id,
+          network_id: row.network_id,
+          client_mac: row.client_mac,
+          ap_mac: row.ap_mac,
+          reason,
+        },
+      });
+    }
+    await this.repo.recordDisconnect(Number(row.radacctid), disconnect, events);
+    return {
+      session: present({
+        ...row,
+        disconnect_result: disconnect.result,
+        disconnect_cause: disconnect.cause,
+        disconnect_at: disconnect.at,
+      }),
+      disconnect,
+    };
+  }
+
+  /** The open sessions of these usernames, disconnected one after the other (the job's work). */
+  async disconnectUsernames(accountId: number, usernames: string[], reason: string): Promise<string[]> {
+    const done: string[] = [];
+    for (const row of await this.repo.openOfUsernames(accountId, usernames)) {
+      done.push(await this.disconnectQuietly(accountId, Number(row.radacctid), reason));
+    }
+    return done;
+  }
+
+  /**
+   * Pushes the gateway-applicable reply attributes (COA_ATTRIBUTES) the users have now to their
+   * open sessions with a CoA-Request (RFC 5176 section 2.2: the session's identification plus the
+   * new authorization). An attribute removed is not taken back by CoA: it lapses at the next login.
+   */
+  async pushAttributes(accountId: number, usernames: string[]): Promise<string[]> {
+    const done: string[] = [];
+    const now = Math.floor(Date.now() / 1000);
+    for (const row of await this.repo.openOfUsernames(accountId, usernames)) {
+      const id = Number(row.radacctid);
+      const network = await this.repo.network(accountId, row.network_id);
+      const host = network && targetAddress(String(row.nasipaddress ?? ""), network.nasname);
+      if (!network?.coa_enabled || !this.das || !host || !this.replyOf) {
+        done.push(`session ${id}: not sent (dynamic authorization off or no address)`);
+        continue;
+      }
+      const reply = (await this.replyOf(accountId, row.username ?? "")).filter((p) =>
+        isCoaAttribute(p.attribute),
+      );
+      if (reply.length === 0) {
+        done.push(`session ${id}: nothing to push`);
+        continue;
+      }
+      const answer = await this.das.send("coa", { host, port: network.coa_port, secret: network.secret }, [
+        ...identifyingAttributes(row, now),
+        ...reply.map((p) => [p.attribute, p.value] as const),
+      ]);
+      done.push(
+        `session ${id}: CoA ${answer.result}${answer.result === "nak" && answer.errorCause ? ` (${answer.errorCause})` : ""}`,
+      );
+    }
+    return done;
+  }
+
+  /** One disconnect for a job: a refusal (CoA off, closed) is the job's result, not its failure. */
+  async disconnectQuietly(accountId: number, id: number, reason: string): Promise<string> {
+    try {
+      const { disconnect } = await this.disconnect(accountId, id, reason);
+      return `session ${id}: ${disconnect.result}${disconnect.cause ? ` (${disconnect.cause})` : ""}`;
+    } catch (error) {
+      if (error instanceof ConflictError || error instanceof NotFoundError) {
+        // A queued disconnect that cannot be sent (CoA off) says so on the open session, and one
+        // marked "pending" does not stay so.
+        const row = await this.repo.get(accountId, id);
+        if (row && (row.acctstoptime === null || row.disconnect_result === "pending")) {
+          await this.repo.recordDisconnect(id, { result: "error", cause: error.message, at: isoNow() }, []);
+        }
+        return `session ${id}: ${error.message}`;
+      }
+      throw error;
+    }
+  }
+
+  /** Queues a disconnect for a session unless one was tried lately (sweeps, quota checks). */
+  async queueDisconnect(
+    accountId: number,
+    row: Pick<SessionRow, "radacctid" | "disconnect_at">,
+    reason: string,
+  ) {
+    if (row.disconnect_at && Date.parse(row.disconnect_at) > Date.now() - DISCONNECT_RETRY_AFTER_S * 1000) {
+      return false;
+    }
+    const id = Number(row.radacctid);
+    await this.repo.transaction(async (repo) => {
+      await repo.db
+        .updateTable("radacct")
+        .set({
+          disconnect_result: "pending",
+          disconnect_cause: reason.slice(0, 200),
+          disconnect_at: isoNow(),
+        })
+        .where("radacctid", "=", id)
+        .execute();
+      await queueDisconnect(repo.db, repo.dialect, accountId, { session_id: id, reason });
+    });
+    return true;
+  }
+
+  /** Makes sure the recurring sweep job exists (one per installation). */
+  async ensureSweep(): Promise<void> {
+    if ((await this.repo.activeJobs(SWEEP_JOB)).length > 0) return;
+    await new JobQueue(this.repo.db, this.repo.dialect).enqueue(this.repo.db, [
+      { kind: SWEEP_JOB, accountId: null, payload: {} },
+    ]);
+  }
+
+  /** Whether this sweep job should stand down for an older one (two were queued at once). */
+  async isDuplicateSweep(jobId: number): Promise<boolean> {
+    const [oldest] = await this.repo.activeJobs(SWEEP_JOB);
+    return oldest !== undefined && oldest < jobId;
+  }
+
+  /**
+   * The worker's sweep: closes sessions their NAS stopped reporting (no accounting for three interim
+   * intervals or the network's stale_after) with Acct-Terminate-Cause Lost-Carrier, stopped at their
+   * last accounting; queues disconnects for the open sessions of users whose Expiration passed.
+   */
+  async sweep(now = Math.floor(Date.now() / 1000)): Promise<{ closed: number; queued: number }> {
+    let closed = 0;
+    for (const row of await this.repo.staleSessions(now, 500)) {
+      const start = seconds(row.acctstarttime) ?? now;
+      const last = seconds(row.acctupdatetime) ?? start;
+      const sessionTime = Math.max(Number(row.acctsessiontime ?? 0), last - start);
+      const event: NewEvent = {
+        accountId: row.account_id ?? 0,
+        kind: "session.stopped",
+        data: {
+          session_id: Number(row.radacctid),
+          username: row.username,
+          user_id: row.user_id,
+          network_id: row.network_id,
+          ap_mac: row.ap_mac,
+          client_mac: row.client_mac,
+          ssid: row.ssid,
+          start: iso(start),
+          stop: iso(last),
+          duration: sessionTime,
+          input_bytes: Number(row.acctinputoctets ?? 0),
+          output_bytes: Number(row.acctoutputoctets ?? 0),
+          terminate_cause: "Lost-Carrier",
+        },
+      };
+      if (await this.repo.close(Number(row.radacctid), last, sessionTime, "Lost-Carrier", [event])) closed++;
+    }
+    let queued = 0;
+    for (const row of await this.repo.openWithExpiration(500)) {
+      const at = /^\d+$/.test(row.expiration) ? Number(row.expiration) : Number.NaN;
+      if (!(at <= now) || row.account_id === null) continue;
+      if (await this.queueDisconnect(row.account_id, row, "user expired")) queued++;
+    }
+    return { closed, queued };
+  }
+}
+
+/**
+ * Where the Disconnect-Request goes: the session's NAS-IP-Address when it lies in its network (a
+ * packet's claim is not trusted beyond the network's own addresses), else the network's address when
+ * it is a single one; null when neither.
+ */
+export function targetAddress(nasIp: string, nasname: string): string | null {
+  if (nasIp && containingNetworks(nasIp).includes(nasname)) return nasIp;
+  return nasname.includes("/") ? null : nasname;
+}
