@@ -15,6 +15,7 @@ interface NetworkOptions {
   nasIdentifier?: string;
   description?: string;
   requireMessageAuthenticator?: boolean;
+  eapMethod?: string;
   account?: string;
 }
 
@@ -26,6 +27,7 @@ async function inputOf(options: NetworkOptions): Promise<NetworkInput> {
     nas_identifier: options.nasIdentifier,
     description: options.description,
     require_message_authenticator: options.requireMessageAuthenticator,
+    eap_method: options.eapMethod,
   };
 }
 
@@ -67,6 +69,10 @@ export function registerNetworkCommands(program: Command, withCore: WithCore): v
     .option("--nas-identifier <id>", "the NAS-Identifier the devices send")
     .option("--description <text>", "a note about the network")
     .option("--require-message-authenticator", "drop Access-Requests without a Message-Authenticator")
+    .option(
+      "--eap-method <method>",
+      "WPA-Enterprise: the EAP method proposed first (peap, ttls or tls; default peap)",
+    )
     .option("--account <name>", "the owning account (default: the account named default)")
     .action((options: NetworkOptions) =>
       withCore(async (core) => {
@@ -124,6 +130,7 @@ export function registerNetworkCommands(program: Command, withCore: WithCore): v
           ["nas_identifier", network.nas_identifier],
           ["description", network.description],
           ["require_message_authenticator", network.require_message_authenticator ? "yes" : "no"],
+          ["eap_method", network.eap_method],
           ["created", network.created],
           ["updated", network.updated],
           ["captive portals", portals.map((p) => `${p.id} "${p.name}"`).join(", ")],
@@ -145,6 +152,10 @@ export function registerNetworkCommands(program: Command, withCore: WithCore): v
     .option("--nas-identifier <id>", "the NAS-Identifier the devices send")
     .option("--description <text>", "a note about the network")
     .option("--require-message-authenticator", "drop Access-Requests without a Message-Authenticator")
+    .option(
+      "--eap-method <method>",
+      "WPA-Enterprise: the EAP method proposed first (peap, ttls or tls; default peap)",
+    )
     .option("--no-require-message-authenticator", "accept Access-Requests without a Message-Authenticator")
     .option("--account <name>", accountOption)
     .action((id: number, options: NetworkOptions) =>
@@ -152,8 +163,8 @@ export function registerNetworkCommands(program: Command, withCore: WithCore): v
         const input = await inputOf(options);
         if (Object.values(input).every((value) => value === undefined)) {
           throw new ValidationError(
-            "nothing to change: give --name, --nas-ip, --secret, --nas-identifier, --description or " +
-              "--[no-]require-message-authenticator",
+            "nothing to change: give --name, --nas-ip, --secret, --nas-identifier, --description, " +
+              "--[no-]require-message-authenticator or --eap-method",
           );
         }
         const owner = await core.networks.locate(id, await namedAccount(core, options.account));

@@ -16,6 +16,7 @@ export interface NetworkFormValues {
   nas_identifier: string;
   description: string;
   require_message_authenticator: boolean;
+  eap_method: string;
 }
 
 const RECENT_AUTHENTICATIONS = 25;
@@ -28,6 +29,7 @@ function readForm(form: Form): NetworkFormValues {
     nas_identifier: form.text("nas_identifier"),
     description: form.text("description"),
     require_message_authenticator: form.checked("require_message_authenticator"),
+    eap_method: form.text("eap_method"),
   };
 }
 
@@ -43,6 +45,8 @@ function inputOf(values: NetworkFormValues, withSecret: boolean): NetworkInput {
     nas_identifier: values.nas_identifier,
     description: values.description,
     require_message_authenticator: values.require_message_authenticator,
+    // A form without the field (an older page) keeps the stored method.
+    eap_method: values.eap_method === "" ? undefined : values.eap_method,
   };
 }
 
@@ -102,6 +106,7 @@ export async function networkRoutes(app: FastifyInstance, { core }: ConsoleConte
       nas_identifier: "",
       description: "",
       require_message_authenticator: false,
+      eap_method: "peap",
     }),
   );
 

@@ -11,7 +11,13 @@ import type { NetworkSortField } from "./rules.ts";
 export type NetworkRow = Selectable<NasTable>;
 export type NetworkListRow = NetworkRow & { account_name: string };
 export type NetworkChanges = Omit<Updateable<NasTable>, "id" | "account_id" | "created">;
-export type NewNetworkRow = Omit<NetworkRow, "id" | "type" | "ports" | "server" | "community" | "eap_method">;
+export type NewNetworkRow = Omit<
+  NetworkRow,
+  "id" | "type" | "ports" | "server" | "community" | "eap_method"
+> & {
+  /** PEAP (the column's default), TTLS or TLS. */
+  eap_method?: string;
+};
 
 export interface NetworkFilter {
   search?: string | undefined;

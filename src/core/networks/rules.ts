@@ -44,3 +44,16 @@ export function shortnameOf(name: string): string {
 /** What a networks list may be sorted by. */
 export const NETWORK_SORT_FIELDS = ["id", "name", "created", "updated"] as const;
 export type NetworkSortField = (typeof NETWORK_SORT_FIELDS)[number];
+
+/**
+ * A network's default EAP method as the API, console and CLI name it; nas.eap_method keeps it in
+ * upper case (PEAP, TTLS, TLS), as radpostauth.method names methods.
+ */
+export const EAP_METHOD_CHOICES = ["peap", "ttls", "tls"] as const;
+export type EapMethodChoice = (typeof EAP_METHOD_CHOICES)[number];
+
+/** The stored column as the API names it; anything unknown is PEAP, as the RADIUS door reads it. */
+export function eapMethodOf(stored: string | null | undefined): EapMethodChoice {
+  const lower = (stored ?? "").toLowerCase();
+  return (EAP_METHOD_CHOICES as readonly string[]).includes(lower) ? (lower as EapMethodChoice) : "peap";
+}

@@ -12,6 +12,9 @@ import { addressRange, canonicalNasIp, containingNetworks } from "./address.ts";
 import type { NetworkChanges, NetworkFilter, NetworkListRow, NetworkRow, NetworksRepo } from "./repo.ts";
 import {
   checkSecret,
+  EAP_METHOD_CHOICES,
+  type EapMethodChoice,
+  eapMethodOf,
   generateSecret,
   MAX_DESCRIPTION,
   MAX_NAS_IDENTIFIER,
@@ -28,6 +31,8 @@ export interface Network {
   nas_identifier: string;
   description: string;
   require_message_authenticator: boolean;
+  /** The EAP method proposed first to WPA-Enterprise supplicants (others get it after a NAK). */
+  eap_method: EapMethodChoice;
   created: string;
   updated: string;
 }
@@ -46,6 +51,7 @@ export interface NetworkInput {
   nas_identifier?: string | undefined;
   description?: string | undefined;
   require_message_authenticator?: boolean | undefined;
+  eap_method?: string | undefined;
 }
 
 /** The only shapes in which a secret leaves the service (besides the RADIUS door's row). */
@@ -65,6 +71,7 @@ function present(row: NetworkRow): Network {
     nas_identifier: row.nas_identifier,
     description: row.description ?? "",
     require_message_authenticator: row.require_message_authenticator !== 0,
+    eap_method: eapMethodOf(row.eap_method),
     created: row.created,
     updated: row.updated,
   };
@@ -117,6 +124,11 @@ function check(input: NetworkInput): NetworkInput {
     typeof input.require_message_authenticator !== "boolean"
   ) {
     problems.push({ field: "require_message_authenticator", message: "must be true or false" });
+  }
+  if (input.eap_method !== undefined) {
+    const method = typeof input.eap_method === "string" ? input.eap_method.toLowerCase() : "";
+    if ((EAP_METHOD_CHOICES as readonly string[]).includes(method)) clean.eap_method = method;
+    else problems.push({ field: "eap_method", message: `must be one of ${EAP_METHOD_CHOICES.join(", ")}` });
   }
   const first = problems[0];
   if (first) throw new ValidationError(`${first.field} ${first.message}`, problems);
@@ -225,6 +237,7 @@ export class NetworksService {
           name,
           nas_identifier: clean.nas_identifier ?? "",
           require_message_authenticator: clean.require_message_authenticator ? 1 : 0,
+          ...(clean.eap_method === undefined ? {} : { eap_method: clean.eap_method.toUpperCase() }),
           created: now,
           updated: now,
         });
@@ -263,6 +276,7 @@ export class NetworksService {
         if (clean.require_message_authenticator !== undefined) {
           changes.require_message_authenticator = clean.require_message_authenticator ? 1 : 0;
         }
+        if (clean.eap_method !== undefined) changes.eap_method = clean.eap_method.toUpperCase();
         const row = await repo.update(accountId, id, changes);
         if (!row) throw notFound(id);
         const network = present(row);

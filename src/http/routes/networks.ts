@@ -2,7 +2,7 @@
 // the console and the CLI). Writes on these paths answer 405 through the app's not-found handler.
 import type { FastifyInstance } from "fastify";
 import { type Static, Type } from "typebox";
-import { NETWORK_SORT_FIELDS } from "../../core/networks/rules.ts";
+import { EAP_METHOD_CHOICES, NETWORK_SORT_FIELDS } from "../../core/networks/rules.ts";
 import type { NetworksService } from "../../core/networks/service.ts";
 import {
   PORTAL_LANGUAGES,
@@ -27,6 +27,13 @@ const Network = Type.Object(
     require_message_authenticator: Type.Boolean({
       description: "Access-Requests without a Message-Authenticator are dropped",
     }),
+    eap_method: Type.Union(
+      EAP_METHOD_CHOICES.map((m) => Type.Literal(m)),
+      {
+        description:
+          "WPA-Enterprise: the EAP method proposed first (peap, ttls or tls); a supplicant set up for another one answers with a NAK and gets it",
+      },
+    ),
     created: Type.String({ format: "date-time" }),
     updated: Type.String({ format: "date-time" }),
   },
