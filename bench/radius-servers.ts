@@ -53,13 +53,18 @@ export function makeTempDir(parent: string, label: string): string {
 
 // --- Wisp --------------------------------------------------------------------------------------
 
-export async function startWisp(dataDir: string, cpuProfDir: string | undefined): Promise<RadiusTarget> {
+/** `script`: the entry (bench/eap-wisp.ts for EAP); `env`: more settings for it. */
+export async function startWisp(
+  dataDir: string,
+  cpuProfDir: string | undefined,
+  options: { script?: string; env?: Record<string, string> } = {},
+): Promise<RadiusTarget> {
   const port = await freePort();
   const authPort = await freeUdpPort();
   const acctPort = await freeUdpPort();
   const flags = cpuProfDir ? ["--cpu-prof", `--cpu-prof-dir=${cpuProfDir}`] : [];
   const child = track(
-    spawn(process.execPath, [...flags, "--import", "tsx", "src/main.ts"], {
+    spawn(process.execPath, [...flags, "--import", "tsx", options.script ?? "src/main.ts"], {
       cwd: ROOT,
       env: {
         ...cleanEnv(),
@@ -70,6 +75,7 @@ export async function startWisp(dataDir: string, cpuProfDir: string | undefined)
         RADIUS_HOST: "127.0.0.1",
         RADIUS_AUTH_PORT: String(authPort),
         RADIUS_ACCT_PORT: String(acctPort),
+        ...options.env,
       },
       stdio: ["ignore", "pipe", "inherit"],
     }),
@@ -150,6 +156,11 @@ export interface FreeRadiusOptions {
   parentDir: string;
   databaseFile: string;
   postAuthLogging: boolean;
+  /** configure.sh's variables (EAP_CERT_FILE... for the EAP benchmark). */
+  env?: Record<string, string>;
+  /** Result id and name instead of the post-auth-logging ones. */
+  id?: string;
+  name?: string;
 }
 
 export async function startFreeRadius(options: FreeRadiusOptions): Promise<RadiusTarget> {
@@ -159,22 +170,19 @@ export async function startFreeRadius(options: FreeRadiusOptions): Promise<Radiu
   fs.cpSync(STOCK_RADDB, raddb, { recursive: true, dereference: false });
   const authPort = await freeUdpPort();
   const acctPort = await freeUdpPort();
-  execFileSync(CONFIGURE, [
-    raddb,
-    options.databaseFile,
-    String(authPort),
-    String(acctPort),
-    "127.0.0.1",
-    "--lab",
-  ]);
+  execFileSync(
+    CONFIGURE,
+    [raddb, options.databaseFile, String(authPort), String(acctPort), "127.0.0.1", "--lab"],
+    { env: { ...process.env, ...options.env } },
+  );
   // Stock FreeRADIUS holds every Access-Reject back for reject_delay = 1 s (against password
   // guessing). Wisp answers at once, and with 10% wrong passwords the delay alone would cap
-  // FreeRADIUS at about parallel / (0.1 * 1 s) = 1,000 auth/s: throughput is compared without it.
+  // FreeRADIUS at about parallel / (0.1 * 1 s) = 1,000 auth/s: throughput is compared without it
+  // (configure.sh --lab sets it to 0; checked here).
   const radiusd = path.join(raddb, "radiusd.conf");
-  const conf = fs.readFileSync(radiusd, "utf8");
-  const noDelay = conf.replace(/^(\s*)reject_delay = \d+\s*$/m, "$1reject_delay = 0");
-  if (noDelay === conf) throw new BenchError("reject_delay not found in radiusd.conf");
-  fs.writeFileSync(radiusd, noDelay);
+  if (!/^\s*reject_delay = 0\s*$/m.test(fs.readFileSync(radiusd, "utf8"))) {
+    throw new BenchError("configure.sh --lab did not set reject_delay = 0 in radiusd.conf");
+  }
   if (!options.postAuthLogging) {
     const site = path.join(raddb, "sites-available", "wisp");
     fs.writeFileSync(site, withoutPostAuthLogging(fs.readFileSync(site, "utf8")));
@@ -191,10 +199,10 @@ export async function startFreeRadius(options: FreeRadiusOptions): Promise<Radiu
     await new Promise((resolve) => setTimeout(resolve, 50));
   }
   return {
-    id: options.postAuthLogging ? "freeradius-log" : "freeradius-nolog",
-    name: options.postAuthLogging
-      ? "FreeRADIUS rlm_sql, post-auth logging"
-      : "FreeRADIUS rlm_sql, no logging",
+    id: options.id ?? (options.postAuthLogging ? "freeradius-log" : "freeradius-nolog"),
+    name:
+      options.name ??
+      (options.postAuthLogging ? "FreeRADIUS rlm_sql, post-auth logging" : "FreeRADIUS rlm_sql, no logging"),
     authPort,
     acctPort,
     recordsAttempts: options.postAuthLogging,

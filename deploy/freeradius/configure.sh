@@ -3,8 +3,13 @@
 # database through rlm_sql. Usage:
 #   configure.sh <raddb-dir> <wisp.db> [auth-port] [acct-port] [listen-address] [--lab]
 # <raddb-dir> is a copy of /etc/freeradius/3.0 (cp -r /etc/freeradius/3.0 <raddb-dir>).
-# --lab: a private lab (tests, benchmarks): no privilege drop, logs and pid in <raddb>/..,
+# --lab: a private lab (tests, benchmarks): no privilege drop, no reject delay, logs and pid in <raddb>/..,
 # and no clients from clients.conf (only the networks in the nas table).
+# WPA-Enterprise (PEAP, EAP-TTLS, EAP-TLS) is enabled when EAP_CERT_FILE is set, with the same
+# variables as Wisp's own server: EAP_CERT_FILE (server certificate, PEM, chain after it),
+# EAP_KEY_FILE (its unencrypted key), EAP_CA_FILE (CA of client certificates), and optionally
+# EAP_FRAGMENT_SIZE (1024), EAP_DEFAULT_METHOD (peap|ttls|tls, default peap), EAP_TLS_MAX_VERSION
+# (1.2; "1.3" lets supplicants that ask for it use TLS 1.3).
 set -euo pipefail
 raddb=${1:?raddb directory}
 database=${2:?path of the Wisp SQLite database}
@@ -19,8 +24,23 @@ state=$(cd "$raddb/.." && pwd)
 sed -e "s|@AUTH_PORT@|$auth_port|; s|@ACCT_PORT@|$acct_port|; s|@LISTEN_ADDR@|$listen|" \
   "$here/wisp-site" > "$raddb/sites-available/wisp"
 rm -f "$raddb/sites-enabled/default" "$raddb/sites-enabled/inner-tunnel"
-# EAP wants an Auth-Type EAP section in some server; Wisp serves PAP and CHAP.
-rm -f "$raddb/mods-enabled/eap"
+rm -f "$raddb/mods-enabled/eap" "$raddb/sites-enabled/wisp-inner"
+if [ -n "${EAP_CERT_FILE:-}" ]; then
+  for file in "$EAP_CERT_FILE" "${EAP_KEY_FILE:?EAP_KEY_FILE is required with EAP_CERT_FILE}" \
+    "${EAP_CA_FILE:?EAP_CA_FILE is required with EAP_CERT_FILE}"; do
+    [ -r "$file" ] || { echo "configure.sh: cannot read $file" >&2; exit 1; }
+  done
+  method=$(printf '%s' "${EAP_DEFAULT_METHOD:-peap}" | tr 'A-Z' 'a-z')
+  case "$method" in peap | ttls | tls) ;; *) echo "configure.sh: EAP_DEFAULT_METHOD must be peap, ttls or tls" >&2; exit 1 ;; esac
+  sed -e "s|@DEFAULT_EAP_TYPE@|$method|; s|@CERT_FILE@|$EAP_CERT_FILE|; s|@KEY_FILE@|$EAP_KEY_FILE|" \
+    -e "s|@CA_FILE@|$EAP_CA_FILE|; s|@FRAGMENT_SIZE@|${EAP_FRAGMENT_SIZE:-1024}|" \
+    -e "s|@TLS_MAX_VERSION@|${EAP_TLS_MAX_VERSION:-1.2}|" \
+    "$here/eap.conf" > "$raddb/mods-available/eap"
+  ln -sf ../mods-available/eap "$raddb/mods-enabled/eap"
+  cp "$here/wisp-inner-site" "$raddb/sites-available/wisp-inner"
+  ln -sf ../sites-available/wisp-inner "$raddb/sites-enabled/wisp-inner"
+  sed -i 's|^#@EAP@||' "$raddb/sites-available/wisp"
+fi
 ln -sf ../sites-available/wisp "$raddb/sites-enabled/wisp"
 
 # rlm_sql on the Wisp database: WAL (set by Wisp) and a busy timeout that survives concurrent
@@ -134,6 +154,7 @@ if [ "$lab" = "--lab" ]; then
     -e "s|^run_dir = .*|run_dir = $state/run|" \
     -e 's|^\(\s*\)user = freerad|\1#user = freerad|' \
     -e 's|^\(\s*\)group = freerad|\1#group = freerad|' \
+    -e 's|^\(\s*\)reject_delay = 1$|\1reject_delay = 0|' \
     "$raddb/radiusd.conf"
 fi
 chmod -R a+rX "$raddb"

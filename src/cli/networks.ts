@@ -19,6 +19,7 @@ interface NetworkOptions {
   coaPort?: number;
   interimInterval?: number;
   staleAfter?: number;
+  eapMethod?: string;
   account?: string;
 }
 
@@ -60,6 +61,7 @@ async function inputOf(options: NetworkOptions): Promise<NetworkInput> {
     coa_port: options.coaPort,
     interim_interval: options.interimInterval,
     stale_after: options.staleAfter,
+    eap_method: options.eapMethod,
   };
 }
 
@@ -101,6 +103,10 @@ export function registerNetworkCommands(program: Command, withCore: WithCore): v
     .option("--description <text>", "a note about the network")
     .option("--require-message-authenticator", "drop Access-Requests without a Message-Authenticator")
     .option("--coa", "allow RFC 5176 Disconnect/CoA-Requests to the network's NAS")
+    .option(
+      "--eap-method <method>",
+      "WPA-Enterprise: the EAP method proposed first (peap, ttls or tls; default peap)",
+    )
     .option("--account <name>", "the owning account (default: the account named default)")
     .action((options: NetworkOptions) =>
       withCore(async (core) => {
@@ -161,6 +167,7 @@ export function registerNetworkCommands(program: Command, withCore: WithCore): v
           ["coa", network.coa_enabled ? `on, port ${network.coa_port}` : `off (port ${network.coa_port})`],
           ["interim_interval", network.interim_interval],
           ["stale_after", network.stale_after],
+          ["eap_method", network.eap_method],
           ["created", network.created],
           ["updated", network.updated],
           ["captive portals", portals.map((p) => `${p.id} "${p.name}"`).join(", ")],
@@ -181,6 +188,10 @@ export function registerNetworkCommands(program: Command, withCore: WithCore): v
     .option("--nas-identifier <id>", "the NAS-Identifier the devices send")
     .option("--description <text>", "a note about the network")
     .option("--require-message-authenticator", "drop Access-Requests without a Message-Authenticator")
+    .option(
+      "--eap-method <method>",
+      "WPA-Enterprise: the EAP method proposed first (peap, ttls or tls; default peap)",
+    )
     .option("--no-require-message-authenticator", "accept Access-Requests without a Message-Authenticator")
     .option("--coa", "allow RFC 5176 Disconnect/CoA-Requests to the network's NAS")
     .option("--no-coa", "send no Disconnect/CoA-Requests to the network's NAS")
@@ -190,8 +201,8 @@ export function registerNetworkCommands(program: Command, withCore: WithCore): v
         const input = await inputOf(options);
         if (Object.values(input).every((value) => value === undefined)) {
           throw new ValidationError(
-            "nothing to change: give --name, --nas-ip, --secret, --nas-identifier, --description or " +
-              "--[no-]require-message-authenticator, --[no-]coa, --coa-port, --interim-interval or --stale-after",
+            "nothing to change: give --name, --nas-ip, --secret, --nas-identifier, --description, " +
+              "--[no-]require-message-authenticator, --[no-]coa, --coa-port, --interim-interval, --stale-after or --eap-method",
           );
         }
         const owner = await core.networks.locate(id, await namedAccount(core, options.account));

@@ -125,6 +125,7 @@ for (const { dialect, skip } of await dialects()) {
         [
           ...argv("networks create --name Office --nas-ip 2001:DB8::7 --secret Given-Secret_42!"),
           ...["--nas-identifier", "ap-7", "--description", "front desk", "--require-message-authenticator"],
+          ...["--eap-method", "TLS"],
         ],
         "networks create --name Theirs --nas-ip 203.0.113.0/24 --account other",
       )) as [ProcessResult, ProcessResult, ProcessResult];
@@ -144,6 +145,8 @@ for (const { dialect, skip } of await dialects()) {
         ["2001:db8::7", "Office", "other", "Given-Secret_42!", "front desk", "Office", "ap-7"],
       );
       assert.equal(row.require_message_authenticator, 1);
+      assert.equal(row.eap_method, "TLS");
+      assert.equal((await nasRow(cafe)).eap_method, "PEAP", "PEAP unless --eap-method");
       assert.notEqual((await nasRow(theirs)).account_id, row.account_id);
     });
 
@@ -178,6 +181,8 @@ for (const { dialect, skip } of await dialects()) {
           /^wisp: nas_ip 192\.0\.0\.0\/8 overlaps another account's network\n$/,
         ],
         [`networks update ${lobby}`, /nothing to change/],
+        [`networks update ${lobby} --eap-method md5`, /^wisp: eap_method must be one of peap, ttls, tls\n$/],
+        ["networks create --name x --nas-ip 10.9.0.2 --eap-method leap", /eap_method must be one of/],
         ["portals create --name P --network 999999", /network_id 999999 is not a network of this account/],
         [`portals create --name P --network ${theirs}`, /network_id \d+ is not a network of this account/],
       ];
@@ -239,6 +244,7 @@ for (const { dialect, skip } of await dialects()) {
         [
           ...["networks", "update", String(lobby), "--name", "Lobby West with a rather long name indeed"],
           ...argv("--nas-ip 192.0.2.0/25 --nas-identifier lobby-1 --require-message-authenticator"),
+          ...argv("--eap-method ttls"),
         ],
         `networks update ${theirs} --secret Changed-Secret-9 --account other`,
         `networks rotate-secret ${cafe}`,
@@ -257,14 +263,15 @@ for (const { dialect, skip } of await dialects()) {
       assert.equal((await nasRow(cafe)).secret, fresh);
       const row = await nasRow(lobby);
       assert.deepEqual(
-        [row.nasname, row.shortname, row.nas_identifier, row.require_message_authenticator],
-        ["192.0.2.0/25", "Lobby West with a rather long na", "lobby-1", 1],
+        [row.nasname, row.shortname, row.nas_identifier, row.require_message_authenticator, row.eap_method],
+        ["192.0.2.0/25", "Lobby West with a rather long na", "lobby-1", 1, "TTLS"],
       );
       assertSucceeded(off);
       const officeRow = await nasRow(office);
       assert.equal(officeRow.require_message_authenticator, 0);
       assert.equal(officeRow.nas_identifier, "ap-7", "options not given stay as they were");
       assert.equal(officeRow.secret, "Given-Secret_42!");
+      assert.equal(officeRow.eap_method, "TLS", "--eap-method not given: unchanged");
     });
 
     test("portals: create with a login URL from PUBLIC_URL, list, update, delete", async () => {

@@ -291,6 +291,47 @@ for (const { dialect, skip } of await dialects()) {
       assert.match(key.text, /Permissions: permissions must name at least one grant/);
     });
 
+    test("a network's WPA-Enterprise method: chosen in the form, shown, validated", async () => {
+      const client = new ConsoleClient(server.url);
+      await client.login(EMAIL, PASSWORD);
+      const form = await client.get("/console/networks/new");
+      assert.match(form.text, /<option value="peap" selected>/, "PEAP preselected");
+      const made = await client.post("/console/networks", {
+        name: "Campus",
+        nas_ip: "198.51.100.77",
+        eap_method: "ttls",
+      });
+      assert.equal(made.status, 303);
+      const id = Number(/^\/console\/networks\/(\d+)/.exec(made.location ?? "")?.[1]);
+      const stored = () =>
+        server.core.database.db
+          .selectFrom("nas")
+          .select("eap_method")
+          .where("id", "=", id)
+          .executeTakeFirstOrThrow();
+      assert.equal((await stored()).eap_method, "TTLS");
+      assert.match(
+        (await client.get(`/console/networks/${id}`)).text,
+        /WPA-Enterprise method<\/dt><dd>EAP-TTLS</,
+      );
+      assert.match((await client.get(`/console/networks/${id}/edit`)).text, /<option value="ttls" selected>/);
+      const bad = await client.post(`/console/networks/${id}`, {
+        name: "Campus",
+        nas_ip: "198.51.100.77",
+        eap_method: "md5",
+      });
+      assert.equal(bad.status, 400);
+      assert.match(bad.text, /id="e-eap_method">WPA-Enterprise method must be one of peap, ttls, tls/);
+      assert.equal((await stored()).eap_method, "TTLS", "nothing written");
+      const changed = await client.post(`/console/networks/${id}`, {
+        name: "Campus",
+        nas_ip: "198.51.100.77",
+        eap_method: "tls",
+      });
+      assert.equal(changed.status, 303);
+      assert.equal((await stored()).eap_method, "TLS");
+    });
+
     test("the network page shows RADIUS settings and the network's recent authentications", async () => {
       const accountId = (await server.account("default")).id;
       const { network } = await server.core.networks.create(accountId, {

@@ -62,6 +62,7 @@ for (const { dialect, skip } of await dialects()) {
         nas_identifier: "ctrl-1",
         description: "the controller in the server room",
         require_message_authenticator: true,
+        eap_method: "TTLS",
       });
       theirs = await network(otherAccountId, { name: "Lobby elsewhere", nas_ip: "203.0.113.0/24" });
       const portals = server.core.portals;
@@ -96,12 +97,14 @@ for (const { dialect, skip } of await dialects()) {
         coa_port: 3799,
         interim_interval: 0,
         stale_after: 0,
+        eap_method: "ttls",
         created: office.created,
         updated: office.updated,
       });
       assert.match(res.body.data[0].created, /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$/);
       assert.equal(res.body.data[1].nas_ip, "198.51.100.7", "a single address is stored without /32");
       assert.equal(res.body.data[1].require_message_authenticator, false);
+      assert.equal(res.body.data[1].eap_method, "peap", "PEAP unless set");
     });
 
     test("get answers the bare network", async () => {

@@ -39,16 +39,24 @@ export interface FreeRadiusLab {
   authPort: number;
   acctPort: number;
   logFile: string;
+  /** The server process (CPU time from /proc/<pid>/stat in benchmarks). */
+  pid: number;
   stop(): Promise<void>;
 }
 
-export async function startFreeRadius(databaseFile: string): Promise<FreeRadiusLab> {
+/** env: configure.sh's variables, e.g. EAP_CERT_FILE, EAP_KEY_FILE, EAP_CA_FILE for WPA-Enterprise. */
+export async function startFreeRadius(
+  databaseFile: string,
+  options: { env?: Record<string, string> } = {},
+): Promise<FreeRadiusLab> {
   const dir = tempDir("freeradius");
   const raddb = path.join(dir, "raddb");
   fs.cpSync(STOCK_RADDB, raddb, { recursive: true, dereference: false });
   const authPort = await freeUdpPort();
   const acctPort = await freeUdpPort();
-  execFileSync(CONFIGURE, [raddb, databaseFile, String(authPort), String(acctPort), "127.0.0.1", "--lab"]);
+  execFileSync(CONFIGURE, [raddb, databaseFile, String(authPort), String(acctPort), "127.0.0.1", "--lab"], {
+    env: { ...process.env, ...options.env },
+  });
   const logFile = path.join(dir, "radius.log");
   const child: ChildProcess = spawn("freeradius", ["-f", "-d", raddb, "-l", logFile], { stdio: "ignore" });
   const deadline = Date.now() + 15_000;
@@ -64,6 +72,7 @@ export async function startFreeRadius(databaseFile: string): Promise<FreeRadiusL
     authPort,
     acctPort,
     logFile,
+    pid: child.pid!,
     async stop() {
       if (child.exitCode === null) {
         const exited = new Promise((resolve) => child.once("exit", resolve));

@@ -21,6 +21,7 @@ export interface NetworkFormValues {
   coa_port: string;
   interim_interval: string;
   stale_after: string;
+  eap_method: string;
 }
 
 /** A whole number typed in a form; empty: not given; anything else NaN, which the service refuses. */
@@ -43,6 +44,7 @@ function readForm(form: Form): NetworkFormValues {
     coa_port: form.text("coa_port"),
     interim_interval: form.text("interim_interval"),
     stale_after: form.text("stale_after"),
+    eap_method: form.text("eap_method"),
   };
 }
 
@@ -68,6 +70,8 @@ function inputOf(values: NetworkFormValues, withSecret: boolean): NetworkInput {
     coa_port: whole(values.coa_port),
     interim_interval: whole(values.interim_interval),
     stale_after: whole(values.stale_after),
+    // A form without the field (an older page) keeps the stored method.
+    eap_method: values.eap_method === "" ? undefined : values.eap_method,
   };
 }
 
@@ -131,6 +135,7 @@ export async function networkRoutes(app: FastifyInstance, { core }: ConsoleConte
       coa_port: "3799",
       interim_interval: "0",
       stale_after: "0",
+      eap_method: "peap",
     }),
   );
 

@@ -24,7 +24,10 @@ export type NewNetworkRow = Omit<
   | "interim_interval"
   | "stale_after"
 > &
-  Partial<Pick<NetworkRow, "coa_enabled" | "coa_port" | "interim_interval" | "stale_after">>;
+  Partial<Pick<NetworkRow, "coa_enabled" | "coa_port" | "interim_interval" | "stale_after">> & {
+    /** PEAP (the column's default), TTLS or TLS. */
+    eap_method?: string;
+  };
 
 export interface NetworkFilter {
   search?: string | undefined;

@@ -55,3 +55,15 @@ export const MIN_INTERIM_INTERVAL = 60;
 export const MAX_INTERIM_INTERVAL = 86_400;
 /** A session is stale after this many seconds without accounting; 0: three interim intervals. */
 export const MAX_STALE_AFTER = 7 * 86_400;
+/**
+ * A network's default EAP method as the API, console and CLI name it; nas.eap_method keeps it in
+ * upper case (PEAP, TTLS, TLS), as radpostauth.method names methods.
+ */
+export const EAP_METHOD_CHOICES = ["peap", "ttls", "tls"] as const;
+export type EapMethodChoice = (typeof EAP_METHOD_CHOICES)[number];
+
+/** The stored column as the API names it; anything unknown is PEAP, as the RADIUS door reads it. */
+export function eapMethodOf(stored: string | null | undefined): EapMethodChoice {
+  const lower = (stored ?? "").toLowerCase();
+  return (EAP_METHOD_CHOICES as readonly string[]).includes(lower) ? (lower as EapMethodChoice) : "peap";
+}

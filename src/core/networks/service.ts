@@ -13,6 +13,9 @@ import type { NetworkChanges, NetworkFilter, NetworkListRow, NetworkRow, Network
 import {
   checkSecret,
   DEFAULT_COA_PORT,
+  EAP_METHOD_CHOICES,
+  type EapMethodChoice,
+  eapMethodOf,
   generateSecret,
   MAX_DESCRIPTION,
   MAX_INTERIM_INTERVAL,
@@ -39,6 +42,8 @@ export interface Network {
   interim_interval: number;
   /** Seconds without accounting before an open session is closed; 0: three interim intervals. */
   stale_after: number;
+  /** The EAP method proposed first to WPA-Enterprise supplicants (others get it after a NAK). */
+  eap_method: EapMethodChoice;
   created: string;
   updated: string;
 }
@@ -61,6 +66,7 @@ export interface NetworkInput {
   coa_port?: number | undefined;
   interim_interval?: number | undefined;
   stale_after?: number | undefined;
+  eap_method?: string | undefined;
 }
 
 /** The only shapes in which a secret leaves the service (besides the RADIUS door's row). */
@@ -84,6 +90,7 @@ function present(row: NetworkRow): Network {
     coa_port: row.coa_port,
     interim_interval: row.interim_interval,
     stale_after: row.stale_after,
+    eap_method: eapMethodOf(row.eap_method),
     created: row.created,
     updated: row.updated,
   };
@@ -160,6 +167,11 @@ function check(input: NetworkInput): NetworkInput {
       field: "stale_after",
       message: `must be 0 (three interim intervals) or whole seconds up to ${MAX_STALE_AFTER}`,
     });
+  }
+  if (input.eap_method !== undefined) {
+    const method = typeof input.eap_method === "string" ? input.eap_method.toLowerCase() : "";
+    if ((EAP_METHOD_CHOICES as readonly string[]).includes(method)) clean.eap_method = method;
+    else problems.push({ field: "eap_method", message: `must be one of ${EAP_METHOD_CHOICES.join(", ")}` });
   }
   const first = problems[0];
   if (first) throw new ValidationError(`${first.field} ${first.message}`, problems);
@@ -272,6 +284,7 @@ export class NetworksService {
           coa_port: clean.coa_port ?? DEFAULT_COA_PORT,
           interim_interval: clean.interim_interval ?? 0,
           stale_after: clean.stale_after ?? 0,
+          ...(clean.eap_method === undefined ? {} : { eap_method: clean.eap_method.toUpperCase() }),
           created: now,
           updated: now,
         });
@@ -314,6 +327,7 @@ export class NetworksService {
         if (clean.coa_port !== undefined) changes.coa_port = clean.coa_port;
         if (clean.interim_interval !== undefined) changes.interim_interval = clean.interim_interval;
         if (clean.stale_after !== undefined) changes.stale_after = clean.stale_after;
+        if (clean.eap_method !== undefined) changes.eap_method = clean.eap_method.toUpperCase();
         const row = await repo.update(accountId, id, changes);
         if (!row) throw notFound(id);
         const network = present(row);

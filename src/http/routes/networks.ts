@@ -2,7 +2,7 @@
 // the console and the CLI). Writes on these paths answer 405 through the app's not-found handler.
 import type { FastifyInstance } from "fastify";
 import { type Static, Type } from "typebox";
-import { NETWORK_SORT_FIELDS } from "../../core/networks/rules.ts";
+import { EAP_METHOD_CHOICES, NETWORK_SORT_FIELDS } from "../../core/networks/rules.ts";
 import type { NetworksService } from "../../core/networks/service.ts";
 import {
   PORTAL_LANGUAGES,
@@ -38,6 +38,13 @@ const Network = Type.Object(
       description:
         "seconds without accounting after which an open session is closed (Lost-Carrier); 0: three interim intervals",
     }),
+    eap_method: Type.Union(
+      EAP_METHOD_CHOICES.map((m) => Type.Literal(m)),
+      {
+        description:
+          "WPA-Enterprise: the EAP method proposed first (peap, ttls or tls); a supplicant set up for another one answers with a NAK and gets it",
+      },
+    ),
     created: Type.String({ format: "date-time" }),
     updated: Type.String({ format: "date-time" }),
   },

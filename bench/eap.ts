@@ -1,0 +1,275 @@
+// EAP benchmark (issue 14 point 9): full PEAP (inner EAP-MSCHAPv2) and EAP-TTLS (inner PAP) logins
+// per second with K parallel eapol_test processes, against Wisp's embedded server and FreeRADIUS
+// 3.2's rlm_eap (deploy/freeradius/configure.sh with EAP_CERT_FILE...) on the same SQLite
+// database, alternated round by round, at the same certificate, fragment size (1024) and default
+// method (PEAP). Prints logins/s, the server's CPU per login (utime+stime of its process from
+// /proc), RADIUS round trips per login and wrong verdicts; writes bench/results/eap.json.
+// Every 10th login carries a wrong password (a reject is its right verdict).
+//   BENCH_EAP_PARALLEL (16)  eapol_test processes at once
+//   BENCH_EAP_LOGINS (160)   logins per method, server and round
+//   BENCH_EAP_ROUNDS (2)     rounds; the server order alternates
+//   BENCH_EAP_KEY (rsa)      rsa (RSA 2048, as the issue's reference figures) or ec (P-256)
+//   BENCH_CPU_PROF=dir       write Wisp's --cpu-prof profile there
+import { execFileSync } from "node:child_process";
+import fs from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { eapolTest, eapolTestUnavailable } from "../test/support/eapol.ts";
+import { freeradiusUnavailable } from "../test/support/freeradius-lab.ts";
+import { radiusBenchUser, SECRET, seed } from "./radius-load.ts";
+import {
+  BenchError,
+  freeradiusVersion,
+  installExitHandlers,
+  makeTempDir,
+  processTicks,
+  type RadiusTarget,
+  runBench,
+  startFreeRadius,
+  startWisp,
+  TICKS_PER_SECOND,
+  writeResults,
+} from "./radius-servers.ts";
+
+type Method = "PEAP" | "TTLS";
+const METHODS: Method[] = ["PEAP", "TTLS"];
+
+function setting(name: string, fallback: number): number {
+  const raw = process.env[name];
+  if (raw === undefined || raw === "") return fallback;
+  const value = Number(raw);
+  if (!Number.isInteger(value) || value < 1) throw new BenchError(`${name} must be a positive integer`);
+  return value;
+}
+
+/** A CA, and a server certificate for radius.test (EKU serverAuth) signed by it. */
+function makeCertificates(dir: string, key: "rsa" | "ec") {
+  const run = (args: string[]) =>
+    execFileSync("openssl", args, { cwd: dir, stdio: ["ignore", "ignore", "pipe"] });
+  const newKey = (file: string) =>
+    key === "rsa"
+      ? run(["genpkey", "-algorithm", "RSA", "-pkeyopt", "rsa_keygen_bits:2048", "-out", file])
+      : run(["genpkey", "-algorithm", "EC", "-pkeyopt", "ec_paramgen_curve:P-256", "-out", file]);
+  newKey("ca.key");
+  run([
+    "req",
+    "-x509",
+    "-new",
+    "-key",
+    "ca.key",
+    "-out",
+    "ca.pem",
+    "-days",
+    "2",
+    "-subj",
+    "/CN=Wisp bench CA",
+  ]);
+  newKey("server.key");
+  run(["req", "-new", "-key", "server.key", "-out", "server.csr", "-subj", "/CN=radius.test"]);
+  fs.writeFileSync(
+    path.join(dir, "server.ext"),
+    "subjectAltName=DNS:radius.test\nextendedKeyUsage=serverAuth\n",
+  );
+  run(
+    ["x509", "-req", "-in", "server.csr", "-CA", "ca.pem", "-CAkey", "ca.key", "-CAcreateserial"].concat([
+      "-out",
+      "server.pem",
+      "-days",
+      "2",
+      "-extfile",
+      "server.ext",
+    ]),
+  );
+  return {
+    ca: path.join(dir, "ca.pem"),
+    cert: path.join(dir, "server.pem"),
+    key: path.join(dir, "server.key"),
+  };
+}
+
+interface Run {
+  server: string;
+  method: Method;
+  round: number;
+  logins: number;
+  seconds: number;
+  loginsPerSecond: number;
+  cpuMsPerLogin: number;
+  roundTripsPerLogin: number;
+  wrong: number;
+  timeouts: number;
+}
+
+async function measure(
+  target: RadiusTarget,
+  method: Method,
+  round: number,
+  logins: number,
+  parallel: number,
+  caFile: string,
+): Promise<Run> {
+  let next = 0;
+  let wrong = 0;
+  let timeouts = 0;
+  let requests = 0;
+  const ticksBefore = processTicks(target.pid) ?? 0;
+  const started = process.hrtime.bigint();
+  await Promise.all(
+    Array.from({ length: parallel }, async () => {
+      while (next < logins) {
+        const k = next++;
+        const user = radiusBenchUser(1 + (k % 1000));
+        const good = k % 10 !== 9;
+        const result = await eapolTest({
+          port: target.authPort,
+          secret: SECRET,
+          timeoutSeconds: 10,
+          raw: { eap: method },
+          network: {
+            identity: user.username,
+            anonymous_identity: "anonymous@bench.test",
+            password: good ? user.password : "not-the-password",
+            phase2: method === "PEAP" ? "autheap=MSCHAPV2" : "auth=PAP",
+            ca_cert: caFile,
+            domain_match: "radius.test",
+          },
+        });
+        requests += result.accessRequests;
+        if (result.code !== 0 && result.code !== 252) timeouts++;
+        const right = good ? result.success && result.mppeOk : result.code === 252;
+        if (!right) wrong++;
+      }
+    }),
+  );
+  const seconds = Number(process.hrtime.bigint() - started) / 1e9;
+  const ticks = (processTicks(target.pid) ?? ticksBefore) - ticksBefore;
+  return {
+    server: target.id,
+    method,
+    round,
+    logins,
+    seconds: Number(seconds.toFixed(2)),
+    loginsPerSecond: Number((logins / seconds).toFixed(1)),
+    cpuMsPerLogin: Number(((ticks * 1000) / TICKS_PER_SECOND / logins).toFixed(2)),
+    roundTripsPerLogin: Number((requests / logins).toFixed(2)),
+    wrong,
+    timeouts,
+  };
+}
+
+async function main(): Promise<void> {
+  const missing = freeradiusUnavailable() ?? eapolTestUnavailable();
+  if (missing) throw new BenchError(missing);
+  installExitHandlers();
+  const parallel = setting("BENCH_EAP_PARALLEL", 16);
+  const logins = setting("BENCH_EAP_LOGINS", 160);
+  const rounds = setting("BENCH_EAP_ROUNDS", 2);
+  const keyKind = process.env.BENCH_EAP_KEY === "ec" ? "ec" : "rsa";
+  const dir = makeTempDir(os.tmpdir(), "eap");
+  const certs = makeCertificates(dir, keyKind);
+  const dataDir = path.join(dir, "data");
+  fs.mkdirSync(dataDir);
+  console.log(`seeding 1000 users and a network for 127.0.0.1 in ${dataDir}`);
+  await seed(dataDir);
+  const wisp = await startWisp(dataDir, process.env.BENCH_CPU_PROF || undefined, {
+    script: "bench/eap-wisp.ts",
+    env: {
+      BENCH_EAP_CERT_FILE: certs.cert,
+      BENCH_EAP_KEY_FILE: certs.key,
+      BENCH_EAP_CA_FILE: certs.ca,
+      EAP_FRAGMENT_SIZE: "1024",
+      LOG_LEVEL: "error",
+    },
+  });
+  const freeradius = await startFreeRadius({
+    parentDir: dir,
+    databaseFile: path.join(dataDir, "wisp.db"),
+    postAuthLogging: true,
+    id: "freeradius",
+    name: "FreeRADIUS rlm_eap + rlm_sql",
+    env: {
+      EAP_CERT_FILE: certs.cert,
+      EAP_KEY_FILE: certs.key,
+      EAP_CA_FILE: certs.ca,
+      EAP_FRAGMENT_SIZE: "1024",
+    },
+  });
+  const runs: Run[] = [];
+  try {
+    // Warm-up: JIT, caches, SQLite pages, for both servers.
+    for (const target of [wisp, freeradius])
+      for (const method of METHODS) await measure(target, method, 0, 32, parallel, certs.ca);
+    for (let round = 1; round <= rounds; round++) {
+      const order = round % 2 === 1 ? [wisp, freeradius] : [freeradius, wisp];
+      for (const method of METHODS) {
+        for (const target of order) {
+          const run = await measure(target, method, round, logins, parallel, certs.ca);
+          runs.push(run);
+          console.log(
+            `round ${round} ${method.padEnd(4)} ${target.id.padEnd(10)} ${run.loginsPerSecond} logins/s, ` +
+              `${run.cpuMsPerLogin} ms CPU/login, ${run.roundTripsPerLogin} round trips/login, ${run.wrong} wrong`,
+          );
+        }
+      }
+    }
+  } finally {
+    await wisp.stop();
+    await freeradius.stop();
+  }
+  const summary = METHODS.map((method) => {
+    const of = (server: string) => runs.filter((r) => r.method === method && r.server === server);
+    const total = (server: string) => {
+      const list = of(server);
+      const logins = list.reduce((s, r) => s + r.logins, 0);
+      const seconds = list.reduce((s, r) => s + r.seconds, 0);
+      const cpu = list.reduce((s, r) => s + r.cpuMsPerLogin * r.logins, 0);
+      const trips = list.reduce((s, r) => s + r.roundTripsPerLogin * r.logins, 0);
+      return {
+        loginsPerSecond: Number((logins / seconds).toFixed(1)),
+        cpuMsPerLogin: Number((cpu / logins).toFixed(2)),
+        roundTripsPerLogin: Number((trips / logins).toFixed(2)),
+        wrong: list.reduce((s, r) => s + r.wrong, 0),
+      };
+    };
+    const w = total("wisp");
+    const f = total("freeradius");
+    return {
+      method,
+      wisp: w,
+      freeradius: f,
+      cpuRatio: Number((w.cpuMsPerLogin / f.cpuMsPerLogin).toFixed(2)),
+      throughputRatio: Number((w.loginsPerSecond / f.loginsPerSecond).toFixed(2)),
+    };
+  });
+  console.log("\nmethod  server      logins/s  CPU ms/login  round trips  wrong");
+  for (const s of summary) {
+    for (const [name, r] of [
+      ["wisp", s.wisp],
+      ["freeradius", s.freeradius],
+    ] as const) {
+      console.log(
+        `${s.method.padEnd(7)} ${name.padEnd(11)} ${String(r.loginsPerSecond).padStart(8)} ${String(r.cpuMsPerLogin).padStart(13)} ${String(r.roundTripsPerLogin).padStart(12)} ${String(r.wrong).padStart(6)}`,
+      );
+    }
+    console.log(
+      `${s.method.padEnd(7)} Wisp/FreeRADIUS: CPU per login ${s.cpuRatio}x, logins/s ${s.throughputRatio}x`,
+    );
+  }
+  writeResults("eap", {
+    date: new Date().toISOString(),
+    freeradius: freeradiusVersion(),
+    settings: {
+      parallel,
+      logins,
+      rounds,
+      key: keyKind === "rsa" ? "RSA 2048" : "P-256",
+      fragmentSize: 1024,
+      defaultMethod: "PEAP",
+      tls: "1.2",
+    },
+    summary,
+    runs,
+  });
+}
+
+runBench(main);
