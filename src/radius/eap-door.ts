@@ -79,9 +79,15 @@ export async function answerEap(input: EapDoorInput): Promise<Buffer | null> {
       const keys = mppeKeys(answer.msk);
       let outcome = answer.outcome;
       let response: Buffer;
+      // The inner identity as User-Name (RFC 2865 section 5.1: the NAS puts it in its accounting),
+      // unless the reply names one: with an anonymous outer identity, this is how the sessions,
+      // quotas and disconnects of the access point's accounting find the user (hostapd uses it).
+      const named = outcome.result.reply.some((p) => p.attribute.toLowerCase() === "user-name");
+      const userName = named ? [] : ([["User-Name", outcome.attempt.username]] as const);
       try {
         response = respond(PacketCode.AccessAccept, [
           ...outcome.result.reply.map((p) => [p.attribute, p.value] as const),
+          ...userName,
           ["EAP-Message", answer.eap],
           ["MS-MPPE-Recv-Key", keys.recv],
           ["MS-MPPE-Send-Key", keys.send],

@@ -1,15 +1,20 @@
 // Against a real access point: hostapd (wired 802.1X) with a wpa_supplicant station over a veth
-// pair (test/support/hostapd-lab.ts). hostapd's accounting opens the session in Wisp; Wisp's
+// pair (test/support/hostapd-lab.ts), Wisp as their RADIUS server: the station logs in with PEAP
+// (inner EAP-MSCHAPv2, an anonymous outer identity) checked against Wisp's own CA and server name,
+// hostapd authorizes it, and its accounting opens the session in Wisp under the inner identity; Wisp's
 // Disconnect-Request reaches hostapd's Dynamic Authorization Server, which checks the secret, the
 // Event-Timestamp and the Message-Authenticator and answers Disconnect-ACK (the station is
 // de-authorized, and hostapd's Accounting-Stop closes the session) or Disconnect-NAK with an
 // Error-Cause when the session does not match one of its stations.
 import assert from "node:assert/strict";
+import fs from "node:fs";
+import path from "node:path";
 import { after, before, describe, test } from "node:test";
 import type { AccountRow } from "../../src/core/accounts/repo.ts";
 import type { Network } from "../../src/core/networks/service.ts";
 import { DasClient } from "../../src/radius/das-client.ts";
 import { accountingSender, eventually } from "../support/accounting.ts";
+import { tempDir } from "../support/databases.ts";
 import { freeUdpPort } from "../support/freeradius-lab.ts";
 import { type HostapdLab, hostapdLabUnavailable, startHostapdLab } from "../support/hostapd-lab.ts";
 import { startTestServer, type TestServer } from "../support/server.ts";
@@ -37,8 +42,14 @@ describe("disconnect against hostapd's DAS", { skip: unavailable ?? false }, () 
 
   before(async () => {
     acctPort = await freeUdpPort();
+    const authPort = await freeUdpPort();
     server = await startTestServer({
-      env: { RADIUS_HOST: "127.0.0.1", RADIUS_ACCT_PORT: String(acctPort), WORKER: "0" },
+      env: {
+        RADIUS_HOST: "127.0.0.1",
+        RADIUS_AUTH_PORT: String(authPort),
+        RADIUS_ACCT_PORT: String(acctPort),
+        WORKER: "0",
+      },
     });
     server.core.sessions.das = new DasClient({ timeoutMs: 1000, retries: 1 });
     account = await server.account("default");
@@ -48,7 +59,25 @@ describe("disconnect against hostapd's DAS", { skip: unavailable ?? false }, () 
       secret: SECRET,
       coa_enabled: true,
     }));
-    lab = await startHostapdLab({ secret: SECRET, acctPort, user: "alice", password: "alice-md5-pw" });
+    await server.core.users.create(account.id, { username: "alice", password: "alice-Peap-pw" });
+    const caFile = path.join(tempDir("hostapd-ca"), "ca.pem");
+    fs.writeFileSync(caFile, (await server.core.certs.serverCredentials()).ca.join("\n"));
+    lab = await startHostapdLab({
+      secret: SECRET,
+      acctPort,
+      auth: { port: authPort, secret: SECRET },
+      user: "alice",
+      password: "alice-Peap-pw",
+      stationEap: [
+        "eap=PEAP",
+        'identity="alice"',
+        'anonymous_identity="anonymous"',
+        'password="alice-Peap-pw"',
+        'phase2="autheap=MSCHAPV2"',
+        `ca_cert="${caFile}"`,
+        `domain_match="${server.core.certs.serverName()}"`,
+      ],
+    });
     await server.core.networks.update(account.id, network.id, { coa_port: lab.dasPort });
     await lab.connect();
   });
@@ -57,7 +86,17 @@ describe("disconnect against hostapd's DAS", { skip: unavailable ?? false }, () 
     await server?.stop();
   });
 
-  test("hostapd's accounting opens the session in Wisp", async () => {
+  test("the station logs in with PEAP through hostapd; hostapd's accounting opens the session in Wisp", async () => {
+    assert.ok(lab.authorized(), lab.stations());
+    const [attempt] = await server.core.database.db
+      .selectFrom("radpostauth")
+      .select(["username", "method", "outer_identity", "reply"])
+      .where("account_id", "=", account.id)
+      .execute();
+    assert.deepEqual(
+      [attempt?.username, attempt?.method, attempt?.outer_identity, attempt?.reply],
+      ["alice", "PEAP", "anonymous", "Access-Accept"],
+    );
     const [row] = await eventually(async () => {
       const rows = await sessionOf();
       return rows.length > 0 ? rows : undefined;
