@@ -45,6 +45,10 @@ export async function startServer(config: Config, overrides: ServerOverrides = {
   let radius: RadiusServer | undefined;
   try {
     const core = createCore(database, config);
+    // The EAP server identity is made (once per deployment) or read before anything listens, so a
+    // key that cannot be opened stops the start with one line rather than failing the first
+    // 802.1X login, and the start-up line follows the HTTP port's opening at once.
+    if (config.radiusAuthPort > 0) await core.certs.serverCredentials();
     // The API and the console side by side on one HTTP server, with /healthz beside them.
     app = createHttpRoot({ logLevel: config.logLevel, trustedProxies: config.trustedProxies });
     counters =
@@ -77,9 +81,6 @@ export async function startServer(config: Config, overrides: ServerOverrides = {
     await app.listen({ host: config.host, port: config.port }).catch((error) => {
       throw listenFailure(error, "HTTP", config.host, config.port);
     });
-    // The EAP server identity is made (once per deployment) or read now, so a key that cannot be
-    // opened stops the start with one line rather than failing the first 802.1X login.
-    if (config.radiusAuthPort > 0) await core.certs.serverCredentials();
     radius = new RadiusServer({
       host: config.radiusHost,
       authPort: config.radiusAuthPort,
