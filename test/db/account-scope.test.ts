@@ -231,6 +231,57 @@ describe("statements on an account's tables name the account (PostgreSQL)", asyn
   });
 });
 
+describe("the check itself, on statements written for it", () => {
+  const tables: ScopedTables = new Map([
+    ["users", "account_id"],
+    ["radacct", "account_id"],
+    ["events", "account_id"],
+  ]);
+  const unscoped = (statement: string) => unscopedTables(statement, tables).map((u) => u.ref);
+  before(() => loadParser());
+
+  test("bound by a parameter, a constant, a list, any(), or a join to a bound table", () => {
+    assert.deepEqual(unscoped("select * from users where account_id = $1 and id = $2"), []);
+    assert.deepEqual(unscoped("select * from users u where u.account_id in ($1, $2)"), []);
+    assert.deepEqual(unscoped("select * from users where account_id = any($1::integer[])"), []);
+    assert.deepEqual(
+      unscoped("select * from radacct r join users u on u.account_id = r.account_id where r.account_id = 7"),
+      [],
+    );
+    assert.deepEqual(
+      unscoped(
+        "select * from users u where u.account_id = $1 and exists (select 1 from radacct r where r.account_id = u.account_id)",
+      ),
+      [],
+    );
+    assert.deepEqual(unscoped("insert into events (account_id, kind) values ($1, $2), ($3, $4)"), []);
+    assert.deepEqual(
+      unscoped("update radacct set acctstoptime = now() where account_id = $1 and radacctid = $2"),
+      [],
+    );
+  });
+
+  test("refused: no filter, an OR, an inequality, a join on another column, an unbound outer table", () => {
+    assert.deepEqual(unscoped("select * from users where id = $1"), ["users"]);
+    assert.deepEqual(unscoped("select * from users where account_id = $1 or id = $2"), ["users"]);
+    assert.deepEqual(unscoped("select * from users where account_id <> $1"), ["users"]);
+    assert.deepEqual(
+      unscoped("select * from radacct r join users u on u.id = r.radacctid where r.account_id = $1"),
+      ["u"],
+    );
+    assert.deepEqual(
+      unscoped(
+        "select * from users u where exists (select 1 from radacct r where r.account_id = u.account_id)",
+      ),
+      ["u", "r"],
+    );
+    assert.deepEqual(unscoped("insert into events (kind) values ($1)"), ["events"]);
+    assert.deepEqual(unscoped("update radacct set acctstoptime = now() where radacctid = $1"), ["radacct"]);
+    assert.deepEqual(unscoped("delete from users using radacct where users.account_id = $1"), ["radacct"]);
+    assert.deepEqual(unscoped("with x as (select id from users) select * from x"), ["users"]);
+  });
+});
+
 /** The tables with an account_id column, as the migrated database has them. */
 async function scopedTables(url: string): Promise<ScopedTables> {
   const client = new pg.Client({ connectionString: url });
