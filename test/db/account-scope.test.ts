@@ -7,6 +7,7 @@
 // checked (test/support/account-scope.ts). The statements that span accounts on purpose are listed
 // below, each with its reason; anything else fails with the statement and the table.
 import assert from "node:assert/strict";
+import { createHash } from "node:crypto";
 import { after, before, describe, test } from "node:test";
 import { sql } from "kysely";
 import pg from "pg";
@@ -372,11 +373,35 @@ async function workload(
   // Networks and portals (read-only in the API), and the portal's guest page.
   await call("GET", "/api/networks", undefined, 200);
   await call("GET", `/api/networks/${network.id}`, undefined, 200);
-  const portal = await core.portals.create(account.id, { name: `lobby-${p}`, network_id: network.id });
+  const portal = await core.portals.create(account.id, {
+    name: `lobby-${p}`,
+    network_id: network.id,
+    vendor: "coovachilli",
+    uam_secret: "uam-s3cret",
+    methods: ["voucher", "clickthrough"],
+  });
   await call("GET", "/api/captiveportals", undefined, 200);
   await call("GET", `/api/captiveportals/${portal.id}`, undefined, 200);
-  const guest = await fetch(`${server.url}/portal/${portal.id}?login_url=http%3A%2F%2F10.0.0.1%2Flogin`);
-  await guest.text();
+  // A guest clicks through: the page, then the form (a sign-in left for the gateway's RADIUS request).
+  const gateway = new URLSearchParams({
+    res: "notyet",
+    uamip: "10.1.0.1",
+    uamport: "3990",
+    challenge: "0123456789abcdef0123456789abcdef",
+    mac: "AA-BB-CC-DD-EE-01",
+  }).toString();
+  const signed = `${gateway}&md=${createHash("md5")
+    .update(`${server.url}/portal/${portal.id}?${gateway}uam-s3cret`)
+    .digest("hex")
+    .toUpperCase()}`;
+  const guest = new ConsoleClient(server.url);
+  assert.equal((await guest.get(`/portal/${portal.id}?${signed}`)).status, 200);
+  const clicked = await guest.post(`/portal/${portal.id}`, {
+    method: "clickthrough",
+    terms: "yes",
+    gw: signed,
+  });
+  assert.equal(clicked.status, 200, clicked.text);
 
   // Vouchers.
   const voucher = await call("POST", "/api/vouchers", { validity: 3600, usage_limit: 1 }, 201);
