@@ -6,9 +6,12 @@
 import assert from "node:assert/strict";
 import { spawn } from "node:child_process";
 import dgram from "node:dgram";
+import fs from "node:fs";
+import path from "node:path";
 import { after, before, describe, test } from "node:test";
 import { ConfigError, loadConfig } from "../../src/config.ts";
 import { insertEvents } from "../../src/core/events/repo.ts";
+import { REJECT_REASONS } from "../../src/metrics/radius.ts";
 import { sendRadius } from "../../src/radius/client.ts";
 import type { AttributeInput } from "../../src/radius/packet.ts";
 import { createTestDatabase, dialects, type TestDatabase } from "../support/databases.ts";
@@ -373,5 +376,31 @@ describe("bad metrics settings are refused at start", () => {
     assert.equal(lines.length, 1, result.stderr);
     assert.match(lines[0]!, /^wisp: configuration error: METRICS_TOKEN must be/);
     assert.ok(!result.stderr.includes(token));
+  });
+});
+
+describe("reject reasons as labels", () => {
+  test("every fixed reject reason in the code is a label of its own, not other", () => {
+    const sources = [
+      "src/core/aaa/decide.ts",
+      "src/core/aaa/service.ts",
+      "src/core/vouchers/login.ts",
+      "src/radius/eap-door.ts",
+      "src/radius/server.ts",
+    ];
+    const patterns = [
+      /reject\("([^"]+)"/g,
+      /reason: "([^"]+)"/g,
+      /rejected\?\.\("([^"]+)"\)/g,
+      /rejectInstead\(\w+, "([^"]+)"\)/g,
+    ];
+    const found = new Set<string>();
+    for (const file of sources) {
+      const text = fs.readFileSync(path.join(ROOT, file), "utf8");
+      for (const pattern of patterns) for (const match of text.matchAll(pattern)) found.add(match[1]!);
+    }
+    assert.ok(found.size >= 15, `only ${found.size} reasons found: the patterns no longer match the code`);
+    const missing = [...found].filter((reason) => !REJECT_REASONS.includes(reason));
+    assert.deepEqual(missing, [], "add these to REJECT_REASONS (src/metrics/radius.ts)");
   });
 });
