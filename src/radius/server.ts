@@ -36,7 +36,9 @@ export type DropReason =
   | "bad_authenticator"
   | "message_authenticator_missing"
   | "wrong_port"
-  | "eap";
+  | "eap"
+  /** The request failed inside (a database error): not answered, logged as an error. */
+  | "error";
 
 /**
  * Told of every packet's fate (src/metrics/radius.ts counts them). Called per packet: an
@@ -114,6 +116,7 @@ export class RadiusServer {
     const socket = createSocket({ type: host.includes(":") ? "udp6" : "udp4", reuseAddr: false });
     socket.on("message", (message, remote) => {
       this.receive(socket, kind, message, remote).catch((error) => {
+        this.options.observer?.dropped(message[0] ?? 0, undefined, "error");
         this.options.log.error({ err: error, client: remote.address }, "RADIUS request failed; not answered");
       });
     });
