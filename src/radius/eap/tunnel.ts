@@ -60,12 +60,21 @@ export class TlsTunnel {
 
   /** Application data received since the last call. */
   takeApplicationData(): Buffer {
-    const data = Buffer.concat(this.incoming);
+    const data = this.incoming.length === 1 ? this.incoming[0]! : Buffer.concat(this.incoming);
     this.incoming = [];
     return data;
   }
 
   private async flush(): Promise<Buffer> {
+    // TLS usually answers within the call that fed it (node's TLSWrap reads the records and
+    // writes its flight to the wire synchronously): then take it after one tick (where a TLS
+    // error is emitted), without waiting for event-loop turns, which cost every round trip
+    // latency under load. Cleartext still queued in the socket (a write waiting for the
+    // previous flight's completion) needs the turns.
+    await new Promise<void>((resolve) => process.nextTick(resolve));
+    if (this.outgoing.length + this.incoming.length > 0 && this.socket.writableLength === 0) {
+      return this.takeOutgoing();
+    }
     let seen = -1;
     for (let turn = 0; turn < MAX_TURNS; turn++) {
       await nextTurn();
@@ -74,7 +83,11 @@ export class TlsTunnel {
       if (now > 0 && now === seen) break;
       seen = now;
     }
-    const out = Buffer.concat(this.outgoing);
+    return this.takeOutgoing();
+  }
+
+  private takeOutgoing(): Buffer {
+    const out = this.outgoing.length === 1 ? this.outgoing[0]! : Buffer.concat(this.outgoing);
     this.outgoing = [];
     return out;
   }
