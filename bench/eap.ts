@@ -8,7 +8,7 @@
 //   BENCH_EAP_PARALLEL (16)  eapol_test processes at once
 //   BENCH_EAP_LOGINS (160)   logins per method, server and round
 //   BENCH_EAP_ROUNDS (2)     rounds; the server order alternates
-//   BENCH_EAP_WARMUP (200)   logins per method and server before the first round
+//   BENCH_EAP_WARMUP (400)   logins per method and server before the first round
 //   BENCH_EAP_KEY (rsa)      rsa (RSA 2048, as the issue's reference figures) or ec (P-256)
 //   BENCH_CPU_PROF=dir       write Wisp's --cpu-prof profile there
 import { execFileSync } from "node:child_process";
@@ -165,7 +165,7 @@ async function main(): Promise<void> {
   const parallel = setting("BENCH_EAP_PARALLEL", 16);
   const logins = setting("BENCH_EAP_LOGINS", 160);
   const rounds = setting("BENCH_EAP_ROUNDS", 2);
-  const warmup = setting("BENCH_EAP_WARMUP", 200);
+  const warmup = setting("BENCH_EAP_WARMUP", 400);
   const keyKind = process.env.BENCH_EAP_KEY === "ec" ? "ec" : "rsa";
   const dir = makeTempDir(os.tmpdir(), "eap");
   const certs = makeCertificates(dir, keyKind);
@@ -198,9 +198,10 @@ async function main(): Promise<void> {
   });
   const runs: Run[] = [];
   try {
-    // Warm-up, both servers alike: SQLite pages, and V8's JIT, which was still compiling Wisp's
-    // hot paths after a few hundred logins (CPU per PEAP login: 20 ms over the first 32, 7.7 ms
-    // over the next 160, then 4.7 ms; 2026-11-26). A RADIUS server runs warm for days.
+    // Warm-up, both servers alike: SQLite pages, and V8's JIT, which compiles Wisp's hot paths
+    // over the first ~1,000 logins (measured per PEAP login: 20 ms of CPU over the first 32,
+    // 7.7 ms over the next 160, then 4.5-5 ms; the JIT threads' share fell from 4 ms to 0.5 ms
+    // per login; 2026-11-26). A RADIUS server runs warm for days.
     for (const target of [wisp, freeradius])
       for (const method of METHODS) await measure(target, method, 0, warmup, parallel, certs.ca);
     for (let round = 1; round <= rounds; round++) {
