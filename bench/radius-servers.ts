@@ -53,7 +53,7 @@ export function makeTempDir(parent: string, label: string): string {
 
 // --- Wisp --------------------------------------------------------------------------------------
 
-/** `script`: the entry (bench/eap-wisp.ts for EAP); `env`: more settings for it. */
+/** `script`: the entry (default src/main.ts); `env`: more settings for it. */
 export async function startWisp(
   dataDir: string,
   cpuProfDir: string | undefined,

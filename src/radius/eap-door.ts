@@ -18,7 +18,8 @@ export interface EapDoorInput {
   aaa: AaaService;
   client: RadiusClient;
   packet: RadiusPacket;
-  pairs: Pair[];
+  /** The request's pairs, made only when a login is decided or recorded (not every round trip). */
+  pairs(): Pair[];
   address: string;
   respond(code: number, attributes: AttributeInput[]): Buffer;
   /** Logs why a packet is not answered (rate-limited by the door). */
@@ -60,7 +61,7 @@ export async function answerEap(input: EapDoorInput): Promise<Buffer | null> {
       eapMessage,
       state,
       judge: async (identity, credentials, method, outerIdentity) =>
-        labelled(await aaa.decide(client, asUser(pairs, identity), credentials), method, outerIdentity),
+        labelled(await aaa.decide(client, asUser(pairs(), identity), credentials), method, outerIdentity),
     });
   } catch (error) {
     input.warn({ err: error, client: input.address }, "EAP request failed; rejecting");
@@ -121,7 +122,7 @@ export async function answerEap(input: EapDoorInput): Promise<Buffer | null> {
       else if (attempt) {
         const refused = await aaa.refuse(
           client,
-          asUser(pairs, attempt.identity),
+          asUser(pairs(), attempt.identity),
           answer.reason,
           attempt.method,
         );

@@ -284,7 +284,7 @@ export class RadiusServer {
         aaa: this.options.aaa,
         client,
         packet,
-        pairs: pairsOf(packet),
+        pairs: () => pairsOf(packet),
         address: remote.address,
         respond,
         drop: (reason) => this.drop(remote, reason, dropped("eap")),

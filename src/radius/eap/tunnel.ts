@@ -49,23 +49,36 @@ export class TlsTunnel {
   /** Hands TLS records from the supplicant to TLS; resolves with TLS's answer (maybe empty). */
   async receive(records: Buffer): Promise<Buffer> {
     this.wire.push(records);
-    return this.flush();
+    return this.flush(
+      () => this.outgoing.length + this.incoming.length > 0 && this.socket.writableLength === 0,
+    );
   }
 
   /** Encrypts application data for the supplicant (inner method packets). */
   async send(plain: Buffer): Promise<Buffer> {
     this.socket.write(plain);
-    return this.flush();
+    // Its own chunk stays counted in writableLength until the wire's write completes (a turn
+    // later), though TLS has already encrypted it; anything more is cleartext still queued.
+    return this.flush(() => this.outgoing.length > 0 && this.socket.writableLength <= plain.length);
   }
 
   /** Application data received since the last call. */
   takeApplicationData(): Buffer {
-    const data = Buffer.concat(this.incoming);
+    const data = this.incoming.length === 1 ? this.incoming[0]! : Buffer.concat(this.incoming);
     this.incoming = [];
     return data;
   }
 
-  private async flush(): Promise<Buffer> {
+  /**
+   * TLS usually answers within the call that fed it (node's TLSWrap reads the records or the
+   * cleartext and writes its records to the wire synchronously): `answered` says so, and the
+   * answer is taken after one tick (where a TLS error is emitted), without waiting for
+   * event-loop turns, which cost every round trip latency under load. Otherwise (cleartext
+   * queued behind a write not yet completed) TLS is given turns until it stops adding output.
+   */
+  private async flush(answered: () => boolean): Promise<Buffer> {
+    await new Promise<void>((resolve) => process.nextTick(resolve));
+    if (answered()) return this.takeOutgoing();
     let seen = -1;
     for (let turn = 0; turn < MAX_TURNS; turn++) {
       await nextTurn();
@@ -74,7 +87,11 @@ export class TlsTunnel {
       if (now > 0 && now === seen) break;
       seen = now;
     }
-    const out = Buffer.concat(this.outgoing);
+    return this.takeOutgoing();
+  }
+
+  private takeOutgoing(): Buffer {
+    const out = this.outgoing.length === 1 ? this.outgoing[0]! : Buffer.concat(this.outgoing);
     this.outgoing = [];
     return out;
   }
