@@ -64,12 +64,20 @@ describe("two instances and two workers on one PostgreSQL and one Redis", { skip
   const db = () => opened.db;
 
   async function startInstance(name: "A" | "B", env: Env): Promise<Instance> {
-    const acctPort = await freeUdpPort();
-    const server = await startServerProcess(
-      { ...env, WORKER: "0", RADIUS_HOST: "127.0.0.1", RADIUS_ACCT_PORT: String(acctPort) },
-      60_000,
-    );
-    return { ...server, name, acctPort };
+    // Ports are picked seconds of tsx start-up before the bind, and clients elsewhere on
+    // the machine take ephemeral ports meanwhile: a port taken in between is picked again.
+    for (let attempt = 1; ; attempt++) {
+      const acctPort = await freeUdpPort();
+      try {
+        const server = await startServerProcess(
+          { ...env, WORKER: "0", RADIUS_HOST: "127.0.0.1", RADIUS_ACCT_PORT: String(acctPort) },
+          60_000,
+        );
+        return { ...server, name, acctPort };
+      } catch (error) {
+        if (attempt === 3 || !/already in use/.test((error as Error).message)) throw error;
+      }
+    }
   }
 
   before(async () => {
