@@ -425,8 +425,9 @@ describe("two instances and two workers on one PostgreSQL and one Redis", { skip
     const delivered = () => new Set(receiver.at("/survive").map((r) => String(r.json?.data?.username)));
     await receiver.waitFor(
       () => acknowledged.every((u) => delivered().has(u)),
-      // Well inside a job's 30 s lease: a job whose outcome could not be written then would stall.
-      15_000,
+      // A job whose claim committed while its answer was lost with the connection waits out its
+      // 30 s lease before another worker takes it; nothing waits longer than that.
+      40_000,
       `the events of all ${acknowledged.length} users created`,
     );
     assertAllRunning([a, b, ...workers]);
