@@ -85,6 +85,11 @@ export function openDatabase(options: DatabaseOptions): Database {
     // An idle connection the server dropped (restart, idle timeout) is discarded by the pool and
     // the next query reconnects; without a listener the error would end the process.
     pool.on("error", () => {});
+    // The pool listens only to idle connections. One checked out (in a transaction, or whose query
+    // just failed) that the server ends (restart, pg_terminate_backend) emits "Connection
+    // terminated unexpectedly" on the client itself: its queries fail on their own, the pool drops
+    // it on release (it is no longer queryable), and without this listener the process would end.
+    pool.on("connect", (client) => client.on("error", () => {}));
     const timing: QueryTiming = { observer: undefined };
     const db = new Kysely<Schema>({ dialect: timedDialect(new PostgresDialect({ pool }), timing) });
     return {

@@ -147,22 +147,45 @@ export class Worker {
         await this.queue.renew(job.id, this.id, this.leaseMs, value);
       },
     };
+    let outcome: () => Promise<void>;
     try {
       const result = await handler(job, context);
-      await this.queue.complete(job.id, this.id, result);
+      outcome = () => this.queue.complete(job.id, this.id, result);
     } catch (error) {
       const message = (error as Error)?.message ?? String(error);
-      try {
-        if (error instanceof RetryLater) await this.queue.retry(job.id, this.id, message, error.runAt);
-        else {
-          this.options.log.warn({ job: job.id, kind: job.kind, err: error }, "job failed");
-          await this.queue.fail(job.id, this.id, message);
-        }
-      } catch (storeError) {
-        this.options.log.error({ err: storeError, job: job.id }, "could not record the job's outcome");
+      if (error instanceof RetryLater) {
+        outcome = () => this.queue.retry(job.id, this.id, message, error.runAt);
+      } else {
+        this.options.log.warn({ job: job.id, kind: job.kind, err: error }, "job failed");
+        outcome = () => this.queue.fail(job.id, this.id, message);
       }
+    }
+    try {
+      await this.record(outcome);
+    } catch (storeError) {
+      this.options.log.error({ err: storeError, job: job.id }, "could not record the job's outcome");
     } finally {
       clearInterval(renew);
+    }
+  }
+
+  /**
+   * Writes a job's outcome, again after growing pauses while that fails (a dropped database
+   * connection): unrecorded, the job would stay "running" until its lease ran out, and a
+   * recurring job (the webhook dispatcher) would stall that long. Gives up when the lease would
+   * have ended, or when the worker stops; the lease then hands the job on.
+   */
+  private async record(write: () => Promise<void>): Promise<void> {
+    const until = Date.now() + this.leaseMs;
+    for (let failures = 0; ; failures++) {
+      try {
+        return await write();
+      } catch (error) {
+        const pause = Math.min(2000, 50 * 2 ** failures);
+        if (this.stopped || Date.now() + pause >= until) throw error;
+        this.options.log.warn({ err: error }, "could not record a job's outcome yet; trying again");
+        await new Promise((resolve) => setTimeout(resolve, pause));
+      }
     }
   }
 }

@@ -16,9 +16,9 @@ async function health(server: TestServer) {
 for (const { dialect, skip } of await dialects()) {
   describe(`/healthz on ${dialect}`, { skip }, () => {
     test("200 while the database reads; 503 in the error shape, with the reason, once it cannot", async () => {
-      // No worker: its jobs would be cut off mid-query when the database is dropped (not what
-      // this test is about; see the session 4 note).
-      const server = await startTestServer({ dialect, env: { WORKER: "0" } });
+      // With its worker: dropping the database ends the worker's connections mid-query too, and
+      // the process must live on to answer 503.
+      const server = await startTestServer({ dialect });
       try {
         assert.deepEqual(await health(server), {
           status: 200,

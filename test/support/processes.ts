@@ -147,12 +147,10 @@ export function freePort(): Promise<number> {
 // biome-ignore lint/suspicious/noExplicitAny: pino log lines carry whatever fields the logger adds
 export type LogLine = Record<string, any>;
 
-export interface ServerProcess {
+/** A long-running Wisp process (the server, or `wisp worker`) with its output collected. */
+export interface WispProcess {
   child: ChildProcess;
   pid: number;
-  port: number;
-  /** e.g. http://127.0.0.1:41234 */
-  url: string;
   stdout(): string;
   stderr(): string;
   /** The JSON log lines written to stdout so far. */
@@ -165,15 +163,46 @@ export interface ServerProcess {
   stop(): Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
 }
 
+export interface ServerProcess extends WispProcess {
+  port: number;
+  /** e.g. http://127.0.0.1:41234 */
+  url: string;
+}
+
 /** The start-up log line: "wisp <version> started: ..." (src/server.ts). */
 export const STARTED = /^wisp \S+ started: /;
 
 /** Starts `node --import tsx src/main.ts` on a free loopback port and waits for "wisp ... started". */
 export async function startServerProcess(env: Env, timeoutMs = 20_000): Promise<ServerProcess> {
   const port = await freePort();
-  const child = spawn(process.execPath, ["--import", "tsx", "src/main.ts"], {
+  const server = await startProcess(
+    ["src/main.ts"],
+    { HOST: "127.0.0.1", PORT: String(port), ...env },
+    (line) => STARTED.test(line.msg ?? ""),
+    timeoutMs,
+  );
+  return { ...server, port, url: `http://127.0.0.1:${port}` };
+}
+
+/** Starts `wisp worker` (node --import tsx src/cli/main.ts worker) and waits for "wisp worker started". */
+export function startWorkerProcess(env: Env, timeoutMs = 20_000): Promise<WispProcess> {
+  return startProcess(
+    ["src/cli/main.ts", "worker"],
+    env,
+    (line) => line.msg === "wisp worker started",
+    timeoutMs,
+  );
+}
+
+async function startProcess(
+  args: string[],
+  env: Env,
+  ready: (line: LogLine) => boolean,
+  timeoutMs: number,
+): Promise<WispProcess> {
+  const child = spawn(process.execPath, ["--import", "tsx", ...args], {
     cwd: ROOT,
-    env: childEnv({ HOST: "127.0.0.1", PORT: String(port), LOG_LEVEL: "info", ...env }),
+    env: childEnv({ LOG_LEVEL: "info", ...env }),
     stdio: ["ignore", "pipe", "pipe"],
   });
   let stdout = "";
@@ -211,7 +240,10 @@ export async function startServerProcess(env: Env, timeoutMs = 20_000): Promise<
       const check = () => {
         const found = lines.find(match);
         if (found) return finish(() => resolve(found));
-        if (ended) return finish(() => reject(new Error(`server ended first\n${stdout}\n${stderr}`)));
+        if (ended) {
+          const how = child.signalCode ? `by ${child.signalCode}` : `with exit code ${child.exitCode}`;
+          return finish(() => reject(new Error(`the process ended first (${how})\n${stdout}\n${stderr}`)));
+        }
       };
       const timer = setTimeout(
         () => finish(() => reject(new Error(`log line not seen in ${waitMs} ms\n${stdout}\n${stderr}`))),
@@ -227,11 +259,9 @@ export async function startServerProcess(env: Env, timeoutMs = 20_000): Promise<
     });
   }
 
-  const server: ServerProcess = {
+  const started: WispProcess = {
     child,
     pid: child.pid ?? 0,
-    port,
-    url: `http://127.0.0.1:${port}`,
     stdout: () => stdout,
     stderr: () => stderr,
     log: () => [...lines],
@@ -249,12 +279,12 @@ export async function startServerProcess(env: Env, timeoutMs = 20_000): Promise<
     },
   };
   try {
-    await waitForLog((line) => STARTED.test(line.msg ?? ""), timeoutMs);
+    await waitForLog(ready, timeoutMs);
   } catch (error) {
-    await server.stop();
+    await started.stop();
     throw error;
   }
-  return server;
+  return started;
 }
 
 export interface HttpResult {

@@ -1,6 +1,6 @@
 // Writes what the RADIUS server saw: one radpostauth row per authentication attempt (never the
 // password tried) with its event, and the session rows of accounting, each with its events.
-import type { Transaction } from "kysely";
+import { sql, type Transaction } from "kysely";
 import type { DialectName } from "../../db/database.ts";
 import { preparedOn } from "../../db/prepared.ts";
 import type { RadacctTable, Schema } from "../../db/schema.ts";
@@ -44,6 +44,9 @@ export interface SessionContext {
 }
 
 type Trx = Transaction<Schema>;
+
+/** The advisory lock space of accounting's per-session turns (PostgreSQL): "WACC". */
+const SESSION_LOCK = 0x57_41_43_43;
 
 export class RecordingRepo {
   /** Every accounting packet looks its session up: compiled once (per database: placeholders differ). */
@@ -170,6 +173,18 @@ export class RecordingRepo {
    * A session of this account, by its key, or by the key it had before keys included the account
    * (sessions open across that upgrade); never another account's session.
    */
+  /**
+   * PostgreSQL: the packets of one session that several instances handle at once (a NAS's
+   * retransmission to another instance, an Interim beside the Stop) take turns until commit, so
+   * each reads what the one before wrote; otherwise both would see the session open and raise
+   * session.stopped twice, or a late Interim would overwrite the Stop's counters. SQLite has one
+   * writer at a time already.
+   */
+  async lockSession(trx: Trx, acctuniqueid: string): Promise<void> {
+    if (this.dialect !== "postgres") return;
+    await sql`select pg_advisory_xact_lock(${SESSION_LOCK}::int, hashtext(${acctuniqueid}))`.execute(trx);
+  }
+
   async findSession(trx: Trx, accountId: number, acctuniqueid: string, former: string) {
     const rows = await this.sessionByUniqueId(trx, accountId, acctuniqueid, former);
     return rows.find((row) => row.acctuniqueid === acctuniqueid) ?? rows[0];

@@ -324,6 +324,7 @@ export class AaaService {
     let sessionId: number | undefined;
     await this.writes.run(async (trx) => {
       const r = this.recording;
+      await r.lockSession(trx, values.acctuniqueid);
       const existing = await r.findSession(trx, accountId, values.acctuniqueid, values.formerAcctuniqueid);
       const events: NewEvent[] = [];
       const stopped = status === "stop";
