@@ -8,6 +8,8 @@ import { type Kysely, sql } from "kysely";
 import { isUniqueViolation } from "../../src/db/database.ts";
 import { migrate } from "../../src/db/migrate.ts";
 import { dropPartitionsBefore, ensurePartitions } from "../../src/db/partitions.ts";
+import { registerPartitionJobs } from "../../src/jobs/partition-jobs.ts";
+import { Worker } from "../../src/jobs/worker.ts";
 import { accountingSender } from "../support/accounting.ts";
 import { postgresUnavailable, withDatabase } from "../support/databases.ts";
 import { freeUdpPort } from "../support/freeradius-lab.ts";
@@ -225,6 +227,35 @@ describe("monthly partitions on PostgreSQL", { skip }, () => {
         dropped: [],
       });
     });
+  });
+
+  test("the worker's recurring job makes a missing partition again, and stays queued", async () => {
+    const server = await startTestServer({ dialect: "postgres", env: { WORKER: "0" } });
+    const quiet = { error: () => {}, warn: () => {} };
+    const worker = new Worker(server.core.jobs, { log: quiet, pollMs: 20 });
+    try {
+      const db = server.core.database.db as Db;
+      const now = new Date();
+      const ahead = new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth() + 2, 1));
+      const name = `radpostauth_y${ahead.getUTCFullYear()}m${String(ahead.getUTCMonth() + 1).padStart(2, "0")}`;
+      assert.ok((await partitionNames(db, "radpostauth")).includes(name), "made at start");
+      await sql`alter table radpostauth detach partition ${sql.id(name)}`.execute(db);
+      await sql`drop table ${sql.id(name)}`.execute(db);
+
+      registerPartitionJobs(worker, server.core, 200);
+      worker.start();
+      const deadline = Date.now() + 15_000;
+      while (!(await partitionNames(db, "radpostauth")).includes(name)) {
+        assert.ok(Date.now() < deadline, `${name} made again by the job`);
+        await new Promise((resolve) => setTimeout(resolve, 50));
+      }
+      // Recurring: one job, queued again for its next run.
+      const jobs = await server.core.jobs.active("db.partitions");
+      assert.equal(jobs.length, 1);
+    } finally {
+      await worker.stop();
+      await server.stop();
+    }
   });
 
   describe("accounting across a month boundary", () => {
