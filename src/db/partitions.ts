@@ -22,7 +22,7 @@ const PARTITION_LOCK = 0x57_50_52_54;
  * takes an exclusive lock on the table, and waiting behind a long report would hold up every
  * login queued behind it. It is tried again at the next run.
  */
-const LOCK_TIMEOUT = "2s";
+const LOCK_TIMEOUT = "500ms";
 
 interface Partition {
   name: string;

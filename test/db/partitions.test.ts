@@ -75,8 +75,15 @@ describe("monthly partitions on PostgreSQL", { skip }, () => {
           await addSession(db, "s-none", null, null),
         ];
 
+        // An index an operator added (FreeRADIUS's schema.sql has this one) comes along.
+        await sql`create index radacct_active_session_idx on radacct (acctuniqueid)
+          where acctstoptime is null`.execute(db);
+
         await migrate(database);
 
+        const { rows: kept } = await sql<{ def: string }>`select pg_get_indexdef(indexrelid) as def
+          from pg_index where indexrelid = to_regclass('radacct_active_session_idx')`.execute(db);
+        assert.match(kept[0]?.def ?? "", /ON ONLY public\.radacct .*WHERE \(acctstoptime IS NULL\)/);
         assert.deepEqual(
           await ids(db, "radpostauth", "id"),
           [...auths].sort((x, y) => x - y),
