@@ -80,6 +80,8 @@ export type TaskState =
 /** What the report job handler passes in: the claimed job, and a way to report progress. */
 export interface ReportJob {
   id: number;
+  /** The task's account: every statement on its rows names it (docs/scaling.md). */
+  account_id: number | null;
   payload: string;
   attempts: number;
   locked_by: string | null;
@@ -269,7 +271,7 @@ export class ReportsService {
   /** Builds a task's file: the report job's body. */
   async runTask(job: ReportJob, progress: ProgressFn): Promise<{ rows: number } | { skipped: string }> {
     const { task: name } = JSON.parse(job.payload) as { task: string };
-    const task = await this.repo.findTaskByName(name);
+    const task = job.account_id === null ? undefined : await this.repo.findTaskByName(job.account_id, name);
     if (task?.status !== "queued") return { skipped: `task ${name} is gone or finished` };
     const workerId = job.locked_by ?? "";
     const finishedAt = () => {
@@ -279,7 +281,7 @@ export class ReportsService {
     if (job.attempts > MAX_TASK_ATTEMPTS) {
       const { finished, expires } = finishedAt();
       const reason = `its worker stopped ${job.attempts - 1} times while building it; request it again`;
-      await this.repo.failTask(task.id, reason, finished, expires);
+      await this.repo.failTask(task, reason, finished, expires);
       return { skipped: reason };
     }
     try {
@@ -303,12 +305,7 @@ export class ReportsService {
     } catch (error) {
       if (!(error instanceof LostLease)) {
         const { finished, expires } = finishedAt();
-        await this.repo.failTask(
-          task.id,
-          "the report could not be built; request it again",
-          finished,
-          expires,
-        );
+        await this.repo.failTask(task, "the report could not be built; request it again", finished, expires);
       }
       throw error;
     }
@@ -364,8 +361,8 @@ export class ReportsService {
    * The clean-up job of one task: once the task's result has expired, deletes every expired task
    * and its file. Returns when to look again if this task is not due yet (epoch ms).
    */
-  async expire(name: string): Promise<{ retryAt: number } | { deleted: number }> {
-    const task = await this.repo.findTaskByName(name);
+  async expire(accountId: number, name: string): Promise<{ retryAt: number } | { deleted: number }> {
+    const task = await this.repo.findTaskByName(accountId, name);
     const now = nowSeconds(this.clock());
     if (task && task.expires > now) return { retryAt: task.expires * 1000 };
     return { deleted: await this.cleanup(now) };
@@ -378,7 +375,7 @@ export class ReportsService {
       const expired = await this.repo.expiredTasks(now, 500);
       for (const task of expired) {
         fs.rmSync(this.fileOf(task.name), { force: true });
-        await this.repo.deleteTask(task.id);
+        await this.repo.deleteTask(task);
       }
       deleted += expired.length;
       if (expired.length < 500) break;
