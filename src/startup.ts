@@ -4,6 +4,7 @@ import { ConfigError } from "./config.ts";
 import { AppError } from "./core/shared/errors.ts";
 import { type Database, type DatabaseOptions, databaseLocation, openDatabase } from "./db/database.ts";
 import { migrate } from "./db/migrate.ts";
+import { ensurePartitions } from "./db/partitions.ts";
 
 /** A failure to start that the message alone explains (a port in use, an unreachable database). */
 export class StartupError extends Error {}
@@ -22,6 +23,9 @@ export async function openMigratedDatabase(options: DatabaseOptions): Promise<Da
   try {
     database = openDatabase(options);
     await migrate(database);
+    // This month's partitions and 3 ahead (PostgreSQL). A lock not granted in time is no reason to
+    // refuse to start: the DEFAULT partition takes the rows, and the worker's job tries again.
+    await ensurePartitions(database.db, new Date()).catch(() => {});
     return database;
   } catch (error) {
     await database?.close().catch(() => {});

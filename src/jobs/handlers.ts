@@ -1,6 +1,7 @@
 // Which handler runs each kind of job. Every process that runs a worker (the server by default,
 // `wisp worker`) registers the same set.
 import type { Core } from "../core/index.ts";
+import { registerPartitionJobs } from "./partition-jobs.ts";
 import { registerReportJobs } from "./report-handler.ts";
 import { registerSessionJobs } from "./session-jobs.ts";
 import { registerWebhookJobs } from "./webhook-jobs.ts";
@@ -13,4 +14,5 @@ export function registerJobHandlers(worker: Worker, core: Core): void {
   registerWebhookJobs(worker, core);
   registerReportJobs(worker, core);
   registerSessionJobs(worker, core);
+  registerPartitionJobs(worker, core);
 }

@@ -160,3 +160,15 @@ function expandExpression(inner: string, request: Request, now: Date): string {
   if (inner.includes("%")) return request[expand(inner, request, now)] ?? "";
   return request[inner] ?? "";
 }
+
+/**
+ * FreeRADIUS's PostgreSQL accounting INSERTs end in "ON CONFLICT (AcctUniqueId) ...", which needs a
+ * unique index on acctuniqueid alone; Wisp's partitioned radacct (migration 020) cannot have one.
+ * Without the clause a duplicate key fails with a unique violation (radacct_keys), an SQLSTATE of
+ * class 23, which rlm_sql answers as it did before ON CONFLICT: by running the section's next
+ * query (the alternate UPDATE of a Start; nothing more for Interim-Update and Stop, as DO NOTHING).
+ * deploy/freeradius/README.md gives the same change for a FreeRADIUS on PostgreSQL.
+ */
+export function withoutOnConflict(query: string): string {
+  return query.replace(/\s+ON CONFLICT \(AcctUniqueId\)[\s\S]*$/i, "");
+}

@@ -220,6 +220,18 @@ export class JobQueue {
     }));
   }
 
+  /** Ids of the jobs of a kind queued or running, oldest first (a recurring job checks it is alone). */
+  async active(kind: string): Promise<number[]> {
+    const rows = await this.db
+      .selectFrom("jobs")
+      .select("id")
+      .where("kind", "=", kind)
+      .where("status", "in", ["queued", "running"])
+      .orderBy("id")
+      .execute();
+    return rows.map((r) => r.id);
+  }
+
   get(id: number): Promise<Job | undefined> {
     return this.db.selectFrom("jobs").selectAll().where("id", "=", id).executeTakeFirst();
   }
