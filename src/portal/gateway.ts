@@ -79,7 +79,12 @@ export function octalBytes(value: string | null): Buffer | null {
 }
 
 /** The gateway parameters of a page request for this portal's vendor; null when they do not check out. */
-export function parseGateway(portal: GuestPortal, query: URLSearchParams): Gateway | null {
+/** A gateway's query parameters by name (URLSearchParams, or fastify's parsed query): first value or null. */
+export interface GatewayParams {
+  get(name: string): string | null;
+}
+
+export function parseGateway(portal: GuestPortal, query: GatewayParams): Gateway | null {
   const get = (name: string) => query.get(name);
   switch (portal.vendor) {
     case "coovachilli": {

@@ -20,7 +20,14 @@ import {
   type SignInProblem,
 } from "../core/portals/signin.ts";
 import type { CounterStore } from "../http/rate-limit.ts";
-import { coovaChecksumValid, gatewayOrigin, handoff, parseGateway, safeHttpUrl } from "./gateway.ts";
+import {
+  coovaChecksumValid,
+  type GatewayParams,
+  gatewayOrigin,
+  handoff,
+  parseGateway,
+  safeHttpUrl,
+} from "./gateway.ts";
 import { escapeHtml } from "./html.ts";
 import { CATALOGUE, chooseLanguage, type Messages } from "./i18n.ts";
 import { type Assets, colorsCss, handoffPage, messagePage, signInPage } from "./views.ts";
@@ -66,16 +73,26 @@ export const ASSETS: Assets = {
 };
 
 /** The console's policy, with form-action widened to the one gateway this page hands off to. */
+const policy = (formAction: string) =>
+  `default-src 'self'; frame-ancestors 'none'; base-uri 'none'; form-action ${formAction}; object-src 'none'`;
+const SELF_POLICY = policy("'self'");
 function securityHeaders(reply: FastifyReply, formTarget?: string): void {
-  const formAction = formTarget ? `'self' ${formTarget}` : "'self'";
-  reply.header(
-    "Content-Security-Policy",
-    `default-src 'self'; frame-ancestors 'none'; base-uri 'none'; form-action ${formAction}; object-src 'none'`,
-  );
+  reply.header("Content-Security-Policy", formTarget ? policy(`'self' ${formTarget}`) : SELF_POLICY);
   reply.header("X-Content-Type-Options", "nosniff");
   reply.header("Referrer-Policy", "no-referrer");
   reply.header("X-Frame-Options", "DENY");
   reply.header("Permissions-Policy", "camera=(), microphone=(), geolocation=()");
+}
+
+/** fastify's parsed query as the gateway parser reads it: the first value of a repeated name. */
+function queryParams(query: unknown): GatewayParams {
+  const values = (query ?? {}) as Record<string, string | string[] | undefined>;
+  return {
+    get: (name) => {
+      const value = values[name];
+      return typeof value === "string" ? value : Array.isArray(value) ? (value[0] ?? null) : null;
+    },
+  };
 }
 
 function readCookie(request: FastifyRequest, name: string): string | undefined {
@@ -295,8 +312,8 @@ export async function portalPlugin(app: FastifyInstance, options: PortalOptions)
   }
 
   /** The gateway's parameters of a page or sign-in request, or null when they do not check out. */
-  function gatewayOf(request: FastifyRequest, portal: GuestPortal, query: string) {
-    const gateway = parseGateway(portal, new URLSearchParams(query));
+  function gatewayOf(request: FastifyRequest, portal: GuestPortal, query: string, parsed?: GatewayParams) {
+    const gateway = parseGateway(portal, parsed ?? new URLSearchParams(query));
     if (gateway?.vendor !== "coovachilli") return gateway;
     // The address this request came to first (the gateway signs the uamserver URL the guest was
     // sent to), then the portal's login_url when that differs (a proxy that rewrites the host).
@@ -311,12 +328,15 @@ export async function portalPlugin(app: FastifyInstance, options: PortalOptions)
 
   app.get<{ Params: { id: string } }>("/:id", async (request, reply) => {
     const id = positiveId(request.params.id);
-    const portal = id === undefined ? undefined : await core.portals.forGuests(id);
+    // The cached portal without a promise: this page is what every new guest asks for first.
+    const portal =
+      id === undefined ? undefined : (core.portals.guestFromCache(id) ?? (await core.portals.forGuests(id)));
     if (!portal) return notFound(request, reply);
     const lang = languageOf(request, portal);
     const t = CATALOGUE[lang];
     const query = gatewayQueryOf(request);
-    const gateway = gatewayOf(request, portal, query);
+    // fastify has parsed the same query string already (request.query); `lang` is not a gateway's.
+    const gateway = gatewayOf(request, portal, query, queryParams(request.query));
     if (!gateway) return send(reply, 400, messagePage(lang, ASSETS, portal.title, t.noGateway, { portal }));
     if (gateway.vendor === "coovachilli") {
       // The gateway's answer to a logon comes back here (coova-chilli src/redir.c): res=success

@@ -405,8 +405,8 @@ export class PortalsService {
    */
   async forGuests(id: number, now = Date.now()): Promise<GuestPortal | undefined> {
     if (!Number.isInteger(id) || id < 1 || id > MAX_ID) return undefined;
-    const cached = this.guests.get(id);
-    if (cached && cached.until > now) return cached.portal;
+    const cached = this.guestFromCache(id, now);
+    if (cached) return cached;
     const row = await this.repo.findForGuests(id);
     if (row?.enabled !== 1) {
       this.guests.delete(id);
@@ -416,6 +416,12 @@ export class PortalsService {
     if (this.guests.size >= GUEST_CACHE_SIZE) this.guests.clear();
     this.guests.set(id, { portal, until: now + GUEST_CACHE_MS });
     return portal;
+  }
+
+  /** The guest view read within GUEST_CACHE_MS, without a promise; undefined when it must be read. */
+  guestFromCache(id: number, now = Date.now()): GuestPortal | undefined {
+    const cached = this.guests.get(id);
+    return cached && cached.until > now ? cached.portal : undefined;
   }
 
   /** Forgets a portal's guest view after this process changed it (others see it within GUEST_CACHE_MS). */
