@@ -2,6 +2,7 @@
 // `wisp worker`) registers the same set.
 import type { Core } from "../core/index.ts";
 import { registerReportJobs } from "./report-handler.ts";
+import { registerRetentionJobs } from "./retention-jobs.ts";
 import { registerSessionJobs } from "./session-jobs.ts";
 import { registerWebhookJobs } from "./webhook-jobs.ts";
 import type { Worker } from "./worker.ts";
@@ -13,4 +14,5 @@ export function registerJobHandlers(worker: Worker, core: Core): void {
   registerWebhookJobs(worker, core);
   registerReportJobs(worker, core);
   registerSessionJobs(worker, core);
+  registerRetentionJobs(worker, core);
 }

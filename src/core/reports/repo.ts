@@ -616,4 +616,30 @@ export class ReportsRepo {
   async deleteTask(id: number): Promise<void> {
     await this.db.deleteFrom("report_tasks").where("id", "=", id).execute();
   }
+
+  /** Deletes these tasks in one transaction; returns the names of those it deleted. */
+  async deleteTasks(ids: readonly number[]): Promise<string[]> {
+    if (ids.length === 0) return [];
+    return this.db.transaction().execute(async (trx) => {
+      const rows = await trx.deleteFrom("report_tasks").where("id", "in", ids).returning("name").execute();
+      return rows.map((r) => r.name);
+    });
+  }
+
+  /** Which of these task names exist. */
+  async existingNames(names: readonly string[]): Promise<Set<string>> {
+    if (names.length === 0) return new Set();
+    const rows = await this.db.selectFrom("report_tasks").select("name").where("name", "in", names).execute();
+    return new Set(rows.map((r) => r.name));
+  }
+
+  /** How many tasks have expired at `now` (a dry run's count). */
+  async countExpired(now: number): Promise<number> {
+    const row = await this.db
+      .selectFrom("report_tasks")
+      .select((eb) => eb.fn.countAll<number>().as("n"))
+      .where("expires", "<=", now)
+      .executeTakeFirstOrThrow();
+    return Number(row.n);
+  }
 }
