@@ -12,4 +12,8 @@ export async function up(db: Kysely<unknown>, _dialect: DialectName): Promise<vo
   // An event's deliveries: whether one is still pending, and which to delete with it.
   await sql`create index if not exists wisp_webhook_deliveries_event
     on webhook_deliveries (account_id, event_id)`.execute(db);
+  // Deleting a delivery makes the database look for its attempts (the foreign key cascades);
+  // without an index led by delivery_id that is a scan of every attempt per delivery deleted.
+  await sql`create index if not exists wisp_webhook_attempts_delivery_id
+    on webhook_attempts (delivery_id)`.execute(db);
 }
