@@ -11,7 +11,7 @@ import { createCore } from "../../src/core/index.ts";
 import { NEVER_EXPIRES } from "../../src/core/reports/service.ts";
 import { DEFAULT_RETENTION_DAYS } from "../../src/core/retention/rules.ts";
 import { dialects, withDatabase } from "../support/databases.ts";
-import { databaseEnv, runServerToExit, wisp } from "../support/processes.ts";
+import { databaseEnv, runServerToExit, startServerProcess, wisp } from "../support/processes.ts";
 import { DAY_MS, daysAgo, RetentionSeed } from "../support/retention-seed.ts";
 
 const databases = await dialects();
@@ -218,6 +218,44 @@ for (const { dialect, skip } of databases) {
         const oldestMs =
           oldest instanceof Date ? oldest.getTime() : Date.parse(`${oldest.replace(" ", "T")}Z`);
         assert.ok(oldestMs > cutoff);
+      });
+    });
+
+    test("the server's worker prunes on start and logs the rows pruned per table", async () => {
+      await withDatabase(dialect, async (database, testDb) => {
+        const seed = new RetentionSeed(database);
+        const a = await seed.account("a");
+        await seed.auth(a, daysAgo(100), 3000);
+        await seed.auth(a, daysAgo(10), 7);
+        await seed.job("done", daysAgo(20));
+        const server = await startServerProcess(databaseEnv(testDb));
+        try {
+          const line = await server.waitForLog(
+            (l) => l.msg === "retention: pruned 3000 rows of radpostauth",
+            30_000,
+          );
+          assert.equal(line.batches, 2);
+          assert.equal(line.days, 90);
+          await server.waitForLog((l) => l.msg === "retention: pruned 1 rows of jobs");
+          assert.equal(await seed.count("radpostauth"), 7);
+          const retentionJobs = () =>
+            database.db
+              .selectFrom("jobs")
+              .select(["status", "run_at"])
+              .where("kind", "=", "retention.prune")
+              .execute();
+          // The job is put back in the queue just after its last log line.
+          let job = await retentionJobs();
+          for (let i = 0; i < 100 && job[0]?.status === "running"; i++) {
+            await new Promise((resolve) => setTimeout(resolve, 50));
+            job = await retentionJobs();
+          }
+          assert.equal(job.length, 1, "one recurring retention job");
+          assert.equal(job[0]!.status, "queued");
+          assert.ok(job[0]!.run_at > Date.now() + 3_500_000, "due again in an hour");
+        } finally {
+          await server.stop();
+        }
       });
     });
 
