@@ -19,7 +19,7 @@ export function registerPruneCommand(program: Command, withCore: WithCore): void
         }),
       );
       for (const o of outcomes) {
-        const kept = o.days === 0 ? "kept for ever" : `older than ${o.days} days`;
+        const kept = o.days === 0 ? "kept for ever" : `older than ${o.days} day${o.days === 1 ? "" : "s"}`;
         const partitions =
           o.partitions.length > 0
             ? ` and ${o.partitions.length} partitions (${o.partitions.join(", ")})`
