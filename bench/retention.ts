@@ -185,7 +185,7 @@ runBench(async () => {
   const dialects: Dialect[] = which === "both" ? ["sqlite", "postgres"] : [which as Dialect];
   const results: Record<string, unknown> = {};
   for (const dialect of dialects) results[dialect] = await run(dialect, total);
-  writeResults("retention", {
+  writeResults(which === "both" ? "retention" : `retention-${which}`, {
     date: new Date().toISOString(),
     node: process.version,
     cores: os.cpus().length,

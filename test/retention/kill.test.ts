@@ -8,7 +8,7 @@ import { openDatabase } from "../../src/db/database.ts";
 import { migrate } from "../../src/db/migrate.ts";
 import { createTestDatabase, dialects } from "../support/databases.ts";
 import { databaseEnv, startServerProcess, wisp } from "../support/processes.ts";
-import { daysAgo, RetentionSeed } from "../support/retention-seed.ts";
+import { daysAgo, RETENTION_DEFAULTS, RetentionSeed } from "../support/retention-seed.ts";
 
 const EVENTS = 60_000;
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
@@ -32,7 +32,8 @@ for (const { dialect, skip } of await dialects()) {
         for (let i = 0; i < 20; i++) await seed.reportTask(a, `expired${i}`, now - 60, reports);
         for (let i = 0; i < 5; i++) await seed.reportTask(a, `kept${i}`, now + 3600, reports);
 
-        const server = await startServerProcess(databaseEnv(testDb));
+        const env = { ...databaseEnv(testDb), ...RETENTION_DEFAULTS };
+        const server = await startServerProcess(env);
         let seen = EVENTS + 10;
         try {
           const deadline = Date.now() + 60_000;
@@ -56,7 +57,7 @@ for (const { dialect, skip } of await dialects()) {
         assert.equal(await seed.count("webhook_deliveries"), left);
         assert.equal(await seed.count("webhook_attempts"), left);
 
-        const next = await wisp(["prune"], databaseEnv(testDb));
+        const next = await wisp(["prune"], env);
         assert.equal(next.code, 0, next.stderr);
         assert.equal(await seed.count("events"), 10, "only the events still pending delivery stay");
         assert.equal(await seed.count("webhook_deliveries"), 10);

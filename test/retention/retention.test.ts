@@ -12,7 +12,7 @@ import { NEVER_EXPIRES } from "../../src/core/reports/service.ts";
 import { DEFAULT_RETENTION_DAYS } from "../../src/core/retention/rules.ts";
 import { dialects, withDatabase } from "../support/databases.ts";
 import { databaseEnv, runServerToExit, startServerProcess, wisp } from "../support/processes.ts";
-import { DAY_MS, daysAgo, RetentionSeed } from "../support/retention-seed.ts";
+import { DAY_MS, daysAgo, RETENTION_DEFAULTS, RetentionSeed } from "../support/retention-seed.ts";
 
 const databases = await dialects();
 
@@ -228,7 +228,7 @@ for (const { dialect, skip } of databases) {
         await seed.auth(a, daysAgo(100), 3000);
         await seed.auth(a, daysAgo(10), 7);
         await seed.job("done", daysAgo(20));
-        const server = await startServerProcess(databaseEnv(testDb));
+        const server = await startServerProcess({ ...databaseEnv(testDb), ...RETENTION_DEFAULTS });
         try {
           const line = await server.waitForLog(
             (l) => l.msg === "retention: pruned 3000 rows of radpostauth",
@@ -264,7 +264,7 @@ for (const { dialect, skip } of databases) {
         const seed = new RetentionSeed(database);
         const a = await seed.account("a");
         await seed.auth(a, daysAgo(100), 2500);
-        const env = { ...databaseEnv(testDb), RETENTION_AUTH_DAYS: "30" };
+        const env = { ...databaseEnv(testDb), ...RETENTION_DEFAULTS, RETENTION_AUTH_DAYS: "30" };
         const dry = await wisp(["prune", "--dry-run"], env);
         assert.equal(dry.code, 0, dry.stderr);
         assert.match(dry.stdout, /^radpostauth: would prune 2500 rows \(older than 30 days\)$/m);

@@ -4,8 +4,17 @@
 import fs from "node:fs";
 import path from "node:path";
 import { type Kysely, sql } from "kysely";
+import { DEFAULT_RETENTION_DAYS } from "../../src/core/retention/rules.ts";
 import type { Database } from "../../src/db/database.ts";
 import type { Schema } from "../../src/db/schema.ts";
+
+/** The default periods, for processes (test processes run with retention off otherwise). */
+export const RETENTION_DEFAULTS: Record<string, string> = {
+  RETENTION_AUTH_DAYS: String(DEFAULT_RETENTION_DAYS.auth),
+  RETENTION_SESSIONS_DAYS: String(DEFAULT_RETENTION_DAYS.sessions),
+  RETENTION_EVENTS_DAYS: String(DEFAULT_RETENTION_DAYS.events),
+  RETENTION_JOBS_DAYS: String(DEFAULT_RETENTION_DAYS.jobs),
+};
 
 export const DAY_MS = 86_400_000;
 export const daysAgo = (days: number, now = Date.now()) => new Date(now - days * DAY_MS);
