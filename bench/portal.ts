@@ -9,8 +9,9 @@
 //
 //   npx tsx bench/portal.ts [--duration 5] [--rounds 3] [--connections 10] [--signins 200] [--cpu-prof DIR]
 //
-// Wisp runs as a child process (src/main.ts, SQLite in a temp dir, LOG_LEVEL=warn) with the portal's
-// attempt limits raised: every request of the load comes from one address and one device.
+// Wisp runs as a child process, compiled as `npm start` runs it (npm run build, dist/main.js; SQLite in
+// a temp dir, LOG_LEVEL=warn) with the portal's attempt limits raised: every request of the load
+// comes from one address and one device.
 import { createHash } from "node:crypto";
 import fs from "node:fs";
 import path from "node:path";
@@ -23,6 +24,7 @@ import { freeUdpPort } from "../test/support/freeradius-lab.ts";
 import { startGateway } from "../test/support/gateways.ts";
 import {
   BenchError,
+  buildDist,
   cpuMicroseconds,
   type HttpChild,
   installExitHandlers,
@@ -164,6 +166,7 @@ async function signIn(gatewayStart: string, code: string): Promise<number> {
 
 async function main(): Promise<void> {
   const settings = readSettings();
+  buildDist();
   const dir = makeTempDir("portal");
   const radiusPort = await freeUdpPort();
 
@@ -198,7 +201,7 @@ async function main(): Promise<void> {
 
   const wisp = await startHttpChild(
     "wisp",
-    "src/main.ts",
+    "dist/main.js",
     {
       DATA_DIR: dir,
       LOG_LEVEL: "warn",

@@ -1,7 +1,7 @@
 // What every benchmark needs around the servers it measures: child processes and temp folders
 // that are always cleaned up (also on Ctrl-C), free ports, and a Wisp (or bare) server started
 // in a child process and awaited through /healthz.
-import { type ChildProcess, spawn } from "node:child_process";
+import { type ChildProcess, spawn, spawnSync } from "node:child_process";
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
@@ -115,6 +115,13 @@ export interface HttpChild {
 }
 
 /** Starts `node --import tsx <script>` on a free loopback port and waits for its /healthz. */
+/** npm run build, so a compiled server (dist/) is the code of this checkout. */
+export function buildDist(): void {
+  const { status } = spawnSync(process.execPath, ["scripts/build.mjs"], { cwd: ROOT, stdio: "inherit" });
+  if (status !== 0) throw new BenchError("npm run build failed");
+}
+
+/** Starts `script` (TypeScript through tsx, or compiled JavaScript as it is) and waits for /healthz. */
 export async function startHttpChild(
   name: string,
   script: string,
@@ -123,7 +130,7 @@ export async function startHttpChild(
 ): Promise<HttpChild> {
   const port = await freePort();
   const child = track(
-    spawn(process.execPath, [...nodeFlags, "--import", "tsx", script], {
+    spawn(process.execPath, [...nodeFlags, ...(script.endsWith(".ts") ? ["--import", "tsx"] : []), script], {
       cwd: ROOT,
       env: { ...cleanEnv(), ...env, HOST: "127.0.0.1", PORT: String(port) },
       stdio: ["ignore", "inherit", "inherit"],

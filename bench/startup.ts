@@ -8,7 +8,7 @@
 // with RADIUS on free UDP ports and the worker on: everything `npm start` runs.
 //
 //   npx tsx bench/startup.ts [--rounds 5] [--idle-ms 3000]
-import { spawn, spawnSync } from "node:child_process";
+import { spawn } from "node:child_process";
 import dgram from "node:dgram";
 import fs from "node:fs";
 import os from "node:os";
@@ -16,6 +16,7 @@ import { parseArgs } from "node:util";
 import { freePort } from "../test/support/processes.ts";
 import {
   BenchError,
+  buildDist,
   cleanEnv,
   installExitHandlers,
   makeTempDir,
@@ -152,12 +153,6 @@ function childCpuMs(): number {
   return mine;
 }
 
-/** npm run build, so the compiled side is the code of this checkout. */
-function build(): void {
-  const { status } = spawnSync(process.execPath, ["scripts/build.mjs"], { cwd: ROOT, stdio: "inherit" });
-  if (status !== 0) throw new BenchError("npm run build failed");
-}
-
 async function main(): Promise<void> {
   installExitHandlers();
   const { values } = parseArgs({
@@ -167,7 +162,7 @@ async function main(): Promise<void> {
   const idleMs = Number(values["idle-ms"]);
   if (!(rounds >= 1) || !(idleMs >= 0))
     throw new BenchError("--rounds must be 1 or more, --idle-ms 0 or more");
-  build();
+  buildDist();
   // One migrated database, copied for every round.
   const template = makeTempDir("startup-template");
   const migrate = await new Promise<number | null>((resolve) =>

@@ -59,6 +59,10 @@ export interface Config {
   eapServerName: string | undefined;
   /** RETENTION_*_DAYS: how long each kind of record is kept before the worker prunes it; 0 = for ever. */
   retention: RetentionDays;
+  /** METRICS_TOKEN: bearer token for GET /metrics on the HTTP port; unset: no /metrics there. */
+  metricsToken: string | undefined;
+  /** METRICS_LISTEN (host:port): a listener of its own serving /metrics without a token. */
+  metricsListen: { host: string; port: number } | undefined;
 }
 
 export class ConfigError extends Error {}
@@ -254,6 +258,35 @@ function eapServerName(env: NodeJS.ProcessEnv, files: EapFiles | undefined): str
   return name;
 }
 
+/** METRICS_TOKEN: 16-256 printable ASCII characters; the value is never repeated in a message. */
+function metricsToken(env: NodeJS.ProcessEnv): string | undefined {
+  const raw = env.METRICS_TOKEN;
+  if (raw === undefined || raw === "") return undefined;
+  if (!/^[\x21-\x7e]{16,256}$/.test(raw)) {
+    throw new ConfigError(
+      `METRICS_TOKEN must be 16-256 printable ASCII characters without spaces (openssl rand -hex 24); got ${raw.length} characters`,
+    );
+  }
+  return raw;
+}
+
+/** METRICS_LISTEN: host:port or [ipv6]:port, port 1-65535. */
+function metricsListen(env: NodeJS.ProcessEnv): { host: string; port: number } | undefined {
+  const raw = env.METRICS_LISTEN;
+  if (raw === undefined || raw === "") return undefined;
+  const match = /^(?:\[([0-9A-Fa-f:.]+)\]|([^:[\]]+)):(\d{1,5})$/.exec(raw);
+  const host = match?.[1] ?? match?.[2];
+  const port = Number(match?.[3]);
+  const problem = `METRICS_LISTEN must be host:port (like 127.0.0.1:9464 or [::1]:9464, port 1-65535), got "${raw}"`;
+  if (!match || host === undefined || !(port >= 1 && port <= 65535)) throw new ConfigError(problem);
+  if (match[1] !== undefined && net.isIPv6(host)) return { host, port };
+  try {
+    return { host: listenHost({ METRICS_LISTEN: host }, "METRICS_LISTEN", host), port };
+  } catch {
+    throw new ConfigError(problem);
+  }
+}
+
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const databaseUrl = serviceUrl(
     env,
@@ -292,5 +325,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     eapFiles: files,
     eapServerName: eapServerName(env, files),
     retention: retentionDays(env),
+    metricsToken: metricsToken(env),
+    metricsListen: metricsListen(env),
   };
 }

@@ -10,6 +10,8 @@ import { type CounterStore, MemoryCounterStore, RedisCounterStore } from "./http
 import { createHttpRoot } from "./http/root.ts";
 import { registerJobHandlers } from "./jobs/handlers.ts";
 import { Worker } from "./jobs/worker.ts";
+import { instrumentHttp, type MetricsListener, metricsRoute, startMetricsListener } from "./metrics/http.ts";
+import { Metrics } from "./metrics/metrics.ts";
 import { type PortalOptions, portalPlugin } from "./portal/plugin.ts";
 import { DasClient } from "./radius/das-client.ts";
 import type { EapOptions } from "./radius/eap/types.ts";
@@ -25,6 +27,10 @@ export interface RunningServer {
   radius: RadiusServer;
   /** The background worker, unless WORKER=0 (then `wisp worker` runs it elsewhere). */
   worker: Worker | undefined;
+  /** Present when METRICS_TOKEN or METRICS_LISTEN is set. */
+  metrics: Metrics | undefined;
+  /** The METRICS_LISTEN listener's address (http://host:port), when set. */
+  metricsUrl: string | undefined;
   close(): Promise<void>;
 }
 
@@ -43,6 +49,7 @@ export async function startServer(config: Config, overrides: ServerOverrides = {
   let counters: CounterStore | undefined;
   let app: FastifyInstance | undefined;
   let radius: RadiusServer | undefined;
+  let metricsListener: MetricsListener | undefined;
   try {
     const core = createCore(database, config);
     // The EAP server identity is made (once per deployment) or read before anything listens, so a
@@ -51,6 +58,17 @@ export async function startServer(config: Config, overrides: ServerOverrides = {
     if (config.radiusAuthPort > 0) await core.certs.serverCredentials();
     // The API and the console side by side on one HTTP server, with /healthz beside them.
     app = createHttpRoot({ logLevel: config.logLevel, trustedProxies: config.trustedProxies });
+    const metrics =
+      config.metricsToken || config.metricsListen
+        ? new Metrics({
+            database,
+            jobs: core.jobs,
+            webhooks: config.runWorker ? core.webhooks.engine : undefined,
+          })
+        : undefined;
+    // Before any route is added: each route's timing hook is attached as the route is made.
+    if (metrics) instrumentHttp(app, metrics);
+    if (metrics && config.metricsToken) metricsRoute(app, metrics, config.metricsToken);
     counters =
       overrides.counters ??
       (config.redisUrl
@@ -96,10 +114,13 @@ export async function startServer(config: Config, overrides: ServerOverrides = {
         fragmentSize: config.eapFragmentSize,
       },
       eapLimits: config.eapLimits,
+      observer: metrics?.radius,
     });
     await radius.start().catch((error: NodeJS.ErrnoException & { port?: number }) => {
       throw listenFailure(error, "RADIUS", config.radiusHost, error.port ?? config.radiusAuthPort);
     });
+    if (metrics && config.metricsListen)
+      metricsListener = await startMetricsListener(metrics, config.metricsListen);
     const worker = config.runWorker ? new Worker(core.jobs, { log: app.log }) : undefined;
     if (worker) {
       registerJobHandlers(worker, core);
@@ -109,25 +130,37 @@ export async function startServer(config: Config, overrides: ServerOverrides = {
     const port = typeof address === "object" && address ? address.port : config.port;
     const host = config.host === "0.0.0.0" || config.host === "::" ? "127.0.0.1" : config.host;
     const url = `http://${host.includes(":") ? `[${host}]` : host}:${port}`;
-    logStarted(app, { config, database, worker: Boolean(worker), radiusPorts: radius.ports, url });
-    const [http, udp, store] = [app, radius, counters];
+    logStarted(app, {
+      config,
+      database,
+      worker: Boolean(worker),
+      radiusPorts: radius.ports,
+      url,
+      metricsUrl: metricsListener?.url,
+    });
+    const [http, udp, store, scrapes] = [app, radius, counters, metricsListener];
     return {
       app: http,
       core,
       radius: udp,
       worker,
       url,
+      metrics,
+      metricsUrl: scrapes?.url,
       async close() {
         // Stop accepting, let in-flight requests finish, then release the database and Redis.
         await udp.close();
         await http.close();
+        await scrapes?.close();
         await worker?.stop();
+        metrics?.close();
         await core.aaa.drain();
         await store.close();
         await database.close();
       },
     };
   } catch (error) {
+    await metricsListener?.close();
     await radius?.close();
     await app?.close();
     await counters?.close();
@@ -142,6 +175,7 @@ interface StartedFacts {
   worker: boolean;
   radiusPorts: { auth?: number; acct?: number };
   url: string;
+  metricsUrl: string | undefined;
 }
 
 /** One line that tells an operator what started, where its data is and where to go next. */
@@ -161,10 +195,17 @@ function logStarted(app: FastifyInstance, facts: StartedFacts): void {
     http: url,
     console: `${base}/console`,
     docs: `${base}/docs`,
+    metrics: [
+      config.metricsToken ? `${url}/metrics (token)` : undefined,
+      facts.metricsUrl ? `${facts.metricsUrl}/metrics` : undefined,
+    ]
+      .filter(Boolean)
+      .join(", "),
   };
   app.log.info(
     fields,
     `wisp ${VERSION} started: database ${fields.database}; worker ${facts.worker ? "on" : "off (run wisp worker)"}; ` +
-      `RADIUS ${radius}; console ${fields.console}; API docs ${fields.docs}`,
+      `RADIUS ${radius}; console ${fields.console}; API docs ${fields.docs}` +
+      (fields.metrics ? `; metrics ${fields.metrics}` : ""),
   );
 }

@@ -4,6 +4,8 @@ import { loadConfig } from "../config.ts";
 import { createCore } from "../core/index.ts";
 import { registerJobHandlers } from "../jobs/handlers.ts";
 import { Worker } from "../jobs/worker.ts";
+import { type MetricsListener, startMetricsListener } from "../metrics/http.ts";
+import { Metrics } from "../metrics/metrics.ts";
 import { DasClient } from "../radius/das-client.ts";
 import { openMigratedDatabase } from "../startup.ts";
 
@@ -20,15 +22,40 @@ export function registerWorkerCommand(program: Command): void {
         databaseUrl: config.databaseUrl,
       });
       const core = createCore(database, { ...config, das: new DasClient({ log }) });
+      // The worker has no HTTP port: its metrics are served on METRICS_LISTEN only.
+      let metrics: Metrics | undefined;
+      let listener: MetricsListener | undefined;
+      if (config.metricsListen) {
+        metrics = new Metrics({ database, jobs: core.jobs, webhooks: core.webhooks.engine });
+        try {
+          listener = await startMetricsListener(metrics, config.metricsListen);
+        } catch (error) {
+          await database.close();
+          throw error;
+        }
+      } else if (config.metricsToken) {
+        log.warn(
+          "METRICS_TOKEN is set but wisp worker has no HTTP port: set METRICS_LISTEN to serve its metrics",
+        );
+      }
       const worker = new Worker(core.jobs, { log });
       registerJobHandlers(worker, core);
       worker.start();
-      log.info({ worker: worker.id, database: database.location }, "wisp worker started");
+      log.info(
+        {
+          worker: worker.id,
+          database: database.location,
+          metrics: listener ? `${listener.url}/metrics` : null,
+        },
+        "wisp worker started",
+      );
       await new Promise<void>((resolve) => {
         process.once("SIGTERM", resolve);
         process.once("SIGINT", resolve);
       });
+      await listener?.close();
       await worker.stop();
+      metrics?.close();
       await core.aaa.drain();
       await database.close();
       log.info("wisp worker stopped");

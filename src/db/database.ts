@@ -6,6 +6,7 @@ import path from "node:path";
 import SqliteDatabase from "better-sqlite3";
 import { Kysely, PostgresDialect, sql } from "kysely";
 import type pg from "pg";
+import { type QueryObserver, type QueryTiming, timedDialect } from "./query-timing.ts";
 import type { Schema } from "./schema.ts";
 import { type SqliteWriterHandle, WRITE_WAIT_MS, writerDialects } from "./sqlite-writer.ts";
 
@@ -19,6 +20,11 @@ export interface Database {
   /** Reads from the database (a catalog row), for health checks; rejects when it cannot. */
   ping(): Promise<void>;
   close(): Promise<void>;
+  /**
+   * Told how long each statement took (milliseconds): every Kysely query (transactions and the
+   * SQLite immediate writer included) and every read of db/prepared.ts on SQLite's read connection.
+   */
+  observeQueries(observer: QueryObserver | undefined): void;
 }
 
 export interface DatabaseOptions {
@@ -79,7 +85,8 @@ export function openDatabase(options: DatabaseOptions): Database {
     // An idle connection the server dropped (restart, idle timeout) is discarded by the pool and
     // the next query reconnects; without a listener the error would end the process.
     pool.on("error", () => {});
-    const db = new Kysely<Schema>({ dialect: new PostgresDialect({ pool }) });
+    const timing: QueryTiming = { observer: undefined };
+    const db = new Kysely<Schema>({ dialect: timedDialect(new PostgresDialect({ pool }), timing) });
     return {
       db,
       dialect: "postgres",
@@ -88,6 +95,9 @@ export function openDatabase(options: DatabaseOptions): Database {
         await sql`select 1 from pg_catalog.pg_class limit 1`.execute(db);
       },
       close: () => db.destroy(),
+      observeQueries(observer) {
+        timing.observer = observer;
+      },
     };
   }
   fs.mkdirSync(options.dataDir, { recursive: true });
@@ -98,9 +108,10 @@ export function openDatabase(options: DatabaseOptions): Database {
   sqlite.pragma("foreign_keys = ON");
   // busy_timeout 0 on this connection: a write never waits inside SQLite (sqlite-writer.ts).
   const dialects = writerDialects(withStatementCache(sqlite), options.writeWaitMs ?? WRITE_WAIT_MS);
-  const db = new Kysely<Schema>({ dialect: dialects.waiting });
-  immediateWriters.set(db, new Kysely<Schema>({ dialect: dialects.immediate }));
-  const read = openReader(file);
+  const timing: QueryTiming = { observer: undefined };
+  const db = new Kysely<Schema>({ dialect: timedDialect(dialects.waiting, timing) });
+  immediateWriters.set(db, new Kysely<Schema>({ dialect: timedDialect(dialects.immediate, timing) }));
+  const read = openReader(file, timing);
   readers.set(db, read.reader);
   return {
     db,
@@ -120,6 +131,9 @@ export function openDatabase(options: DatabaseOptions): Database {
       read.close();
       await db.destroy();
     },
+    observeQueries(observer) {
+      timing.observer = observer;
+    },
   };
 }
 
@@ -129,8 +143,8 @@ export function openDatabase(options: DatabaseOptions): Database {
  * whose open transactions it never sees half-done; commits are visible to it at once.
  */
 export interface SqliteReader {
-  /** A prepared statement for this SQL text, prepared once. */
-  statement(sql: string): SqliteDatabase.Statement;
+  /** Runs this SQL text (prepared once) with these values: its rows, or its first column's values. */
+  all(sql: string, values: unknown[], column: boolean): unknown[];
   /** Changes exactly when another connection (this process's writer included) commits. */
   dataVersion(): number;
 }
@@ -153,7 +167,7 @@ export function withoutWaiting(db: Kysely<Schema>): Kysely<Schema> {
   return immediateWriters.get(db) ?? db;
 }
 
-function openReader(file: string): { reader: SqliteReader; close(): void } {
+function openReader(file: string, timing: QueryTiming): { reader: SqliteReader; close(): void } {
   const connection = new SqliteDatabase(file);
   connection.pragma("busy_timeout = 5000");
   connection.pragma("query_only = ON");
@@ -161,7 +175,15 @@ function openReader(file: string): { reader: SqliteReader; close(): void } {
   const dataVersion = connection.prepare("pragma data_version").pluck();
   return {
     reader: {
-      statement: (sql) => cached.prepare(sql),
+      all(sql, values, column) {
+        const statement = cached.prepare(sql).pluck(column);
+        const observer = timing.observer;
+        if (!observer) return statement.all(values);
+        const started = performance.now();
+        const rows = statement.all(values);
+        observer(performance.now() - started);
+        return rows;
+      },
       dataVersion: () => dataVersion.get() as number,
     },
     close: () => connection.close(),

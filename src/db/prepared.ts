@@ -40,8 +40,7 @@ function reading<P extends unknown[]>(
   const reader = readerFor(db);
   return async (...parameters: P) => {
     compiled ??= template(arity, build as (...markers: unknown[]) => Compilable<unknown>);
-    if (reader)
-      return reader.statement(compiled.compiled.sql).pluck(column).all(values(compiled, parameters));
+    if (reader) return reader.all(compiled.compiled.sql, values(compiled, parameters), column);
     const { rows } = await db.executeQuery(bind(compiled, parameters));
     return column ? rows.map((row) => Object.values(row as object)[0]) : rows;
   };

@@ -20,7 +20,7 @@ export function registerReportJobs(worker: Worker, core: Core): void {
     REPORT_EXPIRE_JOB,
     async (job) => {
       const { task } = JSON.parse(job.payload) as { task: string };
-      const outcome = await core.reports.expire(task);
+      const outcome = await core.reports.expire(job.account_id ?? 0, task);
       // The task finished later than planned: its result is kept 24 hours from then.
       if ("retryAt" in outcome) throw new RetryLater(`task ${task} expires later`, outcome.retryAt);
       return outcome;

@@ -1,7 +1,7 @@
 // The gateways' side of a captive portal: what each vendor's redirect brings in the query string
 // (untrusted: every address, port, MAC, challenge and URL is checked here), and how the portal hands
 // the checked credentials back to that gateway, which then asks Wisp's RADIUS server.
-import { createHash, timingSafeEqual } from "node:crypto";
+import crypto, { createHash, timingSafeEqual } from "node:crypto";
 import { isIP } from "node:net";
 import { normalizeMac } from "../core/aaa/stations.ts";
 import type { GuestPortal } from "../core/portals/service.ts";
@@ -163,13 +163,14 @@ export function coovaChecksumValid(raw: string, uamSecret: string, pages: string
   if (at < 0) return false;
   const given = raw.slice(at + 4);
   if (!/^[0-9A-Fa-f]{32}$/.test(given)) return false;
-  const expected = Buffer.from(given.toUpperCase(), "ascii");
+  const expected = Buffer.from(given, "hex");
   const signed = raw.slice(0, at);
-  return pages.some((page) => {
-    const digest = md5(`${page}?${signed}`, uamSecret).toString("hex").toUpperCase();
-    return timingSafeEqual(Buffer.from(digest, "ascii"), expected);
-  });
+  return pages.some((page) => timingSafeEqual(md5Once(`${page}?${signed}${uamSecret}`), expected));
 }
+
+/** One-shot MD5: crypto.hash (Node 20.12+) is about twice as fast as createHash for one string. */
+const md5Once: (text: string) => Buffer =
+  typeof crypto.hash === "function" ? (text) => crypto.hash("md5", text, "buffer") : (text) => md5(text);
 
 /** The origin the hand-off goes to (the page's CSP form-action must allow it). */
 export function gatewayOrigin(gateway: Gateway): string {

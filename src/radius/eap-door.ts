@@ -23,6 +23,8 @@ export interface EapDoorInput {
   respond(code: number, attributes: AttributeInput[]): Buffer;
   /** Logs why a packet is not answered (rate-limited by the door). */
   drop(reason: string): void;
+  /** Told why the request is answered with an Access-Reject (for the door's counters). */
+  rejected?(reason: string): void;
   warn(detail: object, message: string): void;
 }
 
@@ -43,6 +45,7 @@ export async function answerEap(input: EapDoorInput): Promise<Buffer | null> {
   const identifier = eapMessage.length >= 2 ? eapMessage[1]! : 0;
   if (!input.engine) {
     input.warn({ client: input.address }, "EAP request refused: EAP is not configured on this server");
+    input.rejected?.("EAP is not configured");
     return respond(PacketCode.AccessReject, [
       ["EAP-Message", eapFailure(identifier)],
       ["Reply-Message", "EAP is not configured"],
@@ -61,6 +64,7 @@ export async function answerEap(input: EapDoorInput): Promise<Buffer | null> {
     });
   } catch (error) {
     input.warn({ err: error, client: input.address }, "EAP request failed; rejecting");
+    input.rejected?.("EAP failed");
     return respond(PacketCode.AccessReject, [
       ["EAP-Message", eapFailure(identifier)],
       ["Reply-Message", "EAP failed"],
@@ -95,6 +99,7 @@ export async function answerEap(input: EapDoorInput): Promise<Buffer | null> {
       } catch (error) {
         input.warn({ err: error, client: input.address }, "the EAP answer cannot be encoded; rejecting");
         outcome = aaa.rejectInstead(outcome, "the answer does not fit in a RADIUS packet");
+        input.rejected?.("the answer does not fit in a RADIUS packet");
         response = respond(PacketCode.AccessReject, [["EAP-Message", eapFailure(answer.eap[1]!)]]);
       }
       await aaa.record(outcome);
@@ -105,9 +110,11 @@ export async function answerEap(input: EapDoorInput): Promise<Buffer | null> {
         { client: input.address, reason: answer.reason, identity: answer.attempt?.identity },
         "EAP login rejected",
       );
+      const reason = answer.outcome?.result.reason ?? answer.reason;
+      input.rejected?.(reason);
       const response = respond(PacketCode.AccessReject, [
         ["EAP-Message", answer.eap],
-        ["Reply-Message", answer.outcome?.result.reason ?? answer.reason],
+        ["Reply-Message", reason],
       ]);
       const attempt = answer.attempt;
       if (answer.outcome) await aaa.record(answer.outcome);

@@ -29,6 +29,32 @@ export interface RadiusLog {
   error(object: object, message: string): void;
 }
 
+/** Why a packet was dropped, as counted (a bounded set; the log line says more). */
+export type DropReason =
+  | "malformed"
+  | "unknown_client"
+  | "bad_authenticator"
+  | "message_authenticator_missing"
+  | "wrong_port"
+  | "eap"
+  /** The request failed inside (a database error): not answered, logged as an error. */
+  | "error";
+
+/**
+ * Told of every packet's fate (src/metrics/radius.ts counts them). Called per packet: an
+ * implementation must not build strings or objects on these calls.
+ */
+export interface RadiusObserver {
+  /** An Access-Request answered; `reason` is the reject's (Reply-Message) reason. */
+  access(networkId: number, verdict: "accept" | "reject" | "challenge", reason: string | null): void;
+  /** An Accounting-Request stored and answered, by its Acct-Status-Type. */
+  accounting(networkId: number, statusType: string | undefined): void;
+  /** A Status-Server answered (RFC 5997). */
+  status(networkId: number): void;
+  /** A packet not answered; `code` is its RADIUS code byte; networkId undefined: unknown client. */
+  dropped(code: number, networkId: number | undefined, reason: DropReason): void;
+}
+
 export interface RadiusServerOptions {
   host: string;
   /** 0: not served. */
@@ -40,6 +66,7 @@ export interface RadiusServerOptions {
   /** EAP (PEAP, TTLS, EAP-TLS): the server certificate and client-certificate checks; unset: EAP refused. */
   eap?: EapOptions | undefined;
   eapLimits?: EapLimits | undefined;
+  observer?: RadiusObserver | undefined;
 }
 
 /** How long answers are kept for retransmissions (FreeRADIUS's cleanup_delay is 5 s). */
@@ -89,6 +116,7 @@ export class RadiusServer {
     const socket = createSocket({ type: host.includes(":") ? "udp6" : "udp4", reuseAddr: false });
     socket.on("message", (message, remote) => {
       this.receive(socket, kind, message, remote).catch((error) => {
+        this.options.observer?.dropped(message[0] ?? 0, undefined, "error");
         this.options.log.error({ err: error, client: remote.address }, "RADIUS request failed; not answered");
       });
     });
@@ -103,7 +131,14 @@ export class RadiusServer {
     });
   }
 
-  private drop(remote: RemoteInfo, reason: string, detail: object = {}): void {
+  /** Counts the drop (every one) and logs it (at most once per address and reason in LOG_EVERY_MS). */
+  private drop(
+    remote: RemoteInfo,
+    reason: string,
+    counted: { code: number; networkId: number | undefined; as: DropReason },
+    detail: object = {},
+  ): void {
+    this.options.observer?.dropped(counted.code, counted.networkId, counted.as);
     const key = `${remote.address}|${reason}`;
     const now = Date.now();
     if ((this.logged.get(key) ?? 0) > now) return;
@@ -128,9 +163,22 @@ export class RadiusServer {
     message: Buffer,
     remote: RemoteInfo,
   ): Promise<void> {
-    if (message.length < 20) return this.drop(remote, "shorter than a RADIUS header");
+    const code = message[0] ?? 0;
+    if (message.length < 20) {
+      return this.drop(remote, "shorter than a RADIUS header", {
+        code,
+        networkId: undefined,
+        as: "malformed",
+      });
+    }
     const client = await this.client(remote.address);
-    if (!client) return this.drop(remote, "unknown client address");
+    if (!client) {
+      return this.drop(remote, "unknown client address", {
+        code,
+        networkId: undefined,
+        as: "unknown_client",
+      });
+    }
 
     // Retransmissions (same source, identifier and authenticator) get the same answer.
     const key = `${kind}|${remote.address}|${remote.port}|${message[1]}`;
@@ -152,7 +200,8 @@ export class RadiusServer {
       packet = decodePacket(message, { secret: client.secret });
     } catch (error) {
       this.seen.delete(key);
-      return this.drop(remote, "malformed packet", { detail: (error as Error).message });
+      const counted = { code, networkId: client.id, as: "malformed" } as const;
+      return this.drop(remote, "malformed packet", counted, { detail: (error as Error).message });
     }
     let response: Buffer | null = null;
     try {
@@ -188,37 +237,49 @@ export class RadiusServer {
             code !== PacketCode.AccountingResponse || packet.code === PacketCode.StatusServer,
         },
       );
+    const observer = this.options.observer;
+    const dropped = (as: DropReason) => ({ code: packet.code, networkId: client.id, as });
     const hasMa = hasMessageAuthenticator(message);
     if (hasMa && !verifyMessageAuthenticator(message, secret, packet.authenticator)) {
-      this.drop(remote, "bad Message-Authenticator (wrong shared secret?)");
+      this.drop(remote, "bad Message-Authenticator (wrong shared secret?)", dropped("bad_authenticator"));
       return null;
     }
 
     if (packet.code === PacketCode.StatusServer) {
+      observer?.status(client.id);
       return respond(kind === "auth" ? PacketCode.AccessAccept : PacketCode.AccountingResponse, []);
     }
     if (kind === "acct") {
       if (packet.code !== PacketCode.AccountingRequest) {
-        this.drop(remote, `${packet.type} on the accounting port`);
+        this.drop(remote, `${packet.type} on the accounting port`, dropped("wrong_port"));
         return null;
       }
       if (!verifyRequestAuthenticator(message, secret)) {
-        this.drop(remote, "bad Request Authenticator (wrong shared secret?)");
+        this.drop(remote, "bad Request Authenticator (wrong shared secret?)", dropped("bad_authenticator"));
         return null;
       }
-      await this.options.aaa.account(client, pairsOf(packet), remote.address);
+      const pairs = pairsOf(packet);
+      await this.options.aaa.account(client, pairs, remote.address);
+      if (observer) {
+        observer.accounting(client.id, pairs.find((p) => p.attribute === "Acct-Status-Type")?.value);
+      }
       return respond(PacketCode.AccountingResponse, []);
     }
     if (packet.code !== PacketCode.AccessRequest) {
-      this.drop(remote, `${packet.type} on the authentication port`);
+      this.drop(remote, `${packet.type} on the authentication port`, dropped("wrong_port"));
       return null;
     }
     if (!hasMa && client.require_message_authenticator) {
-      this.drop(remote, "Message-Authenticator required for this network");
+      this.drop(
+        remote,
+        "Message-Authenticator required for this network",
+        dropped("message_authenticator_missing"),
+      );
       return null;
     }
     if (packet.attributes.some((a) => a.name === "EAP-Message")) {
-      return answerEap({
+      let rejectReason: string | null = null;
+      const response = await answerEap({
         engine: this.eap,
         aaa: this.options.aaa,
         client,
@@ -226,9 +287,25 @@ export class RadiusServer {
         pairs: pairsOf(packet),
         address: remote.address,
         respond,
-        drop: (reason) => this.drop(remote, reason),
+        drop: (reason) => this.drop(remote, reason, dropped("eap")),
+        rejected: (reason) => {
+          rejectReason = reason;
+        },
         warn: (detail, text) => this.options.log.warn(detail, text),
       });
+      if (response && observer) {
+        const answered = response[0];
+        observer.access(
+          client.id,
+          answered === PacketCode.AccessAccept
+            ? "accept"
+            : answered === PacketCode.AccessChallenge
+              ? "challenge"
+              : "reject",
+          rejectReason,
+        );
+      }
+      return response;
     }
     const chap = packet.attributes.find((a) => a.name === "CHAP-Password");
     const challenge = packet.attributes.find((a) => a.name === "CHAP-Challenge")?.raw ?? packet.authenticator;
@@ -263,6 +340,7 @@ export class RadiusServer {
       response = respond(PacketCode.AccessReject, []);
     }
     await aaa.record(outcome);
+    observer?.access(client.id, outcome.result.accepted ? "accept" : "reject", outcome.result.reason);
     return response;
   }
 

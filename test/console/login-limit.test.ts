@@ -3,10 +3,19 @@
 // limit get a check; a guesser locks out only their own address, and success takes its count back.
 import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
-import { LOGIN_FAILURE_LIMIT } from "../../src/console/routes/auth.ts";
+import { LOGIN_FAILURE_LIMIT, LOGIN_WINDOW_MS } from "../../src/console/routes/auth.ts";
 import { ConsoleClient } from "../support/browser.ts";
 import { burst, type RawRequest } from "../support/burst.ts";
 import { startTestServer, type TestServer } from "../support/server.ts";
+
+/**
+ * The limits count in fixed windows aligned to the clock (src/http/rate-limit.ts, windowOf): a test
+ * that crossed a window's end would see its count start again, so it starts clear of one.
+ */
+async function clearOfWindowEnd(): Promise<void> {
+  const left = LOGIN_WINDOW_MS - (Date.now() % LOGIN_WINDOW_MS);
+  if (left < 60_000) await new Promise((resolve) => setTimeout(resolve, left + 100));
+}
 
 const EMAIL = "admin@example.com";
 const OTHER = "second@example.com";
@@ -69,6 +78,7 @@ describe("console login limit", () => {
   }
 
   test("60 wrong passwords at once: exactly the limit are checked, the rest get 429", async () => {
+    await clearOfWindowEnd();
     checks = 0;
     const answers = await guesses("203.0.113.10", EMAIL, 60);
     assert.deepEqual(tally(answers.map((a) => a.status)), {
@@ -95,6 +105,7 @@ describe("console login limit", () => {
   });
 
   test("IPv6 addresses count by /64", async () => {
+    await clearOfWindowEnd();
     const answers = await guesses("2001:db8:5:6::1", EMAIL, LOGIN_FAILURE_LIMIT);
     assert.deepEqual(tally(answers.map((a) => a.status)), { 401: LOGIN_FAILURE_LIMIT });
     const sameNetwork = new ConsoleClient(server.url, { "x-forwarded-for": "2001:db8:5:6:ffff::2" });
@@ -104,6 +115,7 @@ describe("console login limit", () => {
   });
 
   test("a successful login takes its attempt back", async () => {
+    await clearOfWindowEnd();
     const ip = "198.51.100.20";
     const answers = await guesses(ip, EMAIL, LOGIN_FAILURE_LIMIT - 1);
     assert.deepEqual(tally(answers.map((a) => a.status)), { 401: LOGIN_FAILURE_LIMIT - 1 });
@@ -119,6 +131,7 @@ describe("console login limit", () => {
 
 describe("console setup code limit", () => {
   test("60 wrong setup codes at once: exactly the limit are checked, the rest get 429", async () => {
+    await clearOfWindowEnd();
     const server = await startTestServer({ env: { TRUSTED_PROXIES: "127.0.0.1,::1" } });
     try {
       const answers = await burst(

@@ -769,7 +769,7 @@ for (const { dialect, skip } of await dialects()) {
         const queued = await get("/api/reports/110?format=csvfile");
         const name = queued.body.task_name as string;
         assert.equal((await waitForTask(name)).status, 200);
-        const outcome = await server.core.reports.expire(name);
+        const outcome = await server.core.reports.expire(mine.id, name);
         assert.ok("retryAt" in outcome);
         assert.ok(outcome.retryAt >= Date.now() + 23.9 * 3600_000);
       });

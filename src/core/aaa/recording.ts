@@ -155,7 +155,14 @@ export class RecordingRepo {
         event.data = { ...event.data, portal_id: match.portal_id, method: match.method };
       }
     });
-    if (used.length > 0) await trx.deleteFrom("portal_logins").where("id", "in", used).execute();
+    if (used.length > 0) {
+      const accounts = [...new Set(pending.filter((p) => used.includes(p.id)).map((p) => p.account_id))];
+      await trx
+        .deleteFrom("portal_logins")
+        .where("account_id", "in", accounts)
+        .where("id", "in", used)
+        .execute();
+    }
     return found;
   }
 
@@ -203,10 +210,16 @@ export class RecordingRepo {
 
   async updateSession(
     trx: Trx,
+    accountId: number,
     radacctid: number,
     changes: Partial<Omit<RadacctTable, "radacctid">>,
   ): Promise<void> {
-    await trx.updateTable("radacct").set(changes).where("radacctid", "=", radacctid).execute();
+    await trx
+      .updateTable("radacct")
+      .set(changes)
+      .where("account_id", "=", accountId)
+      .where("radacctid", "=", radacctid)
+      .execute();
   }
 
   /** Open sessions of one NAS of this account (for Accounting-On/Off), started at or before `at`. */

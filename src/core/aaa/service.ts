@@ -335,7 +335,7 @@ export class AaaService {
         if (stopped) events.push(sessionEvent("session.stopped", id, values, context, start));
       } else if (status === "start") {
         // A retransmitted or late Start: FreeRADIUS's alternative query refreshes the start.
-        await r.updateSession(trx, existing.radacctid, {
+        await r.updateSession(trx, accountId, existing.radacctid, {
           acctstarttime: r.time(values.eventTime),
           acctupdatetime: r.time(values.eventTime),
           connectinfo_start: values.connectinfo,
@@ -349,7 +349,7 @@ export class AaaService {
         const newer = lastUpdate === null || values.eventTime >= lastUpdate;
         const counter = (reported: number, stored: number | null) =>
           newer ? reported : Math.max(reported, Number(stored ?? 0));
-        await r.updateSession(trx, existing.radacctid, {
+        await r.updateSession(trx, accountId, existing.radacctid, {
           ...(newer ? { acctupdatetime: r.time(values.eventTime) } : {}),
           ...(lastUpdate === null || stopped || !newer
             ? {}
@@ -384,7 +384,7 @@ export class AaaService {
     const events: NewEvent[] = [];
     for (const row of open) {
       const start = r.seconds(row.acctstarttime) ?? values.eventTime;
-      await r.updateSession(trx, row.radacctid, {
+      await r.updateSession(trx, accountId, row.radacctid, {
         acctstoptime: r.time(values.eventTime),
         acctupdatetime: r.time(values.eventTime),
         acctsessiontime: values.eventTime - start,

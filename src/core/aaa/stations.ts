@@ -4,8 +4,12 @@
 const HEX12 = /^[0-9a-f]{12}$/;
 
 /** "AA-BB-CC-DD-EE-FF", "aa:bb:cc:dd:ee:ff", "aabb.ccdd.eeff", "AABBCCDDEEFF" -> "aa:bb:cc:dd:ee:ff". */
+/** Six two-digit groups with one separator: the form nearly every device sends, taken without splitting. */
+const SEPARATED = /^[0-9a-fA-F]{2}([-:])[0-9a-fA-F]{2}(?:\1[0-9a-fA-F]{2}){4}$/;
+
 export function normalizeMac(text: string | undefined): string | null {
   if (!text) return null;
+  if (text.length === 17 && SEPARATED.test(text)) return text.toLowerCase().replaceAll("-", ":");
   const trimmed = text.trim().toLowerCase();
   const groups = trimmed.split(/[-:.]/);
   let hex: string;

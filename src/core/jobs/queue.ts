@@ -19,6 +19,16 @@ export interface NewJob {
   runAt?: number;
 }
 
+export interface JobStats {
+  kind: string;
+  status: "queued" | "running";
+  total: number;
+  /** Of them, those whose run_at has passed. */
+  due: number;
+  /** Epoch milliseconds. */
+  earliestRunAt: number;
+}
+
 export class JobQueue {
   constructor(
     private readonly db: Kysely<Schema>,
@@ -181,6 +191,33 @@ export class JobQueue {
   /** Puts the job back in the queue for `runAt` (epoch ms). */
   async retry(id: number, workerId: string, error: string, runAt: number): Promise<void> {
     await this.finish(id, workerId, { status: "queued", last_error: error, run_at: runAt });
+  }
+
+  /**
+   * The queue at this moment, per kind and status (queued, running): how many, how many of them
+   * are due, and the earliest run_at. Reads only queued and running rows, through the
+   * (status, run_at) index wisp_jobs_due, never the finished history.
+   */
+  async stats(now = Date.now()): Promise<JobStats[]> {
+    const rows = await this.db
+      .selectFrom("jobs")
+      .select((eb) => [
+        "kind",
+        "status",
+        eb.fn.countAll<number>().as("total"),
+        eb.fn.sum<number>(eb.case().when("run_at", "<=", now).then(1).else(0).end()).as("due"),
+        eb.fn.min<number>("run_at").as("earliest"),
+      ])
+      .where("status", "in", ["queued", "running"])
+      .groupBy(["status", "kind"])
+      .execute();
+    return rows.map((r) => ({
+      kind: r.kind,
+      status: r.status as JobStats["status"],
+      total: Number(r.total),
+      due: Number(r.due),
+      earliestRunAt: Number(r.earliest),
+    }));
   }
 
   get(id: number): Promise<Job | undefined> {

@@ -91,7 +91,12 @@ export class KeysRepo {
     return Number(result.numUpdatedRows) > 0;
   }
 
-  async touch(id: number, at: string): Promise<void> {
-    await this.db.updateTable("api_keys").set({ last_used: at }).where("id", "=", id).execute();
+  async touch(accountId: number, id: number, at: string): Promise<void> {
+    await this.db
+      .updateTable("api_keys")
+      .set({ last_used: at })
+      .where("account_id", "=", accountId)
+      .where("id", "=", id)
+      .execute();
   }
 }

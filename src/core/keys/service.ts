@@ -334,7 +334,7 @@ export class KeysService {
   private async touch(row: ApiKeyRow): Promise<void> {
     const previous = this.touchedAt.get(row.id) ?? 0;
     this.touchedAt.set(row.id, Date.now());
-    await this.repo.touch(row.id, isoNow()).catch(() => this.touchedAt.set(row.id, previous));
+    await this.repo.touch(row.account_id, row.id, isoNow()).catch(() => this.touchedAt.set(row.id, previous));
   }
 }
 

@@ -148,9 +148,13 @@ export class PortalsRepo {
     return row?.name;
   }
 
-  /** A sign-in handed to the gateway; expired ones are swept at the same time. */
+  /** A sign-in handed to the gateway; the account's expired ones are swept at the same time. */
   async addPendingLogin(row: Insertable<PortalLoginsTable>, now: number): Promise<void> {
-    await this.db.deleteFrom("portal_logins").where("expires", "<", now).execute();
+    await this.db
+      .deleteFrom("portal_logins")
+      .where("account_id", "=", row.account_id)
+      .where("expires", "<", now)
+      .execute();
     await this.db.insertInto("portal_logins").values(row).execute();
   }
 

@@ -542,8 +542,13 @@ export class ReportsRepo {
       .executeTakeFirst();
   }
 
-  findTaskByName(name: string): Promise<TaskRow | undefined> {
-    return this.db.selectFrom("report_tasks").selectAll().where("name", "=", name).executeTakeFirst();
+  findTaskByName(accountId: number, name: string): Promise<TaskRow | undefined> {
+    return this.db
+      .selectFrom("report_tasks")
+      .selectAll()
+      .where("account_id", "=", accountId)
+      .where("name", "=", name)
+      .executeTakeFirst();
   }
 
   /** Whether `workerId` still holds the job's lease (a worker that lost it must not finish it). */
@@ -586,6 +591,7 @@ export class ReportsRepo {
       await trx
         .updateTable("report_tasks")
         .set({ status: "done", rows: done.rows, finished: done.finished, expires: done.expires })
+        .where("account_id", "=", task.account_id)
         .where("id", "=", task.id)
         .execute();
       await insertEvents(trx as unknown as Kysely<Schema>, [event], done.finished);
@@ -593,43 +599,68 @@ export class ReportsRepo {
     });
   }
 
-  async failTask(id: number, error: string, finished: string, expires: number): Promise<void> {
+  async failTask(
+    task: Pick<TaskRow, "id" | "account_id">,
+    error: string,
+    finished: string,
+    expires: number,
+  ): Promise<void> {
     await this.db
       .updateTable("report_tasks")
       .set({ status: "failed", error, finished, expires })
-      .where("id", "=", id)
+      .where("account_id", "=", task.account_id)
+      .where("id", "=", task.id)
       .where("status", "=", "queued")
       .execute();
   }
 
   /** Tasks whose results may go, oldest first. */
-  expiredTasks(now: number, limit: number): Promise<Pick<TaskRow, "id" | "name">[]> {
+  expiredTasks(now: number, limit: number): Promise<Pick<TaskRow, "id" | "account_id" | "name">[]> {
     return this.db
       .selectFrom("report_tasks")
-      .select(["id", "name"])
+      .select(["id", "account_id", "name"])
       .where("expires", "<=", now)
       .orderBy("expires")
       .limit(limit)
       .execute();
   }
 
-  async deleteTask(id: number): Promise<void> {
-    await this.db.deleteFrom("report_tasks").where("id", "=", id).execute();
+  async deleteTask(task: Pick<TaskRow, "id" | "account_id">): Promise<void> {
+    await this.db
+      .deleteFrom("report_tasks")
+      .where("account_id", "=", task.account_id)
+      .where("id", "=", task.id)
+      .execute();
   }
 
   /** Deletes these tasks in one transaction; returns the names of those it deleted. */
-  async deleteTasks(ids: readonly number[]): Promise<string[]> {
-    if (ids.length === 0) return [];
+  async deleteTasks(tasks: readonly Pick<TaskRow, "id" | "account_id">[]): Promise<string[]> {
+    if (tasks.length === 0) return [];
+    const accounts = [...new Set(tasks.map((t) => t.account_id))];
     return this.db.transaction().execute(async (trx) => {
-      const rows = await trx.deleteFrom("report_tasks").where("id", "in", ids).returning("name").execute();
+      const rows = await trx
+        .deleteFrom("report_tasks")
+        .where("account_id", "in", accounts)
+        .where(
+          "id",
+          "in",
+          tasks.map((t) => t.id),
+        )
+        .returning("name")
+        .execute();
       return rows.map((r) => r.name);
     });
   }
 
-  /** Which of these task names exist. */
-  async existingNames(names: readonly string[]): Promise<Set<string>> {
+  /** Which of these task names the account has. */
+  async existingNames(accountId: number, names: readonly string[]): Promise<Set<string>> {
     if (names.length === 0) return new Set();
-    const rows = await this.db.selectFrom("report_tasks").select("name").where("name", "in", names).execute();
+    const rows = await this.db
+      .selectFrom("report_tasks")
+      .select("name")
+      .where("account_id", "=", accountId)
+      .where("name", "in", names)
+      .execute();
     return new Set(rows.map((r) => r.name));
   }
 

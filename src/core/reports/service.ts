@@ -35,8 +35,8 @@ export const MAX_TASK_ATTEMPTS = 3;
 /** Pending tasks are dropped after this long even if no worker ever took them. */
 const PENDING_TTL_SECONDS = 7 * 86_400;
 const TASK_NAME = /^[A-Za-z0-9_-]{1,64}$/;
-/** A result file: the task's name and .csv (temporary files end in .tmp). */
-const TASK_FILE = /^[A-Za-z0-9_-]{1,64}\.csv$/;
+/** A cleanup's list of the tasks it deletes, until their files are gone. */
+const JOURNAL_PREFIX = ".cleanup-";
 /** `expires` of a result kept for ever (RETENTION_REPORTS_DAYS=0): never reached. */
 export const NEVER_EXPIRES = Number.MAX_SAFE_INTEGER;
 /** Expired tasks deleted per transaction by cleanup(). */
@@ -86,6 +86,8 @@ export type TaskState =
 /** What the report job handler passes in: the claimed job, and a way to report progress. */
 export interface ReportJob {
   id: number;
+  /** The task's account: every statement on its rows names it (docs/scaling.md). */
+  account_id: number | null;
   payload: string;
   attempts: number;
   locked_by: string | null;
@@ -285,7 +287,7 @@ export class ReportsService {
   /** Builds a task's file: the report job's body. */
   async runTask(job: ReportJob, progress: ProgressFn): Promise<{ rows: number } | { skipped: string }> {
     const { task: name } = JSON.parse(job.payload) as { task: string };
-    const task = await this.repo.findTaskByName(name);
+    const task = job.account_id === null ? undefined : await this.repo.findTaskByName(job.account_id, name);
     if (task?.status !== "queued") return { skipped: `task ${name} is gone or finished` };
     const workerId = job.locked_by ?? "";
     const finishedAt = () => {
@@ -296,7 +298,7 @@ export class ReportsService {
     if (job.attempts > MAX_TASK_ATTEMPTS) {
       const { finished, expires } = finishedAt();
       const reason = `its worker stopped ${job.attempts - 1} times while building it; request it again`;
-      await this.repo.failTask(task.id, reason, finished, expires);
+      await this.repo.failTask(task, reason, finished, expires);
       return { skipped: reason };
     }
     try {
@@ -320,12 +322,7 @@ export class ReportsService {
     } catch (error) {
       if (!(error instanceof LostLease)) {
         const { finished, expires } = finishedAt();
-        await this.repo.failTask(
-          task.id,
-          "the report could not be built; request it again",
-          finished,
-          expires,
-        );
+        await this.repo.failTask(task, "the report could not be built; request it again", finished, expires);
       }
       throw error;
     }
@@ -381,8 +378,8 @@ export class ReportsService {
    * The clean-up job of one task: once the task's result has expired, deletes every expired task
    * and its file. Returns when to look again if this task is not due yet (epoch ms).
    */
-  async expire(name: string): Promise<{ retryAt: number } | { deleted: number }> {
-    const task = await this.repo.findTaskByName(name);
+  async expire(accountId: number, name: string): Promise<{ retryAt: number } | { deleted: number }> {
+    const task = await this.repo.findTaskByName(accountId, name);
     const now = nowSeconds(this.clock());
     if (task && task.expires > now) return { retryAt: task.expires * 1000 };
     return { deleted: await this.cleanup(now) };
@@ -402,8 +399,12 @@ export class ReportsService {
     let deleted = 0;
     for (;;) {
       const expired = await this.repo.expiredTasks(now, batch);
-      const names = await this.repo.deleteTasks(expired.map((t) => t.id));
+      // The batch's names go to a journal first: a process killed after the rows' commit leaves
+      // files the next cleanup finds there (and deletes once their rows are gone).
+      const journal = this.writeJournal(expired);
+      const names = await this.repo.deleteTasks(expired);
       for (const name of names) fs.rmSync(this.fileOf(name), { force: true });
+      if (journal) fs.rmSync(journal, { force: true });
       deleted += names.length;
       if (expired.length < batch) break;
       await pause();
@@ -421,17 +422,34 @@ export class ReportsService {
     return deleted;
   }
 
-  /** Result files whose task is gone (its cleanup was killed between the row and the file). */
+  private writeJournal(tasks: readonly { name: string; account_id: number }[]): string | undefined {
+    if (tasks.length === 0) return undefined;
+    fs.mkdirSync(this.directory, { recursive: true });
+    const file = path.join(this.directory, `${JOURNAL_PREFIX}${randomBytes(6).toString("hex")}.json`);
+    fs.writeFileSync(file, JSON.stringify(tasks.map((t) => ({ name: t.name, account_id: t.account_id }))));
+    return file;
+  }
+
+  /** Files of tasks whose cleanup was killed between the rows' commit and the files (journals). */
   private async removeOrphans(): Promise<void> {
     if (!fs.existsSync(this.directory)) return;
-    const files = fs.readdirSync(this.directory).filter((entry) => TASK_FILE.test(entry));
-    for (let i = 0; i < files.length; i += CLEANUP_BATCH) {
-      const names = files.slice(i, i + CLEANUP_BATCH).map((f) => f.slice(0, -".csv".length));
-      const existing = await this.repo.existingNames(names);
-      for (const name of names) {
-        // A task's row is written before its file, so a file without a row is an orphan.
-        if (!existing.has(name)) fs.rmSync(this.fileOf(name), { force: true });
+    for (const entry of fs.readdirSync(this.directory)) {
+      if (!entry.startsWith(JOURNAL_PREFIX) || !entry.endsWith(".json")) continue;
+      const journal = path.join(this.directory, entry);
+      let tasks: { name: string; account_id: number }[] = [];
+      try {
+        tasks = JSON.parse(fs.readFileSync(journal, "utf8"));
+      } catch {
+        // cut short while written: its cleanup never reached the delete
       }
+      const byAccount = new Map<number, string[]>();
+      for (const t of tasks) byAccount.set(t.account_id, [...(byAccount.get(t.account_id) ?? []), t.name]);
+      for (const [accountId, names] of byAccount) {
+        const existing = await this.repo.existingNames(accountId, names);
+        // Still there: the kill came before the commit; the task's own cleanup deletes both later.
+        for (const name of names) if (!existing.has(name)) fs.rmSync(this.fileOf(name), { force: true });
+      }
+      fs.rmSync(journal, { force: true });
     }
   }
 

@@ -149,6 +149,7 @@ export class SessionsRepo {
 
   /** Records a disconnect's outcome on the session, with its events, in one transaction. */
   async recordDisconnect(
+    accountId: number,
     id: number,
     outcome: { result: string; cause: string | null; at: string },
     events: NewEvent[],
@@ -161,6 +162,7 @@ export class SessionsRepo {
           disconnect_cause: outcome.cause === null ? null : outcome.cause.slice(0, 200),
           disconnect_at: outcome.at,
         })
+        .where("account_id", "=", accountId)
         .where("radacctid", "=", id)
         .execute();
       await insertEvents(repo.db, events);
@@ -202,6 +204,7 @@ export class SessionsRepo {
 
   /** Closes a session the NAS stopped reporting (FreeRADIUS's own columns, as a Stop would). */
   async close(
+    accountId: number,
     id: number,
     stop: number,
     sessionTime: number,
@@ -216,6 +219,7 @@ export class SessionsRepo {
           acctsessiontime: sessionTime,
           acctterminatecause: cause,
         })
+        .where("account_id", "=", accountId)
         .where("radacctid", "=", id)
         .where("acctstoptime", "is", null)
         .executeTakeFirst();

@@ -234,7 +234,7 @@ export class SessionsService {
         },
       });
     }
-    await this.repo.recordDisconnect(Number(row.radacctid), disconnect, events);
+    await this.repo.recordDisconnect(accountId, Number(row.radacctid), disconnect, events);
     return {
       session: present({
         ...row,
@@ -300,7 +300,12 @@ export class SessionsService {
         // marked "pending" does not stay so.
         const row = await this.repo.get(accountId, id);
         if (row && (row.acctstoptime === null || row.disconnect_result === "pending")) {
-          await this.repo.recordDisconnect(id, { result: "error", cause: error.message, at: isoNow() }, []);
+          await this.repo.recordDisconnect(
+            accountId,
+            id,
+            { result: "error", cause: error.message, at: isoNow() },
+            [],
+          );
         }
         return `session ${id}: ${error.message}`;
       }
@@ -326,6 +331,7 @@ export class SessionsService {
           disconnect_cause: reason.slice(0, 200),
           disconnect_at: isoNow(),
         })
+        .where("account_id", "=", accountId)
         .where("radacctid", "=", id)
         .execute();
       await queueDisconnect(repo.db, repo.dialect, accountId, { session_id: id, reason });
@@ -377,7 +383,12 @@ export class SessionsService {
           terminate_cause: "Lost-Carrier",
         },
       };
-      if (await this.repo.close(Number(row.radacctid), last, sessionTime, "Lost-Carrier", [event])) closed++;
+      if (
+        await this.repo.close(row.account_id ?? 0, Number(row.radacctid), last, sessionTime, "Lost-Carrier", [
+          event,
+        ])
+      )
+        closed++;
     }
     let queued = 0;
     for (const row of await this.repo.openWithExpiration(500)) {

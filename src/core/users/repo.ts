@@ -244,7 +244,8 @@ export class UsersRepo {
     const { rows } = await sql<{ account_id: number; id: number; api_json: string }>`
       select u.account_id, u.id, u.api_json from users u
       join unnest(${accounts}::integer[], ${ids}::integer[]) as wanted(account_id, id)
-        on u.account_id = wanted.account_id and u.id = wanted.id`.execute(this.db);
+        on u.account_id = wanted.account_id and u.id = wanted.id
+      where u.account_id = any(${[...new Set(accounts)]}::integer[])`.execute(this.db);
     return new Map(rows.map((r) => [`${r.account_id}:${r.id}`, r.api_json]));
   }
 

@@ -31,10 +31,16 @@ export class VoucherLoginRepo {
       .executeTakeFirst();
   }
 
-  async knowsDevice(trx: Kysely<Schema>, voucherId: number, mac: string): Promise<boolean> {
+  async knowsDevice(
+    trx: Kysely<Schema>,
+    accountId: number,
+    voucherId: number,
+    mac: string,
+  ): Promise<boolean> {
     const row = await trx
       .selectFrom("voucher_devices")
       .select("mac")
+      .where("account_id", "=", accountId)
       .where("voucher_id", "=", voucherId)
       .where("mac", "=", mac)
       .executeTakeFirst();
@@ -48,7 +54,12 @@ export class VoucherLoginRepo {
       .execute();
   }
 
-  async update(trx: Trx, id: number, changes: Updateable<VouchersTable>): Promise<void> {
-    await trx.updateTable("vouchers").set(changes).where("id", "=", id).execute();
+  async update(trx: Trx, accountId: number, id: number, changes: Updateable<VouchersTable>): Promise<void> {
+    await trx
+      .updateTable("vouchers")
+      .set(changes)
+      .where("account_id", "=", accountId)
+      .where("id", "=", id)
+      .execute();
   }
 }

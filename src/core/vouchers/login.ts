@@ -96,7 +96,7 @@ export function createVoucherCheck(db: Kysely<Schema>, dialect: DialectName): Vo
     if (!CODE.test(username)) return null;
     const row = await repo.findForCheck(db, accountId, username.toUpperCase());
     if (!row) return null;
-    const known = await repo.knowsDevice(db, row.id, clientMac ?? UNKNOWN_DEVICE);
+    const known = await repo.knowsDevice(db, accountId, row.id, clientMac ?? UNKNOWN_DEVICE);
     const verdict = judgeVoucher(row, credentials, known, now);
     return {
       voucherId: row.id,
@@ -115,7 +115,12 @@ export function createVoucherLogin(dialect: DialectName): VoucherLogin {
       const row = await repo.findForLogin(trx, accountId, code);
       if (!row) return null;
       const mac = clientMac ?? UNKNOWN_DEVICE;
-      const verdict = judgeVoucher(row, credentials, await repo.knowsDevice(trx, row.id, mac), now);
+      const verdict = judgeVoucher(
+        row,
+        credentials,
+        await repo.knowsDevice(trx, accountId, row.id, mac),
+        now,
+      );
       // data_limit: octets in plus out over every session of the voucher (its code as username).
       let dataLeft: number | undefined;
       if (verdict.accepted && row.data_limit !== null && row.data_limit !== undefined) {
@@ -126,14 +131,14 @@ export function createVoucherLogin(dialect: DialectName): VoucherLogin {
         }
       }
       if (!verdict.accepted) {
-        if (verdict.lapsed) await repo.update(trx, row.id, { status: "expired" });
+        if (verdict.lapsed) await repo.update(trx, accountId, row.id, { status: "expired" });
         return { voucherId: row.id, accepted: false, reply: [], reason: verdict.reason };
       }
       const at = isoNow(new Date(now * 1000));
       const { first, expiresAt } = verdict;
       if (verdict.newDevice) await repo.addDevice(trx, accountId, row.id, mac, at);
       const expires = isoNow(new Date(expiresAt * 1000));
-      await repo.update(trx, row.id, {
+      await repo.update(trx, accountId, row.id, {
         status: verdict.nextStatus,
         devices_used: verdict.devicesUsed,
         ...(first ? { first_used: at, expires } : {}),

@@ -73,8 +73,13 @@ export function sealContext(accountId: number, endpointId: number): string {
   return `webhook:${accountId}:${endpointId}`;
 }
 
+/** What one delivery attempt came to: delivered, queued again, given up, or the endpoint said 410 Gone. */
+export type AttemptResult = "succeeded" | "retrying" | "failed" | "gone";
+
 export class WebhookEngine {
   private readonly secrets = new Map<string, string>();
+  /** Told of every attempt's result (metrics). */
+  onAttempt: ((result: AttemptResult) => void) | undefined;
 
   constructor(
     private readonly repo: WebhooksRepo,
@@ -246,7 +251,12 @@ export class WebhookEngine {
       { token, leaseMs: ENDPOINT_LEASE_MS },
       isoNow(),
     );
-    return { disabled: outcome.disableReason !== undefined, locked };
+    const disabled = outcome.disableReason !== undefined;
+    const status = outcome.delivery.status;
+    this.onAttempt?.(
+      disabled ? "gone" : status === "succeeded" ? "succeeded" : status === "pending" ? "retrying" : "failed",
+    );
+    return { disabled, locked };
   }
 
   private async send(endpoint: EndpointRow, delivery: DeliveryRow, event: EventRow | undefined) {
