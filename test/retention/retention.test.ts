@@ -102,7 +102,12 @@ for (const { dialect, skip } of databases) {
         await seed.reportTask(a, "expired", now - 10, dir);
         await seed.reportTask(a, "current", now + 3600, dir);
         await seed.reportTask(a, "forever", NEVER_EXPIRES, dir);
+        // A cleanup killed after deleting its rows: its journal names a file whose task is gone.
         fs.writeFileSync(path.join(dir, "orphan.csv"), "x\n");
+        fs.writeFileSync(
+          path.join(dir, ".cleanup-killed.json"),
+          JSON.stringify([{ name: "orphan", account_id: a }]),
+        );
 
         const dry = await core.retention.prune({ dryRun: true });
         const dryRows = Object.fromEntries(dry.map((o) => [o.table, o.rows]));
@@ -154,7 +159,11 @@ for (const { dialect, skip } of databases) {
         for (const kept of [doneNew, queuedOld, runningOld]) assert.ok(jobs.includes(kept), `job ${kept}`);
 
         const files = fs.readdirSync(dir).sort();
-        assert.deepEqual(files, ["current.csv", "forever.csv"], "the expired task's file and the orphan go");
+        assert.deepEqual(
+          files,
+          ["current.csv", "forever.csv"],
+          "the expired task's file, the orphan and its journal go",
+        );
         assert.equal(await seed.count("report_tasks"), 2);
         assert.deepEqual(await seed.broken(dir), []);
 
