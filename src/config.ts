@@ -3,6 +3,7 @@ import net from "node:net";
 import path from "node:path";
 import { EapFileError, type EapFiles, loadEapFiles } from "./core/certs/files.ts";
 import { isServerName } from "./core/certs/rules.ts";
+import { DEFAULT_RETENTION_DAYS, MAX_RETENTION_DAYS, type RetentionDays } from "./core/retention/rules.ts";
 import { parseCidr } from "./core/shared/ip.ts";
 import { decodeKey } from "./core/webhooks/crypto.ts";
 import { DEFAULT_RETRY_SCHEDULE_MS } from "./core/webhooks/rules.ts";
@@ -56,6 +57,8 @@ export interface Config {
   eapFiles: EapFiles | undefined;
   /** EAP_SERVER_NAME: the DNS name clients match; unset: the files' first name or PUBLIC_URL's host. */
   eapServerName: string | undefined;
+  /** RETENTION_*_DAYS: how long each kind of record is kept before the worker prunes it; 0 = for ever. */
+  retention: RetentionDays;
   /** METRICS_TOKEN: bearer token for GET /metrics on the HTTP port; unset: no /metrics there. */
   metricsToken: string | undefined;
   /** METRICS_LISTEN (host:port): a listener of its own serving /metrics without a token. */
@@ -84,6 +87,28 @@ function eapLimits(env: NodeJS.ProcessEnv): EapLimits {
     throw new ConfigError("EAP_CONVERSATIONS_PER_NETWORK must not be more than EAP_CONVERSATIONS");
   }
   return limits;
+}
+
+/** RETENTION_*_DAYS: whole days from 0 (keep for ever) to MAX_RETENTION_DAYS. */
+function retentionDays(env: NodeJS.ProcessEnv): RetentionDays {
+  const days = (name: string, fallback: number) => {
+    const raw = env[name];
+    if (raw === undefined || raw === "") return fallback;
+    if (!/^\d{1,5}$/.test(raw) || Number(raw) > MAX_RETENTION_DAYS) {
+      throw new ConfigError(
+        `${name} must be a whole number of days from 0 (keep for ever) to ${MAX_RETENTION_DAYS}, got "${raw}"`,
+      );
+    }
+    return Number(raw);
+  };
+  const d = DEFAULT_RETENTION_DAYS;
+  return {
+    auth: days("RETENTION_AUTH_DAYS", d.auth),
+    sessions: days("RETENTION_SESSIONS_DAYS", d.sessions),
+    events: days("RETENTION_EVENTS_DAYS", d.events),
+    jobs: days("RETENTION_JOBS_DAYS", d.jobs),
+    reports: days("RETENTION_REPORTS_DAYS", d.reports),
+  };
 }
 
 /** PUBLIC_URL: an http(s) URL, maybe with a path; no credentials, trailing slash, query or fragment. */
@@ -299,6 +324,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     eapFragmentSize: integer(env, "EAP_FRAGMENT_SIZE", DEFAULT_FRAGMENT_SIZE, 64, 4000),
     eapFiles: files,
     eapServerName: eapServerName(env, files),
+    retention: retentionDays(env),
     metricsToken: metricsToken(env),
     metricsListen: metricsListen(env),
   };

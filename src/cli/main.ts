@@ -14,6 +14,7 @@ import { registerDemoCommands } from "./demo.ts";
 import { registerKeyCommands } from "./keys.ts";
 import { registerNetworkCommands } from "./networks.ts";
 import { registerPortalCommands } from "./portals.ts";
+import { registerPruneCommand } from "./prune.ts";
 import { registerRadiusCommands } from "./radius.ts";
 import { registerSessionCommands } from "./sessions.ts";
 import { registerWebhookCommands } from "./webhooks.ts";
@@ -91,6 +92,7 @@ registerRadiusCommands(program, withCore);
 registerBackupCommand(program);
 registerCertCommands(program, withCore);
 registerSessionCommands(program, withCore);
+registerPruneCommand(program, withCore);
 
 try {
   await program.parseAsync(process.argv);

@@ -19,6 +19,8 @@ import { NetworksService } from "./networks/service.ts";
 import { PortalsRepo } from "./portals/repo.ts";
 import { PortalsService } from "./portals/service.ts";
 import { createReports, type ReportsService } from "./reports/service.ts";
+import type { RetentionDays } from "./retention/rules.ts";
+import { createRetention, type RetentionService } from "./retention/service.ts";
 import { createSessions, type SessionsService } from "./sessions/create.ts";
 import type { DynamicAuthorization } from "./sessions/das.ts";
 import { UsersRepo } from "./users/repo.ts";
@@ -48,6 +50,7 @@ export interface Core {
   jobs: JobQueue;
   certs: CertsService;
   sessions: SessionsService;
+  retention: RetentionService;
 }
 
 export interface CoreOptions {
@@ -68,6 +71,8 @@ export interface CoreOptions {
   eapServerName?: string | undefined;
   /** Sends RFC 5176 Disconnect/CoA-Requests (the RADIUS door's DasClient); without it disconnects answer 409. */
   das?: DynamicAuthorization | undefined;
+  /** RETENTION_*_DAYS (defaults in core/retention/rules.ts). */
+  retention?: RetentionDays | undefined;
 }
 
 export function createCore(database: Database, options: CoreOptions): Core {
@@ -77,6 +82,7 @@ export function createCore(database: Database, options: CoreOptions): Core {
   aaa.voucherCheck = createVoucherCheck(db, database.dialect);
   const sessions = createSessions(database, aaa);
   sessions.das = options.das;
+  const reports = createReports(database, options);
   return {
     database,
     accounts: new AccountsService(new AccountsRepo(db)),
@@ -86,7 +92,7 @@ export function createCore(database: Database, options: CoreOptions): Core {
     admins: createAdmins(database, { secretKey: options.webhookSecretKey, dataDir: options.dataDir }),
     activity: createActivity(database, options),
     webhooks: createWebhooksService(database, options),
-    reports: createReports(database, options),
+    reports,
     attributes: new AttributesService(new AttributesRepo(db, database.dialect)),
     groups: new GroupsService(new GroupsRepo(db, database.dialect)),
     networks: new NetworksService(new NetworksRepo(db, database.dialect)),
@@ -100,5 +106,6 @@ export function createCore(database: Database, options: CoreOptions): Core {
     jobs: new JobQueue(db, database.dialect),
     certs: createCerts(database, options),
     sessions,
+    retention: createRetention(database, reports, options.retention),
   };
 }

@@ -3,6 +3,7 @@
 import type { Core } from "../core/index.ts";
 import { registerPartitionJobs } from "./partition-jobs.ts";
 import { registerReportJobs } from "./report-handler.ts";
+import { registerRetentionJobs } from "./retention-jobs.ts";
 import { registerSessionJobs } from "./session-jobs.ts";
 import { registerWebhookJobs } from "./webhook-jobs.ts";
 import type { Worker } from "./worker.ts";
@@ -15,4 +16,5 @@ export function registerJobHandlers(worker: Worker, core: Core): void {
   registerReportJobs(worker, core);
   registerSessionJobs(worker, core);
   registerPartitionJobs(worker, core);
+  registerRetentionJobs(worker, core);
 }

@@ -26,6 +26,7 @@ export type JobHandler = (job: Job, context: JobContext) => Promise<unknown>;
 export interface WorkerLog {
   error(object: object, message: string): void;
   warn(object: object, message: string): void;
+  info?(object: object, message: string): void;
 }
 
 /** A pool's slots: how many of its jobs run at once, and how many of one account's. */
@@ -68,6 +69,11 @@ export class Worker {
     this.pool(DEFAULT_POOL, { concurrency: options.concurrency ?? 8 });
     this.pollMs = options.pollMs ?? 500;
     this.leaseMs = options.leaseMs ?? 30_000;
+  }
+
+  /** The log handlers write progress to. */
+  get log(): WorkerLog {
+    return this.options.log;
   }
 
   /** Creates a pool (or changes its slots); its kinds are given to handle(). */

@@ -86,6 +86,12 @@ const ALLOWED: { table: string; match: RegExp; reason: string }[] = [
     reason: "the job queue: workers claim due jobs of every account (local table on the coordinator)",
   },
   {
+    table: "report_tasks",
+    match: /^select "id", "account_id", "name" from "report_tasks" where "expires" <= \$1 order by "expires"/,
+    reason:
+      "report cleanup (retention's hourly run, each task's expiry job): expired tasks of every account, then deleted naming their accounts",
+  },
+  {
     table: "webhook_cursors",
     match: /from webhook_cursors c where exists/,
     reason: "webhook dispatcher: finds the accounts with new events (one statement per pass)",

@@ -41,11 +41,27 @@ const SCRUBBED = [
   "EAP_CA_FILE",
   "EAP_CA_KEY_FILE",
   "EAP_SERVER_NAME",
+  "RETENTION_AUTH_DAYS",
+  "RETENTION_SESSIONS_DAYS",
+  "RETENTION_EVENTS_DAYS",
+  "RETENTION_JOBS_DAYS",
+  "RETENTION_REPORTS_DAYS",
   "NODE_TEST_CONTEXT",
 ];
 
 /** Test processes never take the standard RADIUS ports: parallel test files would collide. */
 const RADIUS_OFF: Env = { RADIUS_AUTH_PORT: "0", RADIUS_ACCT_PORT: "0" };
+
+/**
+ * Nor do they prune (RETENTION_*_DAYS=0) unless a test asks: suites seed rows at fixed dates long
+ * past (reports at 2025-06-15), which the worker's retention run at start would delete under them.
+ */
+export const RETENTION_OFF: Env = {
+  RETENTION_AUTH_DAYS: "0",
+  RETENTION_SESSIONS_DAYS: "0",
+  RETENTION_EVENTS_DAYS: "0",
+  RETENTION_JOBS_DAYS: "0",
+};
 
 export type Env = Record<string, string | undefined>;
 
@@ -57,7 +73,7 @@ export function databaseEnv(database: TestDatabase): Env {
 function childEnv(env: Env): NodeJS.ProcessEnv {
   const result: NodeJS.ProcessEnv = { ...process.env };
   for (const name of SCRUBBED) delete result[name];
-  for (const [name, value] of Object.entries({ ...RADIUS_OFF, ...env })) {
+  for (const [name, value] of Object.entries({ ...RADIUS_OFF, ...RETENTION_OFF, ...env })) {
     if (value === undefined) delete result[name];
     else result[name] = value;
   }

@@ -5,6 +5,7 @@ import type { NewKeyRequest } from "../../src/core/keys/service.ts";
 import { type RunningServer, type ServerOverrides, startServer } from "../../src/server.ts";
 import { createTestDatabase, type TestDatabase } from "./databases.ts";
 import { OpenApiChecker } from "./openapi.ts";
+import { RETENTION_OFF } from "./processes.ts";
 
 export interface ApiResponse {
   status: number;
@@ -48,6 +49,7 @@ export async function startTestServer(options: TestServerOptions = {}): Promise<
     // RADIUS stays off unless a test asks for ports: parallel test files would collide on 1812.
     RADIUS_AUTH_PORT: "0",
     RADIUS_ACCT_PORT: "0",
+    ...RETENTION_OFF,
     ...options.env,
   });
   const server = await startServer(config, options);

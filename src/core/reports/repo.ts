@@ -632,4 +632,45 @@ export class ReportsRepo {
       .where("id", "=", task.id)
       .execute();
   }
+
+  /** Deletes these tasks in one transaction; returns the names of those it deleted. */
+  async deleteTasks(tasks: readonly Pick<TaskRow, "id" | "account_id">[]): Promise<string[]> {
+    if (tasks.length === 0) return [];
+    const accounts = [...new Set(tasks.map((t) => t.account_id))];
+    return this.db.transaction().execute(async (trx) => {
+      const rows = await trx
+        .deleteFrom("report_tasks")
+        .where("account_id", "in", accounts)
+        .where(
+          "id",
+          "in",
+          tasks.map((t) => t.id),
+        )
+        .returning("name")
+        .execute();
+      return rows.map((r) => r.name);
+    });
+  }
+
+  /** Which of these task names the account has. */
+  async existingNames(accountId: number, names: readonly string[]): Promise<Set<string>> {
+    if (names.length === 0) return new Set();
+    const rows = await this.db
+      .selectFrom("report_tasks")
+      .select("name")
+      .where("account_id", "=", accountId)
+      .where("name", "in", names)
+      .execute();
+    return new Set(rows.map((r) => r.name));
+  }
+
+  /** How many tasks have expired at `now` (a dry run's count). */
+  async countExpired(now: number): Promise<number> {
+    const row = await this.db
+      .selectFrom("report_tasks")
+      .select((eb) => eb.fn.countAll<number>().as("n"))
+      .where("expires", "<=", now)
+      .executeTakeFirstOrThrow();
+    return Number(row.n);
+  }
 }

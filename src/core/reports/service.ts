@@ -35,6 +35,12 @@ export const MAX_TASK_ATTEMPTS = 3;
 /** Pending tasks are dropped after this long even if no worker ever took them. */
 const PENDING_TTL_SECONDS = 7 * 86_400;
 const TASK_NAME = /^[A-Za-z0-9_-]{1,64}$/;
+/** A cleanup's list of the tasks it deletes, until their files are gone. */
+const JOURNAL_PREFIX = ".cleanup-";
+/** `expires` of a result kept for ever (RETENTION_REPORTS_DAYS=0): never reached. */
+export const NEVER_EXPIRES = Number.MAX_SAFE_INTEGER;
+/** Expired tasks deleted per transaction by cleanup(). */
+const CLEANUP_BATCH = 500;
 /** What a refused file request is told to wait: files take seconds to minutes to build. */
 const BUSY_RETRY_SECONDS = 30;
 
@@ -116,6 +122,8 @@ export class ReportsService {
     readonly directory: string,
     private readonly clock: () => Date = () => new Date(),
     readonly limits: ReportLimits = DEFAULT_REPORT_LIMITS,
+    /** How long a finished result is kept (RETENTION_REPORTS_DAYS); 0: for ever. */
+    readonly resultTtlSeconds: number = RESULT_TTL_SECONDS,
   ) {}
 
   /** The report for a numeric id, or 404 naming the ones that exist. */
@@ -216,12 +224,16 @@ export class ReportsService {
       [
         { kind: REPORT_JOB, accountId, payload: { task: name } },
         // Its own clean-up, due when a result finished now would expire; it waits longer if needed.
-        {
-          kind: REPORT_EXPIRE_JOB,
-          accountId,
-          payload: { task: name },
-          runAt: (created + RESULT_TTL_SECONDS) * 1000,
-        },
+        ...(this.resultTtlSeconds === 0
+          ? []
+          : [
+              {
+                kind: REPORT_EXPIRE_JOB,
+                accountId,
+                payload: { task: name },
+                runAt: (created + this.resultTtlSeconds) * 1000,
+              },
+            ]),
       ],
       this.limits.tasksPerAccount,
     );
@@ -239,7 +251,11 @@ export class ReportsService {
   /** Where a task stands; unknown names and other accounts' tasks are 404. */
   async task(accountId: number, name: string): Promise<TaskState> {
     const task = TASK_NAME.test(name) ? await this.repo.findTask(accountId, name) : undefined;
-    if (!task) throw new NotFoundError(`no report task "${name}" (results are kept for 24 hours)`);
+    if (!task) {
+      const kept =
+        this.resultTtlSeconds === 0 ? "" : ` (results are kept for ${duration(this.resultTtlSeconds)})`;
+      throw new NotFoundError(`no report task "${name}"${kept}`);
+    }
     if (task.status === "done") {
       const file = this.fileOf(task.name);
       if (!fs.existsSync(file)) {
@@ -276,7 +292,8 @@ export class ReportsService {
     const workerId = job.locked_by ?? "";
     const finishedAt = () => {
       const now = this.clock();
-      return { finished: isoNow(now), expires: nowSeconds(now) + RESULT_TTL_SECONDS };
+      const ttl = this.resultTtlSeconds;
+      return { finished: isoNow(now), expires: ttl === 0 ? NEVER_EXPIRES : nowSeconds(now) + ttl };
     };
     if (job.attempts > MAX_TASK_ATTEMPTS) {
       const { finished, expires } = finishedAt();
@@ -368,18 +385,31 @@ export class ReportsService {
     return { deleted: await this.cleanup(now) };
   }
 
-  /** Deletes tasks expired at `now` (Unix seconds) with their files, and stray temporary files. */
-  async cleanup(now = nowSeconds(this.clock())): Promise<number> {
+  /**
+   * Deletes tasks expired at `now` (Unix seconds) with their files, `batch` tasks per transaction,
+   * and stray files. A task's row goes first, then its file: a process killed in between leaves a
+   * file no task names (never a task whose file is gone, which would answer 500), and the next
+   * cleanup deletes it. `pause` runs between batches (retention yields the database there).
+   */
+  async cleanup(
+    now = nowSeconds(this.clock()),
+    batch = CLEANUP_BATCH,
+    pause: () => Promise<void> = async () => {},
+  ): Promise<number> {
     let deleted = 0;
     for (;;) {
-      const expired = await this.repo.expiredTasks(now, 500);
-      for (const task of expired) {
-        fs.rmSync(this.fileOf(task.name), { force: true });
-        await this.repo.deleteTask(task);
-      }
-      deleted += expired.length;
-      if (expired.length < 500) break;
+      const expired = await this.repo.expiredTasks(now, batch);
+      // The batch's names go to a journal first: a process killed after the rows' commit leaves
+      // files the next cleanup finds there (and deletes once their rows are gone).
+      const journal = this.writeJournal(expired);
+      const names = await this.repo.deleteTasks(expired);
+      for (const name of names) fs.rmSync(this.fileOf(name), { force: true });
+      if (journal) fs.rmSync(journal, { force: true });
+      deleted += names.length;
+      if (expired.length < batch) break;
+      await pause();
     }
+    await this.removeOrphans();
     // Temporary files of workers that died; a live one is younger than a day.
     if (fs.existsSync(this.directory)) {
       for (const entry of fs.readdirSync(this.directory)) {
@@ -390,6 +420,42 @@ export class ReportsService {
       }
     }
     return deleted;
+  }
+
+  private writeJournal(tasks: readonly { name: string; account_id: number }[]): string | undefined {
+    if (tasks.length === 0) return undefined;
+    fs.mkdirSync(this.directory, { recursive: true });
+    const file = path.join(this.directory, `${JOURNAL_PREFIX}${randomBytes(6).toString("hex")}.json`);
+    fs.writeFileSync(file, JSON.stringify(tasks.map((t) => ({ name: t.name, account_id: t.account_id }))));
+    return file;
+  }
+
+  /** Files of tasks whose cleanup was killed between the rows' commit and the files (journals). */
+  private async removeOrphans(): Promise<void> {
+    if (!fs.existsSync(this.directory)) return;
+    for (const entry of fs.readdirSync(this.directory)) {
+      if (!entry.startsWith(JOURNAL_PREFIX) || !entry.endsWith(".json")) continue;
+      const journal = path.join(this.directory, entry);
+      let tasks: { name: string; account_id: number }[] = [];
+      try {
+        tasks = JSON.parse(fs.readFileSync(journal, "utf8"));
+      } catch {
+        // cut short while written: its cleanup never reached the delete
+      }
+      const byAccount = new Map<number, string[]>();
+      for (const t of tasks) byAccount.set(t.account_id, [...(byAccount.get(t.account_id) ?? []), t.name]);
+      for (const [accountId, names] of byAccount) {
+        const existing = await this.repo.existingNames(accountId, names);
+        // Still there: the kill came before the commit; the task's own cleanup deletes both later.
+        for (const name of names) if (!existing.has(name)) fs.rmSync(this.fileOf(name), { force: true });
+      }
+      fs.rmSync(journal, { force: true });
+    }
+  }
+
+  /** How many tasks a cleanup at `now` would delete (wisp prune --dry-run). */
+  countExpired(now = nowSeconds(this.clock())): Promise<number> {
+    return this.repo.countExpired(now);
   }
 }
 
@@ -405,6 +471,8 @@ export function createReports(
     dataDir?: string | undefined;
     reportTasksPerAccount?: number | undefined;
     reportRunningPerAccount?: number | undefined;
+    /** RETENTION_REPORTS_DAYS: days a finished result is kept (default 1); 0: for ever. */
+    retention?: { reports: number } | undefined;
   },
 ): ReportsService {
   const queue = new JobQueue(database.db, database.dialect);
@@ -420,5 +488,6 @@ export function createReports(
       tasksPerAccount: options.reportTasksPerAccount ?? DEFAULT_REPORT_LIMITS.tasksPerAccount,
       runningPerAccount: options.reportRunningPerAccount ?? DEFAULT_REPORT_LIMITS.runningPerAccount,
     },
+    options.retention ? options.retention.reports * 86_400 : RESULT_TTL_SECONDS,
   );
 }
