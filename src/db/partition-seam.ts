@@ -19,14 +19,15 @@ export async function isPartitioned(db: Kysely<Schema>, table: PartitionedTable)
 
 /**
  * Drops the table's monthly partitions that lie wholly before `cutoff` (and, for radacct, hold no
- * open session); the names dropped. Nothing on SQLite or when the table is not partitioned.
+ * open session): their names and how many rows they held. Nothing on SQLite or when the table is
+ * not partitioned.
  */
 export async function dropWholePartitions(
   db: Kysely<Schema>,
   dialect: DialectName,
   table: PartitionedTable,
   cutoff: Date,
-): Promise<string[]> {
-  if (dialect !== "postgres" || !(await isPartitioned(db, table))) return [];
-  return (await dropPartitionsBefore(db, table, cutoff)).dropped;
+): Promise<{ dropped: string[]; rows: number }> {
+  if (dialect !== "postgres" || !(await isPartitioned(db, table))) return { dropped: [], rows: 0 };
+  return dropPartitionsBefore(db, table, cutoff);
 }

@@ -155,34 +155,40 @@ export async function dropPartitionsBefore(
   db: AnyDb,
   table: PartitionedTable,
   cutoff: Date,
-): Promise<{ dropped: string[] }> {
+): Promise<{ dropped: string[]; rows: number }> {
   const dropped: string[] = [];
-  if (!isPostgres(db)) return { dropped };
+  let rows = 0;
+  if (!isPostgres(db)) return { dropped, rows };
   const partitions = await partitionsOf(db, table);
-  if (!partitions) return { dropped };
+  if (!partitions) return { dropped, rows };
   const old = partitions
     .filter((p): p is Partition & { from: Date } => p.from !== null && nextMonth(p.from) <= cutoff)
     .sort((a, b) => a.from.getTime() - b.from.getTime());
   for (const partition of old) {
     const name = sql.id(partition.name);
     const gone = await guarded(db, async (trx) => {
-      if (!(await partitionsOf(trx, table))?.some((p) => p.name === partition.name)) return false;
+      if (!(await partitionsOf(trx, table))?.some((p) => p.name === partition.name)) return 0;
       if (table === "radacct") {
         // Locked against writes first: no session can open in it between the check and the drop.
         await sql`lock table ${name} in share mode`.execute(trx);
         const { rows } = await sql<{ open: boolean }>`
           select exists (select 1 from ${name} where acctstoptime is null) as open`.execute(trx);
-        if (rows[0]?.open) return false;
+        if (rows[0]?.open) return 0;
         // Dropping a table runs no row triggers: its sessions' keys go here (migration 020).
         await sql`delete from radacct_keys k using ${name} p where k.acctuniqueid = p.acctuniqueid`.execute(
           trx,
         );
       }
+      // Counted before the detach, which locks the parent: the operator's log says how many rows went.
+      const { rows: counted } = await sql<{ n: string }>`select count(*) as n from ${name}`.execute(trx);
       await sql`alter table ${sql.id(table)} detach partition ${name}`.execute(trx);
       await sql`drop table ${name}`.execute(trx);
-      return true;
+      return { rows: Number(counted[0]?.n ?? 0) };
     });
-    if (gone) dropped.push(partition.name);
+    if (gone) {
+      dropped.push(partition.name);
+      rows += gone.rows;
+    }
   }
-  return { dropped };
+  return { dropped, rows };
 }

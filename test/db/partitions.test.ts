@@ -209,6 +209,7 @@ describe("monthly partitions on PostgreSQL", { skip }, () => {
       // February ends after the cutoff: only January goes.
       assert.deepEqual(await dropPartitionsBefore(db, "radpostauth", at("2024-02-15T00:00:00Z")), {
         dropped: ["radpostauth_y2024m01"],
+        rows: 1,
       });
       assert.deepEqual(await ids(db, "radpostauth", "id"), [febAuth]);
       assert.ok(!(await ids(db, "radpostauth", "id")).includes(janAuth));
@@ -216,6 +217,7 @@ describe("monthly partitions on PostgreSQL", { skip }, () => {
       // February ends on the cutoff but holds an open session: it stays, whole.
       assert.deepEqual(await dropPartitionsBefore(db, "radacct", at("2024-03-01T00:00:00Z")), {
         dropped: ["radacct_y2024m01"],
+        rows: 1,
       });
       const names = await partitionNames(db, "radacct");
       assert.ok(names.includes("radacct_y2024m02") && names.includes("radacct_default"));
@@ -229,9 +231,11 @@ describe("monthly partitions on PostgreSQL", { skip }, () => {
       await sql`update radacct set acctstoptime = now() where acctuniqueid = 'feb-open'`.execute(db);
       assert.deepEqual(await dropPartitionsBefore(db, "radacct", at("2024-03-01T00:00:00Z")), {
         dropped: ["radacct_y2024m02"],
+        rows: 3,
       });
       assert.deepEqual(await dropPartitionsBefore(db, "radacct", at("2024-03-01T00:00:00Z")), {
         dropped: [],
+        rows: 0,
       });
     });
   });
@@ -354,8 +358,8 @@ test("SQLite: no partitions, nothing changes", async () => {
   await withDatabase("sqlite", async (database) => {
     const db = database.db as Db;
     assert.deepEqual(await ensurePartitions(db, new Date()), []);
-    assert.deepEqual(await dropPartitionsBefore(db, "radacct", new Date()), { dropped: [] });
-    assert.deepEqual(await dropPartitionsBefore(db, "radpostauth", new Date()), { dropped: [] });
+    assert.deepEqual(await dropPartitionsBefore(db, "radacct", new Date()), { dropped: [], rows: 0 });
+    assert.deepEqual(await dropPartitionsBefore(db, "radpostauth", new Date()), { dropped: [], rows: 0 });
     const { rows } = await sql<{ name: string; unique: number }>`
       select name, "unique" from pragma_index_list('radacct') where name = 'wisp_radacct_uniqueid'`.execute(
       db,

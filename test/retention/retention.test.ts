@@ -281,8 +281,16 @@ for (const { dialect, skip } of databases) {
         assert.equal(await seed.count("radpostauth"), 2500);
         const run = await wisp(["prune"], env);
         assert.equal(run.code, 0, run.stderr);
-        assert.match(run.stdout, /^radpostauth: pruned 2500 rows \(older than 30 days\)$/m);
-        assert.match(run.stderr, /radpostauth: 2000 rows in 1 batches/);
+        if (dialect === "postgres") {
+          // The rows' month is a partition of its own (migration 020): dropped whole, counted first.
+          assert.match(
+            run.stdout,
+            /^radpostauth: pruned 2500 rows and 1 partitions \(radpostauth_y\d{4}m\d{2}\) \(older than 30 days\)$/m,
+          );
+        } else {
+          assert.match(run.stdout, /^radpostauth: pruned 2500 rows \(older than 30 days\)$/m);
+          assert.match(run.stderr, /radpostauth: 2000 rows in 1 batches/);
+        }
         assert.equal(await seed.count("radpostauth"), 0);
       });
     });

@@ -138,7 +138,9 @@ export class RetentionService {
     if (before) {
       if (step.partitioned && !options.dryRun) {
         const { db, dialect } = this.database;
-        outcome.partitions = await dropWholePartitions(db, dialect, step.partitioned, before);
+        const whole = await dropWholePartitions(db, dialect, step.partitioned, before);
+        outcome.partitions = whole.dropped;
+        counts[step.table] = whole.rows;
       }
       for (const scope of await step.scopes()) {
         let after: K | undefined;
