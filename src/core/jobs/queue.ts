@@ -29,6 +29,21 @@ export interface JobStats {
   earliestRunAt: number;
 }
 
+/**
+ * Ids of the jobs of a kind queued or running, oldest first: how a recurring job (sweep, dispatcher,
+ * retention, partitions) knows it is queued once, on `db` or a transaction.
+ */
+export async function activeJobIds(db: Kysely<Schema>, kind: string): Promise<number[]> {
+  const rows = await db
+    .selectFrom("jobs")
+    .select("id")
+    .where("kind", "=", kind)
+    .where("status", "in", ["queued", "running"])
+    .orderBy("id")
+    .execute();
+  return rows.map((r) => r.id);
+}
+
 export class JobQueue {
   constructor(
     private readonly db: Kysely<Schema>,
@@ -221,15 +236,8 @@ export class JobQueue {
   }
 
   /** Ids of the jobs of a kind queued or running, oldest first (a recurring job checks it is alone). */
-  async active(kind: string): Promise<number[]> {
-    const rows = await this.db
-      .selectFrom("jobs")
-      .select("id")
-      .where("kind", "=", kind)
-      .where("status", "in", ["queued", "running"])
-      .orderBy("id")
-      .execute();
-    return rows.map((r) => r.id);
+  active(kind: string): Promise<number[]> {
+    return activeJobIds(this.db, kind);
   }
 
   get(id: number): Promise<Job | undefined> {

@@ -7,6 +7,7 @@
 import { type Kysely, sql } from "kysely";
 import type { DialectName } from "../../db/database.ts";
 import type { Schema } from "../../db/schema.ts";
+import { activeJobIds } from "../jobs/queue.ts";
 import { isoNow } from "../shared/time.ts";
 import { type WebhookDb, withWebhookTables } from "../webhooks/tables.ts";
 
@@ -245,15 +246,8 @@ export class RetentionRepo {
   }
 
   /** Ids of the queued or running jobs of a kind, oldest first. */
-  async activeJobs(kind: string): Promise<number[]> {
-    const rows = await this.db
-      .selectFrom("jobs")
-      .select("id")
-      .where("kind", "=", kind)
-      .where("status", "in", ["queued", "running"])
-      .orderBy("id")
-      .execute();
-    return rows.map((r) => r.id);
+  activeJobs(kind: string): Promise<number[]> {
+    return activeJobIds(this.db, kind);
   }
 
   async deleteJobs(ids: readonly number[]): Promise<number> {

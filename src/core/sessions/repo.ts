@@ -5,6 +5,7 @@ import type { DialectName } from "../../db/database.ts";
 import type { RadacctTable, Schema } from "../../db/schema.ts";
 import { ordered, type SortPlan } from "../../db/sort.ts";
 import { insertEvents, type NewEvent } from "../events/repo.ts";
+import { activeJobIds } from "../jobs/queue.ts";
 import { offsetOf, type PageRequest } from "../shared/pages.ts";
 import type { Sort } from "../shared/sort.ts";
 import type { SessionSortField } from "./rules.ts";
@@ -230,15 +231,8 @@ export class SessionsRepo {
   }
 
   /** Ids of the queued or running jobs of a kind, oldest first. */
-  async activeJobs(kind: string): Promise<number[]> {
-    const rows = await this.db
-      .selectFrom("jobs")
-      .select("id")
-      .where("kind", "=", kind)
-      .where("status", "in", ["queued", "running"])
-      .orderBy("id")
-      .execute();
-    return rows.map((r) => r.id);
+  activeJobs(kind: string): Promise<number[]> {
+    return activeJobIds(this.db, kind);
   }
 
   /** Open sessions of users with an Expiration check item (the sweep compares it with the clock). */

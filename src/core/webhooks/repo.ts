@@ -2,6 +2,7 @@
 import { type Kysely, type Selectable, sql, type Updateable } from "kysely";
 import type { DialectName } from "../../db/database.ts";
 import type { Schema } from "../../db/schema.ts";
+import { activeJobIds } from "../jobs/queue.ts";
 import {
   type WebhookAttemptsTable,
   type WebhookDb,
@@ -368,15 +369,8 @@ export class WebhooksRepo {
   }
 
   /** Ids of dispatch jobs that are queued or running. */
-  async activeJobs(kind: string): Promise<number[]> {
-    const rows = await this.db
-      .selectFrom("jobs")
-      .select("id")
-      .where("kind", "=", kind)
-      .where("status", "in", ["queued", "running"])
-      .orderBy("id")
-      .execute();
-    return rows.map((r) => r.id);
+  activeJobs(kind: string): Promise<number[]> {
+    return activeJobIds(this.db, kind);
   }
 
   /** Whether any account has webhook endpoints (a dispatcher cursor). */
