@@ -63,8 +63,10 @@ export async function startWisp(
   const authPort = await freeUdpPort();
   const acctPort = await freeUdpPort();
   const flags = cpuProfDir ? ["--cpu-prof", `--cpu-prof-dir=${cpuProfDir}`] : [];
+  const script = options.script ?? "src/main.ts";
   const child = track(
-    spawn(process.execPath, [...flags, "--import", "tsx", options.script ?? "src/main.ts"], {
+    // TypeScript through tsx, or compiled JavaScript (dist/main.js) as it is.
+    spawn(process.execPath, [...flags, ...(script.endsWith(".ts") ? ["--import", "tsx"] : []), script], {
       cwd: ROOT,
       env: {
         ...cleanEnv(),
