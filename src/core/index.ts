@@ -99,7 +99,7 @@ export function createCore(database: Database, options: CoreOptions): Core {
     portals: new PortalsService(
       new PortalsRepo(db, database.dialect),
       options.publicUrl,
-      new SecretBox({ secretKey: options.webhookSecretKey, dataDir: options.dataDir }),
+      new SecretBox({ secretKey: options.webhookSecretKey, dataDir: options.dataDir }, "UAM secret"),
     ),
     vouchers: new VouchersService(new VouchersRepo(db, database.dialect)),
     aaa,

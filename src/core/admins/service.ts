@@ -277,5 +277,9 @@ export class AdminsService {
 export function createAdmins(database: Database, keys: KeySource = {}): AdminsService {
   const repo = new AdminsRepo(database.db);
   const accounts = new AccountsService(new AccountsRepo(database.db));
-  return new AdminsService(repo, accounts, new PendingSecrets(repo, new SecretBox(keys)));
+  return new AdminsService(
+    repo,
+    accounts,
+    new PendingSecrets(repo, new SecretBox(keys, "secret waiting to be shown")),
+  );
 }

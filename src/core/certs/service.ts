@@ -281,6 +281,6 @@ export function createCerts(database: Database, options: CertsCoreOptions): Cert
   return new CertsService(new CertsRepo(database.db), {
     files,
     serverName,
-    box: new SecretBox({ secretKey: options.webhookSecretKey, dataDir: options.dataDir }),
+    box: new SecretBox({ secretKey: options.webhookSecretKey, dataDir: options.dataDir }, "CA private key"),
   });
 }

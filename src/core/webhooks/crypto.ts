@@ -68,11 +68,17 @@ export interface KeySource {
   dataDir?: string | undefined;
 }
 
-/** Encrypts and decrypts endpoint secrets; the key is read on first use. */
+/**
+ * Encrypts and decrypts secrets at rest (webhook endpoints', gateways' UAM secrets, console secrets
+ * waiting to be shown, the CA's key); the key is read on first use. `what` names them in errors.
+ */
 export class SecretBox {
   private key: Buffer | undefined;
 
-  constructor(private readonly source: KeySource) {}
+  constructor(
+    private readonly source: KeySource,
+    private readonly what = "webhook secret",
+  ) {}
 
   private current(): Buffer {
     if (this.key) return this.key;
@@ -83,7 +89,7 @@ export class SecretBox {
     } else if (this.source.dataDir) {
       this.key = loadOrCreateKeyFile(this.source.dataDir);
     } else {
-      throw new SecretKeyError("webhook secrets need WEBHOOK_SECRET_KEY or a DATA_DIR for secret.key");
+      throw new SecretKeyError(`a ${this.what} needs WEBHOOK_SECRET_KEY or a DATA_DIR for secret.key`);
     }
     return this.key;
   }
@@ -103,11 +109,11 @@ export class SecretBox {
     const key = this.current();
     const [format, id, iv, tag, data] = sealed.split(".");
     if (format !== FORMAT || !id || !iv || !tag || data === undefined) {
-      throw new SecretKeyError("the stored webhook secret is not in a known format");
+      throw new SecretKeyError(`the stored ${this.what} is not in a known format`);
     }
     if (id !== keyId(key)) {
       throw new SecretKeyError(
-        `the webhook secret was encrypted with key ${id} but this process has key ${keyId(key)}: ` +
+        `the ${this.what} was encrypted with key ${id} but this process has key ${keyId(key)}: ` +
           "set WEBHOOK_SECRET_KEY to the same value on every process",
       );
     }
@@ -117,7 +123,7 @@ export class SecretBox {
       decipher.setAuthTag(Buffer.from(tag, "base64"));
       return Buffer.concat([decipher.update(Buffer.from(data, "base64")), decipher.final()]).toString("utf8");
     } catch {
-      throw new SecretKeyError("the stored webhook secret does not decrypt (altered or moved between rows)");
+      throw new SecretKeyError(`the stored ${this.what} does not decrypt (altered or moved between rows)`);
     }
   }
 }
