@@ -170,10 +170,6 @@ export class RecordingRepo {
   }
 
   /**
-   * A session of this account, by its key, or by the key it had before keys included the account
-   * (sessions open across that upgrade); never another account's session.
-   */
-  /**
    * PostgreSQL: the packets of one session that several instances handle at once (a NAS's
    * retransmission to another instance, an Interim beside the Stop) take turns until commit, so
    * each reads what the one before wrote; otherwise both would see the session open and raise
@@ -185,6 +181,10 @@ export class RecordingRepo {
     await sql`select pg_advisory_xact_lock(${SESSION_LOCK}::int, hashtext(${acctuniqueid}))`.execute(trx);
   }
 
+  /**
+   * A session of this account, by its key, or by the key it had before keys included the account
+   * (sessions open across that upgrade); never another account's session.
+   */
   async findSession(trx: Trx, accountId: number, acctuniqueid: string, former: string) {
     const rows = await this.sessionByUniqueId(trx, accountId, acctuniqueid, former);
     return rows.find((row) => row.acctuniqueid === acctuniqueid) ?? rows[0];
