@@ -84,10 +84,7 @@ describe("webhook secrets at rest", () => {
     assert.throws(() => other.open(sealed, "webhook:1:2"), /same value on every process/);
     // The same box seals other secrets; its errors name them.
     const uam = new SecretBox({ dataDir: dir }, "UAM secret");
-    assert.throws(
-      () => uam.open(sealed, "portal:1:2"),
-      /the stored UAM secret does not decrypt/,
-    );
+    assert.throws(() => uam.open(sealed, "portal:1:2"), /the stored UAM secret does not decrypt/);
     assert.throws(() => uam.open("garbage", "portal:1:2"), /the stored UAM secret is not in a known format/);
     fs.rmSync(dir, { recursive: true, force: true });
   });
