@@ -10,8 +10,8 @@ import { type CounterStore, MemoryCounterStore, RedisCounterStore } from "./http
 import { createHttpRoot } from "./http/root.ts";
 import { registerJobHandlers } from "./jobs/handlers.ts";
 import { Worker } from "./jobs/worker.ts";
-import { instrumentHttp, type MetricsListener, metricsRoute, startMetricsListener } from "./metrics/http.ts";
-import { Metrics } from "./metrics/metrics.ts";
+import type { MetricsListener } from "./metrics/http.ts";
+import type { Metrics } from "./metrics/metrics.ts";
 import { type PortalOptions, portalPlugin } from "./portal/plugin.ts";
 import { DasClient } from "./radius/das-client.ts";
 import type { EapOptions } from "./radius/eap/types.ts";
@@ -58,17 +58,21 @@ export async function startServer(config: Config, overrides: ServerOverrides = {
     if (config.radiusAuthPort > 0) await core.certs.serverCredentials();
     // The API and the console side by side on one HTTP server, with /healthz beside them.
     app = createHttpRoot({ logLevel: config.logLevel, trustedProxies: config.trustedProxies });
-    const metrics =
+    // prom-client and the metrics code load only when metrics are on (idle RSS, start-up time).
+    const metricsCode =
       config.metricsToken || config.metricsListen
-        ? new Metrics({
-            database,
-            jobs: core.jobs,
-            webhooks: config.runWorker ? core.webhooks.engine : undefined,
-          })
+        ? await Promise.all([import("./metrics/metrics.ts"), import("./metrics/http.ts")])
         : undefined;
+    const metrics = metricsCode
+      ? new metricsCode[0].Metrics({
+          database,
+          jobs: core.jobs,
+          webhooks: config.runWorker ? core.webhooks.engine : undefined,
+        })
+      : undefined;
     // Before any route is added: each route's timing hook is attached as the route is made.
-    if (metrics) instrumentHttp(app, metrics);
-    if (metrics && config.metricsToken) metricsRoute(app, metrics, config.metricsToken);
+    if (metrics) metricsCode?.[1].instrumentHttp(app, metrics);
+    if (metrics && config.metricsToken) metricsCode?.[1].metricsRoute(app, metrics, config.metricsToken);
     counters =
       overrides.counters ??
       (config.redisUrl
@@ -120,7 +124,7 @@ export async function startServer(config: Config, overrides: ServerOverrides = {
       throw listenFailure(error, "RADIUS", config.radiusHost, error.port ?? config.radiusAuthPort);
     });
     if (metrics && config.metricsListen)
-      metricsListener = await startMetricsListener(metrics, config.metricsListen);
+      metricsListener = await metricsCode?.[1].startMetricsListener(metrics, config.metricsListen);
     const worker = config.runWorker ? new Worker(core.jobs, { log: app.log }) : undefined;
     if (worker) {
       registerJobHandlers(worker, core);

@@ -4,8 +4,8 @@ import { loadConfig } from "../config.ts";
 import { createCore } from "../core/index.ts";
 import { registerJobHandlers } from "../jobs/handlers.ts";
 import { Worker } from "../jobs/worker.ts";
-import { type MetricsListener, startMetricsListener } from "../metrics/http.ts";
-import { Metrics } from "../metrics/metrics.ts";
+import type { MetricsListener } from "../metrics/http.ts";
+import type { Metrics } from "../metrics/metrics.ts";
 import { DasClient } from "../radius/das-client.ts";
 import { openMigratedDatabase } from "../startup.ts";
 
@@ -26,6 +26,11 @@ export function registerWorkerCommand(program: Command): void {
       let metrics: Metrics | undefined;
       let listener: MetricsListener | undefined;
       if (config.metricsListen) {
+        // Loaded only when metrics are on, as in the server.
+        const [{ Metrics }, { startMetricsListener }] = await Promise.all([
+          import("../metrics/metrics.ts"),
+          import("../metrics/http.ts"),
+        ]);
         metrics = new Metrics({ database, jobs: core.jobs, webhooks: core.webhooks.engine });
         try {
           listener = await startMetricsListener(metrics, config.metricsListen);
