@@ -5,48 +5,21 @@
 // ClientHellos) from one network: memory stays bounded and another network still logs in.
 import assert from "node:assert/strict";
 import dgram from "node:dgram";
-import { Duplex } from "node:stream";
 import { after, before, describe, test } from "node:test";
-import { connect } from "node:tls";
 import {
   type AttributeInput,
   decodePacket,
   encodePacket,
   type RadiusPacket,
 } from "../../src/radius/packet.ts";
+import { clientHello, eap } from "../support/eap-packets.ts";
 import { type EapTestServer, startEapServer } from "../support/eap-server.ts";
 import { eapolTest, eapolTestUnavailable } from "../support/eapol.ts";
 
 const missing = eapolTestUnavailable();
 if (missing) console.log(`# skipping EAP bad-input tests: ${missing}`);
 
-const eap = (code: number, id: number, type: number, data: Buffer) => {
-  const out = Buffer.alloc(5 + data.length);
-  out[0] = code;
-  out[1] = id;
-  out.writeUInt16BE(out.length, 2);
-  out[4] = type;
-  data.copy(out, 5);
-  return out;
-};
 const identity = (name: string) => eap(2, 1, 1, Buffer.from(name));
-
-/** A TLS ClientHello as a supplicant would send it (a node TLS client over a Duplex). */
-async function clientHello(): Promise<Buffer> {
-  const chunks: Buffer[] = [];
-  const wire = new Duplex({
-    read() {},
-    write(chunk, _e, done) {
-      chunks.push(chunk);
-      done();
-    },
-  });
-  const socket = connect({ socket: wire, rejectUnauthorized: false, servername: "radius.test" });
-  socket.on("error", () => {});
-  for (let i = 0; i < 5 && chunks.length === 0; i++) await new Promise((r) => setImmediate(r));
-  socket.destroy();
-  return Buffer.concat(chunks);
-}
 
 class Nas {
   readonly socket = dgram.createSocket("udp4");

@@ -7,60 +7,19 @@
 import assert from "node:assert/strict";
 import { randomBytes } from "node:crypto";
 import dgram from "node:dgram";
-import { Duplex } from "node:stream";
 import { after, before, describe, test } from "node:test";
-import { connect } from "node:tls";
 import { type AttributeInput, decodePacket, encodePacket, verifyResponse } from "../../src/radius/packet.ts";
+import { clientHello, eap } from "../support/eap-packets.ts";
 import { type EapTestServer, startEapServer } from "../support/eap-server.ts";
 import { eapolTest, eapolTestUnavailable } from "../support/eapol.ts";
+import { prng } from "../support/prng.ts";
 
 const missing = eapolTestUnavailable();
 if (missing) console.log(`# skipping the EAP fuzz test: ${missing}`);
 const SEED = Number(process.env.WISP_FUZZ_SEED ?? Math.floor(Math.random() * 2 ** 31));
 const PACKETS = 3000;
 
-/** mulberry32, as in fuzz.test.ts. */
-function prng(seed: number) {
-  let state = seed >>> 0;
-  const next = () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 2 ** 32;
-  };
-  const int = (max: number) => Math.floor(next() * max);
-  const bytes = (n: number) => Buffer.from(Array.from({ length: n }, () => int(256)));
-  return { int, bytes };
-}
 const random = prng(SEED);
-
-/** RFC 3748 section 4: Code, Identifier, Length, Type, Type-Data. */
-const eap = (code: number, id: number, type: number, data: Buffer) => {
-  const out = Buffer.alloc(5 + data.length);
-  out[0] = code;
-  out[1] = id;
-  out.writeUInt16BE(out.length, 2);
-  out[4] = type;
-  data.copy(out, 5);
-  return out;
-};
-
-async function clientHello(): Promise<Buffer> {
-  const chunks: Buffer[] = [];
-  const wire = new Duplex({
-    read() {},
-    write(chunk, _e, done) {
-      chunks.push(chunk);
-      done();
-    },
-  });
-  const socket = connect({ socket: wire, rejectUnauthorized: false, servername: "radius.test" });
-  socket.on("error", () => {});
-  for (let i = 0; i < 5 && chunks.length === 0; i++) await new Promise((r) => setImmediate(r));
-  socket.destroy();
-  return Buffer.concat(chunks);
-}
 
 /** A few random bit flips, cuts or extensions of a real buffer. */
 function mutate(buf: Buffer): Buffer {

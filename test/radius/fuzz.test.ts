@@ -10,6 +10,7 @@ import { ConflictError } from "../../src/core/shared/errors.ts";
 import { accessRequestPap, RadiusClient, type RadiusRequest, sendRadius } from "../../src/radius/client.ts";
 import { type AttributeInput, encodePacket, verifyResponse } from "../../src/radius/packet.ts";
 import { freeUdpPort } from "../support/freeradius-lab.ts";
+import { prng } from "../support/prng.ts";
 import { startTestServer, type TestServer } from "../support/server.ts";
 
 const SECRET = "fuzz-Secret-66";
@@ -20,21 +21,6 @@ const GARBAGE_PACKETS = 10_500;
 const SIGNED_PACKETS = 400;
 const SEED = Number(process.env.WISP_FUZZ_SEED ?? Math.floor(Math.random() * 2 ** 31));
 
-/** mulberry32: small, fast, and reproducible from the seed. */
-function prng(seed: number) {
-  let state = seed >>> 0;
-  const next = () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 2 ** 32;
-  };
-  const int = (max: number) => Math.floor(next() * max);
-  const bytes = (n: number) => Buffer.from(Array.from({ length: n }, () => int(256)));
-  const pick = <T>(list: readonly T[]): T => list[int(list.length)]!;
-  return { int, bytes, pick };
-}
 const random = prng(SEED);
 
 const STATION: AttributeInput[] = [
