@@ -5,7 +5,7 @@
 // the API's writes get the database between batches, and pruning takes at most about half of it.
 // On PostgreSQL whole monthly partitions of radpostauth and radacct are dropped first.
 import type { Database } from "../../db/database.ts";
-import { dropWholePartitions, type PartitionedTable } from "../../db/partition-seam.ts";
+import { dropPartitionsBefore, type PartitionedTable } from "../../db/partitions.ts";
 import { JobQueue } from "../jobs/queue.ts";
 import type { ReportsService } from "../reports/service.ts";
 import { type AccountScope, type Found, RetentionRepo, type TimeKey } from "./repo.ts";
@@ -64,7 +64,7 @@ export class RetentionService {
 
   constructor(
     private readonly repo: RetentionRepo,
-    private readonly database: Pick<Database, "db" | "dialect">,
+    private readonly database: Pick<Database, "db">,
     private readonly reports: ReportsService,
     readonly days: RetentionDays = DEFAULT_RETENTION_DAYS,
   ) {}
@@ -137,8 +137,8 @@ export class RetentionService {
       options.onProgress?.({ table: step.table, rows: counts[step.table]!, batches: outcome.batches, done });
     if (before) {
       if (step.partitioned && !options.dryRun) {
-        const { db, dialect } = this.database;
-        const whole = await dropWholePartitions(db, dialect, step.partitioned, before);
+        // Whole months first (PostgreSQL, migration 020); nothing on SQLite or a plain table.
+        const whole = await dropPartitionsBefore(this.database.db, step.partitioned, before);
         outcome.partitions = whole.dropped;
         counts[step.table] = whole.rows;
       }
