@@ -13,8 +13,8 @@ import {
   type RadiusPacket,
 } from "../../src/radius/packet.ts";
 import { clientHello, eap } from "../support/eap-packets.ts";
-import { type EapTestServer, startEapServer } from "../support/eap-server.ts";
-import { eapolTest, eapolTestUnavailable } from "../support/eapol.ts";
+import { type EapTestServer, peapLogin, startEapServer } from "../support/eap-server.ts";
+import { eapolTestUnavailable } from "../support/eapol.ts";
 
 const missing = eapolTestUnavailable();
 if (missing) console.log(`# skipping EAP bad-input tests: ${missing}`);
@@ -161,17 +161,7 @@ describe("bad EAP input", { skip: missing ?? false }, () => {
     // Every conversation that went wrong is freed; the NAK'd one still waits at its newest State.
     assert.equal(open(), 1, "only the conversation that moved on is kept");
 
-    const peap = await eapolTest({
-      port: lab.authPort,
-      secret: lab.secret,
-      raw: { eap: "PEAP" },
-      network: {
-        identity: "alice",
-        password: "alice-pw",
-        phase2: "autheap=MSCHAPV2",
-        ca_cert: lab.certs.caFile,
-      },
-    });
+    const peap = await peapLogin(lab);
     assert.equal(peap.code, 0, peap.output.slice(-1500));
     assert.ok(peap.mppeOk);
   });
@@ -228,17 +218,7 @@ describe("bad EAP input", { skip: missing ?? false }, () => {
     // The flooding network keeps at most its cap (500); +1: the first test's waiting conversation.
     assert.ok(open() <= 501, "the flooding network keeps at most its cap");
     assert.ok(grownMb < 200, `RSS grew ${grownMb.toFixed(0)} MB`);
-    const peap = await eapolTest({
-      port: lab.authPort,
-      secret: lab.secret,
-      raw: { eap: "PEAP" },
-      network: {
-        identity: "alice",
-        password: "alice-pw",
-        phase2: "autheap=MSCHAPV2",
-        ca_cert: lab.certs.caFile,
-      },
-    });
+    const peap = await peapLogin(lab);
     assert.equal(peap.code, 0, peap.output.slice(-1500));
   });
 });

@@ -6,7 +6,7 @@
 import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
 import { serialOf } from "../support/eap-certs.ts";
-import { type EapTestServer, startEapServer } from "../support/eap-server.ts";
+import { type EapTestServer, peapLogin, startEapServer } from "../support/eap-server.ts";
 import { type EapolOptions, type EapolResult, eapolTest, eapolTestUnavailable } from "../support/eapol.ts";
 
 const missing = eapolTestUnavailable();
@@ -248,17 +248,7 @@ describe("EAP with a small fragment size", { skip: missing ?? false }, () => {
   test("200-octet fragments: PEAP and EAP-TLS still log in, in more round trips", async () => {
     const alice = lab.certs.client("alice");
     const [peap, tls] = await Promise.all([
-      eapolTest({
-        port: lab.authPort,
-        secret: lab.secret,
-        raw: { eap: "PEAP" },
-        network: {
-          identity: "alice",
-          password: "alice-pw",
-          phase2: "autheap=MSCHAPV2",
-          ca_cert: lab.certs.caFile,
-        },
-      }),
+      peapLogin(lab),
       eapolTest({
         port: lab.authPort,
         secret: lab.secret,

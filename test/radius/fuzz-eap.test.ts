@@ -10,8 +10,8 @@ import dgram from "node:dgram";
 import { after, before, describe, test } from "node:test";
 import { type AttributeInput, decodePacket, encodePacket, verifyResponse } from "../../src/radius/packet.ts";
 import { clientHello, eap } from "../support/eap-packets.ts";
-import { type EapTestServer, startEapServer } from "../support/eap-server.ts";
-import { eapolTest, eapolTestUnavailable } from "../support/eapol.ts";
+import { type EapTestServer, peapLogin, startEapServer } from "../support/eap-server.ts";
+import { eapolTestUnavailable } from "../support/eapol.ts";
 import { prng } from "../support/prng.ts";
 
 const missing = eapolTestUnavailable();
@@ -176,17 +176,7 @@ describe("EAP fuzz", { skip: missing ?? false }, () => {
     assert.ok((answers.get("Access-Reject") ?? 0) > 0, "bad input is rejected");
     assert.ok(lab.server.radius.eap!.openConversations <= PER_NETWORK, "conversations stay within the cap");
 
-    const peap = await eapolTest({
-      port: lab.authPort,
-      secret: lab.secret,
-      raw: { eap: "PEAP" },
-      network: {
-        identity: "alice",
-        password: "alice-pw",
-        phase2: "autheap=MSCHAPV2",
-        ca_cert: lab.certs.caFile,
-      },
-    });
+    const peap = await peapLogin(lab);
     assert.equal(peap.code, 0, `seed ${SEED}\n${peap.output.slice(-1500)}`);
     assert.ok(peap.mppeOk);
   });

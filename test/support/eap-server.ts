@@ -3,6 +3,7 @@
 import { X509Certificate } from "node:crypto";
 import type { EapLimits } from "../../src/radius/eap/types.ts";
 import { type EapTestCerts, makeEapCerts } from "./eap-certs.ts";
+import { eapolTest } from "./eapol.ts";
 import { freeUdpPort } from "./freeradius-lab.ts";
 import { startTestServer, type TestServer } from "./server.ts";
 
@@ -79,4 +80,14 @@ export async function startEapServer(
     },
     stop: () => server.stop(),
   };
+}
+
+/** One PEAP (inner EAP-MSCHAPv2) login through eapol_test, trusting the lab's CA. */
+export function peapLogin(lab: EapTestServer, identity = "alice", password = "alice-pw") {
+  return eapolTest({
+    port: lab.authPort,
+    secret: lab.secret,
+    raw: { eap: "PEAP" },
+    network: { identity, password, phase2: "autheap=MSCHAPV2", ca_cert: lab.certs.caFile },
+  });
 }
