@@ -3,7 +3,7 @@
 // password with the RADIUS rules (core: checkSignIn) and hands the guest back to the gateway in its
 // vendor's protocol (gateway.ts). Security headers, a double-submit CSRF token and attempt limits
 // per client address and device MAC are applied here, for every portal route.
-import { createHash, randomFillSync, timingSafeEqual } from "node:crypto";
+import { createHash, timingSafeEqual } from "node:crypto";
 import fs from "node:fs";
 import { fileURLToPath } from "node:url";
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
@@ -19,6 +19,7 @@ import {
   registerGuest,
   type SignInProblem,
 } from "../core/portals/signin.ts";
+import { randomOctets } from "../core/shared/random-pool.ts";
 import type { CounterStore } from "../http/rate-limit.ts";
 import {
   coovaChecksumValid,
@@ -103,21 +104,9 @@ function readCookie(request: FastifyRequest, name: string): string | undefined {
   return undefined;
 }
 
-/**
- * Random bytes for new tokens, drawn from the CSPRNG 4 KiB at a time and each used once: one
- * getrandom call per 128 first visits instead of one per page, which was 5% of a page's CPU
- * (bench/portal.ts, --cpu-prof).
- */
-const tokenBytes = { pool: Buffer.alloc(4096), used: 4096 };
+/** A new token: 32 octets from the shared pool (one getrandom call per 128 first visits). */
 function newToken(): string {
-  if (tokenBytes.used + 32 > tokenBytes.pool.length) {
-    randomFillSync(tokenBytes.pool);
-    tokenBytes.used = 0;
-  }
-  const token = tokenBytes.pool.toString("base64url", tokenBytes.used, tokenBytes.used + 32);
-  tokenBytes.pool.fill(0, tokenBytes.used, tokenBytes.used + 32);
-  tokenBytes.used += 32;
-  return token;
+  return randomOctets(32).toString("base64url");
 }
 
 /** The browser's double-submit token, or a new one set as a cookie now. */

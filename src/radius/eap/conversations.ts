@@ -3,7 +3,7 @@
 // network and a cap in total. Past a cap the least recently used conversation (of that network,
 // or of all) is dropped, so a flood from one network costs that network its oldest half-open
 // conversations and never another network's.
-import { randomBytes } from "node:crypto";
+import { randomOctets } from "../../core/shared/random-pool.ts";
 import type { EapLimits } from "./types.ts";
 
 export interface Bound {
@@ -41,7 +41,7 @@ export class Conversations<C extends Bound> {
 
   /** A fresh unguessable State value (16 random octets). */
   static newState(): Buffer {
-    return randomBytes(16);
+    return randomOctets(16);
   }
 
   add(conversation: C): void {

@@ -1,8 +1,8 @@
 // Encoding: attribute list -> signed packet, written in one scratch buffer (hidden values, tags,
 // vendor headers, concat splitting, Message-Authenticator and the packet authenticator).
 
-import { randomFillSync } from "node:crypto";
 import type { AttributeDef } from "../../core/aaa/dictionary.ts";
+import { randomInto } from "../../core/shared/random-pool.ts";
 import {
   encodeError,
   isResponseCode,
@@ -76,19 +76,6 @@ interface EncodeState {
 // Packets are built in one scratch buffer and copied out at their exact size. The slack lets one
 // attribute (at most 255 octets) be written before the size check.
 const scratch = Buffer.allocUnsafe(MAX_PACKET + 512);
-
-// Random octets come from a pool refilled in bulk: one getrandom() per ~250 Access-Requests.
-const randomPool = Buffer.allocUnsafe(4096);
-let randomAt = randomPool.length;
-
-function randomInto(target: Buffer, at: number, n: number): void {
-  if (randomAt + n > randomPool.length) {
-    randomFillSync(randomPool);
-    randomAt = 0;
-  }
-  randomPool.copy(target, at, randomAt, randomAt + n);
-  randomAt += n;
-}
 
 /** The plaintext octets of a string/octets style value. */
 function bytesOf(def: AttributeDef | undefined, value: AttributeValue): Buffer {
