@@ -4,7 +4,7 @@ import assert from "node:assert/strict";
 import { describe, test } from "node:test";
 import { openDatabase } from "../../src/db/database.ts";
 import { migrate } from "../../src/db/migrate.ts";
-import { prepared, preparedOn } from "../../src/db/prepared.ts";
+import { prepared, preparedInsert, preparedOn } from "../../src/db/prepared.ts";
 import { createTestDatabase, dialects } from "../support/databases.ts";
 
 for (const { dialect, skip } of await dialects()) {
@@ -70,6 +70,56 @@ for (const { dialect, skip } of await dialects()) {
         );
         const inTransaction = await db.transaction().execute((trx) => onConnection(trx, "y", b!.id));
         assert.deepEqual(inTransaction, [{ username: "y" }]);
+      } finally {
+        await database.close();
+        await testDb.drop();
+      }
+    });
+
+    test("multi-row inserts: each row count compiled once, values in their columns, NULL for undefined", async () => {
+      const testDb = await createTestDatabase(dialect);
+      const database = openDatabase({ dataDir: testDb.dataDir, databaseUrl: testDb.databaseUrl });
+      try {
+        await migrate(database);
+        const { db } = database;
+        type Row = { username: string; authdate: string | Date; reason?: string | null; reply: string };
+        // The columns in another order than the table's; two row counts cached, more built each time.
+        const insert = preparedInsert<Row>(
+          (conn, rows) => conn.insertInto("radpostauth").values(rows),
+          ["reason", "authdate", "username", "reply"],
+          2,
+        );
+        const day = (i: number) =>
+          dialect === "sqlite" ? `2026-01-0${i} 00:00:00` : new Date(`2026-01-0${i}T00:00:00Z`);
+        const row = (username: string, i: number, reason?: string | null): Row => ({
+          username,
+          authdate: day(i),
+          reply: reason ? "Access-Reject" : "Access-Accept",
+          ...(reason === undefined ? {} : { reason }),
+        });
+        const batches: Row[][] = [
+          [row("one", 1, "wrong password")],
+          [row("two", 2, "unknown user"), row("three", 3)],
+          [row("four", 4, "expired")],
+          [row("many1", 1, "a"), row("many2", 2, "b"), row("many3", 3, "c")],
+          [row("five", 5, null), row("six", 6, "disabled")],
+        ];
+        for (const rows of batches) await db.transaction().execute((trx) => insert(trx, rows));
+        await insert(db, []);
+        const stored = await db
+          .selectFrom("radpostauth")
+          .select(["username", "reason", "reply", "authdate"])
+          .orderBy("id")
+          .execute();
+        assert.deepEqual(
+          stored.map((r) => [r.username, r.reason, r.reply]),
+          batches.flat().map((r) => [r.username, r.reason ?? null, r.reply]),
+        );
+        const dayOf = (v: unknown) => (v instanceof Date ? v.toISOString() : String(v)).slice(0, 10);
+        assert.deepEqual(
+          stored.map((r) => dayOf(r.authdate)),
+          batches.flat().map((r) => dayOf(r.authdate)),
+        );
       } finally {
         await database.close();
         await testDb.drop();

@@ -155,7 +155,7 @@ for (const { dialect, skip } of await dialects()) {
       assert.equal(changed.clickthrough_validity, 7_200);
     });
 
-    test("a portal sign-in's RADIUS accept is recorded with the portal and method, once", async () => {
+    test("a portal sign-in's RADIUS accept is recorded with the portal and method, once; an EAP login takes none", async () => {
       const portal = await server.core.portals.create(accountId, {
         name: "Linked",
         network_id: networkId,
@@ -171,6 +171,10 @@ for (const { dialect, skip } of await dialects()) {
         { attribute: "Calling-Station-Id", op: "=", value: mac },
       ];
       const client = { id: networkId, account_id: accountId };
+      // An 802.1X (EAP) login of the same user never follows a portal sign-in: it takes nothing.
+      const eap = await server.core.aaa.decide(client, request, { password: Buffer.from("Pw-12345") });
+      assert.equal(eap.result.accepted, true);
+      await server.core.aaa.record({ ...eap, attempt: { ...eap.attempt, method: "PEAP" } });
       for (let i = 0; i < 2; i++) {
         const result = await server.core.aaa.authenticate(client, request, {
           password: Buffer.from("Pw-12345"),
@@ -186,8 +190,8 @@ for (const { dialect, skip } of await dialects()) {
         .execute();
       assert.deepEqual(
         rows.map((r) => r.portal_id),
-        [portal.id, null],
-        "the first accept only",
+        [null, portal.id, null],
+        "the first gateway accept only",
       );
       const events = (
         await db
@@ -199,9 +203,11 @@ for (const { dialect, skip } of await dialects()) {
       )
         .map((e) => (typeof e.data === "string" ? JSON.parse(e.data) : e.data) as Record<string, unknown>)
         .filter((d) => d.username === "linked.user");
-      assert.equal(events[0]?.portal_id, portal.id);
-      assert.equal(events[0]?.method, "password");
-      assert.equal(events[1]?.portal_id, undefined);
+      assert.equal(events[0]?.portal_id, undefined);
+      assert.equal(events[0]?.method, "PEAP");
+      assert.equal(events[1]?.portal_id, portal.id);
+      assert.equal(events[1]?.method, "password");
+      assert.equal(events[2]?.portal_id, undefined);
       const pending = await db
         .selectFrom("portal_logins")
         .selectAll()

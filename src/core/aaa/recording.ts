@@ -1,8 +1,8 @@
 // Writes what the RADIUS server saw: one radpostauth row per authentication attempt (never the
 // password tried) with its event, and the session rows of accounting, each with its events.
-import { sql, type Transaction } from "kysely";
+import { type Insertable, sql, type Transaction } from "kysely";
 import type { DialectName } from "../../db/database.ts";
-import { preparedOn } from "../../db/prepared.ts";
+import { preparedInsert, preparedOn } from "../../db/prepared.ts";
 import type { RadacctTable, Schema } from "../../db/schema.ts";
 import { insertEvents, type NewEvent } from "../events/repo.ts";
 import type { SessionValues } from "./accounting.ts";
@@ -44,6 +44,42 @@ export interface SessionContext {
 }
 
 type Trx = Transaction<Schema>;
+
+/**
+ * A portal sign-in hands the guest to its gateway, which logs in with PAP, CHAP or MS-CHAP; an
+ * 802.1X (EAP) login never follows one, so its attempts are not matched against portal sign-ins.
+ */
+const EAP_METHODS = new Set<AuthMethod | null>(["PEAP", "TTLS", "TLS"]);
+
+const ATTEMPT_COLUMNS = [
+  "username",
+  "pass",
+  "reply",
+  "calledstationid",
+  "callingstationid",
+  "authdate",
+  "account_id",
+  "reason",
+  "user_id",
+  "voucher_id",
+  "network_id",
+  "client_mac",
+  "ap_mac",
+  "ssid",
+  "nas_ip",
+  "nas_identifier",
+  "portal_id",
+  "method",
+  "outer_identity",
+] as const;
+
+type AttemptRow = Pick<Insertable<Schema["radpostauth"]>, (typeof ATTEMPT_COLUMNS)[number]>;
+
+/** Every attempt is written: compiled once per row count (db/prepared.ts). */
+const insertAttemptRows = preparedInsert<AttemptRow>(
+  (db, rows) => db.insertInto("radpostauth").values(rows),
+  ATTEMPT_COLUMNS,
+);
 
 /** The advisory lock space of accounting's per-session turns (PostgreSQL): "WACC". */
 const SESSION_LOCK = 0x57_41_43_43;
@@ -106,13 +142,8 @@ export class RecordingRepo {
       method: attempt.method,
       outer_identity: attempt.outerIdentity,
     }));
-    // 20 columns: 500 rows stay far below SQLite's and PostgreSQL's bound-parameter limits.
-    for (let i = 0; i < rows.length; i += 500) {
-      await trx
-        .insertInto("radpostauth")
-        .values(rows.slice(i, i + 500))
-        .execute();
-    }
+    // 19 columns: 500 rows stay far below SQLite's and PostgreSQL's bound-parameter limits.
+    for (let i = 0; i < rows.length; i += 500) await insertAttemptRows(trx, rows.slice(i, i + 500));
     for (let i = 0; i < events.length; i += 1000) await insertEvents(trx, events.slice(i, i + 1000));
   }
 
@@ -128,7 +159,7 @@ export class RecordingRepo {
     events: readonly NewEvent[],
   ): Promise<(number | undefined)[]> {
     const found: (number | undefined)[] = [];
-    const accepted = attempts.filter((a) => a.accepted);
+    const accepted = attempts.filter((a) => a.accepted && !EAP_METHODS.has(a.method));
     if (accepted.length === 0) return found;
     const now = Math.max(...accepted.map((a) => a.at));
     const pending = await trx
@@ -142,7 +173,7 @@ export class RecordingRepo {
     if (pending.length === 0) return found;
     const used: number[] = [];
     attempts.forEach((attempt, i) => {
-      if (!attempt.accepted) return;
+      if (!accepted.includes(attempt)) return;
       const match = pending.find(
         (p) =>
           !used.includes(p.id) &&
