@@ -63,6 +63,8 @@ export async function startWisp(
   const authPort = await freeUdpPort();
   const acctPort = await freeUdpPort();
   const flags = cpuProfDir ? ["--cpu-prof", `--cpu-prof-dir=${cpuProfDir}`] : [];
+  // BENCH_NODE_FLAGS: node options for the server alone (e.g. --perf-basic-prof for `perf record`).
+  if (process.env.BENCH_NODE_FLAGS) flags.push(...process.env.BENCH_NODE_FLAGS.split(" ").filter(Boolean));
   const script = options.script ?? "src/main.ts";
   const child = track(
     // TypeScript through tsx, or compiled JavaScript (dist/main.js) as it is.

@@ -4,9 +4,12 @@
 import assert from "node:assert/strict";
 import { X509Certificate } from "node:crypto";
 import fs from "node:fs";
+import net from "node:net";
 import path from "node:path";
 import { before, describe, test } from "node:test";
+import { createSecureContext, type SecureContext, TLSSocket, connect as tlsConnect } from "node:tls";
 import { ConfigError, loadConfig } from "../../src/config.ts";
+import { sentChain } from "../../src/core/certs/files.ts";
 import { REFUSALS } from "../../src/core/certs/rules.ts";
 import { createAuthority } from "../../src/core/certs/x509.ts";
 import { createCore } from "../../src/core/index.ts";
@@ -132,6 +135,53 @@ describe("EAP identity from files", { skip: opensslMissing ?? false }, () => {
         REFUSALS.foreign,
       );
     });
+  });
+
+  test("the chain sent is built once as OpenSSL's auto chain builds it per handshake: same certificates on the wire", async () => {
+    const pem = (name: string) => fs.readFileSync(at(name), "utf8");
+    const [server, ca, other] = [pem("server.pem"), pem("ca.pem"), pem("expired.pem")];
+    const caText = new X509Certificate(ca).toString();
+    assert.deepEqual(sentChain(server, [], [other, ca]), [caText]);
+    assert.deepEqual(sentChain(server, ["given"], [ca]), ["given"], "a configured chain is sent as it is");
+    assert.deepEqual(sentChain(server, [], [other]), [], "no issuer among the CAs: nothing added");
+    assert.deepEqual(sentChain(other, [], [ca, other]), [], "a self-signed certificate needs no chain");
+    // What a TLS client receives: OpenSSL's auto chain (no chain configured, the CA in the trust
+    // store) against the chain built once.
+    const received = async (context: SecureContext) => {
+      const listener = net.createServer((raw) => {
+        const socket = new TLSSocket(raw, { isServer: true, secureContext: context });
+        socket.on("secure", () => socket.end()).on("error", () => raw.destroy());
+      });
+      await new Promise<void>((resolve) => listener.listen(0, "127.0.0.1", resolve));
+      const { port } = listener.address() as net.AddressInfo;
+      try {
+        return await new Promise<string[]>((resolve, reject) => {
+          const client = tlsConnect({ port, host: "127.0.0.1", rejectUnauthorized: false }, () => {
+            const names: string[] = [];
+            const seen = new Set<string>();
+            for (
+              let c = client.getPeerCertificate(true);
+              c && !seen.has(c.fingerprint256);
+              c = c.issuerCertificate
+            ) {
+              seen.add(c.fingerprint256);
+              names.push(c.subject.CN as string);
+            }
+            client.end();
+            resolve(names);
+          }).on("error", reject);
+        });
+      } finally {
+        listener.close();
+      }
+    };
+    const key = pem("server.key");
+    const auto = await received(createSecureContext({ key, cert: server, ca: [ca] }));
+    const built = await received(
+      createSecureContext({ key, cert: [server, ...sentChain(server, [], [ca])].join("\n"), ca: [ca] }),
+    );
+    assert.deepEqual(auto, ["radius.test", "Operator CA"]);
+    assert.deepEqual(built, auto);
   });
 
   test("without EAP_CA_KEY_FILE nothing is issued, and the reason says so", async () => {

@@ -7,6 +7,7 @@ import { constants, randomBytes, randomInt } from "node:crypto";
 import { createSecureContext, type SecureContext } from "node:tls";
 import type { Credentials } from "../../core/aaa/decide.ts";
 import type { LoginOutcome } from "../../core/aaa/service.ts";
+import { sentChain } from "../../core/certs/files.ts";
 import type { RadiusClient } from "../../core/networks/service.ts";
 import { type Bound, Conversations } from "./conversations.ts";
 import { EapTlsMethod } from "./methods/eap-tls.ts";
@@ -105,10 +106,11 @@ export class EapEngine {
     if (!this.tls || this.tls.expires <= Date.now()) {
       const credentials = await this.options.credentials();
       const contexts = new Map<number, SecureContext>();
+      const chain = sentChain(credentials.cert, credentials.chain, credentials.ca);
       for (const served of SERVED) {
         const context = createSecureContext({
           key: credentials.key,
-          cert: [credentials.cert, ...credentials.chain].join("\n"),
+          cert: [credentials.cert, ...chain].join("\n"),
           ca: credentials.ca.length > 0 ? credentials.ca : undefined,
           minVersion: "TLSv1.2",
           maxVersion: "TLSv1.3",
