@@ -3,6 +3,7 @@
 // FOR UPDATE SKIP LOCKED, so no job is run twice at once; on SQLite one writer claims at a time.
 import { type Kysely, type Selectable, sql } from "kysely";
 import type { DialectName } from "../../db/database.ts";
+import { prepared } from "../../db/prepared.ts";
 import type { JobsTable, Schema } from "../../db/schema.ts";
 import { isoNow } from "../shared/time.ts";
 
@@ -45,6 +46,9 @@ export async function activeJobIds(db: Kysely<Schema>, kind: string): Promise<nu
 }
 
 export class JobQueue {
+  /** Per set of kinds, "is anything due?" compiled once: every worker pool asks it twice a second. */
+  private readonly anyDue = new Map<string, (now: number) => Promise<unknown[]>>();
+
   constructor(
     private readonly db: Kysely<Schema>,
     private readonly dialect: DialectName,
@@ -85,13 +89,23 @@ export class JobQueue {
     perAccount?: number,
   ): Promise<Job[]> {
     if (kinds.length === 0 || limit <= 0) return [];
+    // Looking first keeps an idle poll to one compiled-once read. On SQLite an UPDATE takes the
+    // database's write lock even when it changes nothing, and waits in a synchronous busy handler
+    // while another process (FreeRADIUS) writes.
+    if (!(await this.anythingDue(kinds, Date.now()))) return [];
     if (perAccount !== undefined) return this.claimPerAccount(workerId, kinds, limit, leaseMs, perAccount);
     const now = Date.now();
-    const due = this.due(kinds, now).limit(limit);
-    // On SQLite an UPDATE takes the database's write lock even when it changes nothing, and waits
-    // in a synchronous busy handler while another process (FreeRADIUS) writes: look first.
-    if (this.dialect === "sqlite" && (await due.execute()).length === 0) return [];
-    return this.take(this.db, workerId, due, now, leaseMs);
+    return this.take(this.db, workerId, this.due(kinds, now).limit(limit), now, leaseMs);
+  }
+
+  private async anythingDue(kinds: readonly string[], now: number): Promise<boolean> {
+    const key = kinds.join("\n");
+    let check = this.anyDue.get(key);
+    if (!check) {
+      check = prepared(this.db, (at: number) => this.due(kinds, at).limit(1), 1);
+      this.anyDue.set(key, check);
+    }
+    return (await check(now)).length > 0;
   }
 
   /**
