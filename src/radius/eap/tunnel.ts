@@ -74,7 +74,8 @@ export class TlsTunnel {
    * cleartext and writes its records to the wire synchronously): `answered` says so, and the
    * answer is taken after one tick (where a TLS error is emitted), without waiting for
    * event-loop turns, which cost every round trip latency under load. Otherwise (cleartext
-   * queued behind a write not yet completed) TLS is given turns until it stops adding output.
+   * queued behind a write not yet completed, about one round trip per login) TLS is given turns
+   * until it has answered, or stops adding output.
    */
   private async flush(answered: () => boolean): Promise<Buffer> {
     await new Promise<void>((resolve) => process.nextTick(resolve));
@@ -82,6 +83,8 @@ export class TlsTunnel {
     let seen = -1;
     for (let turn = 0; turn < MAX_TURNS; turn++) {
       await nextTurn();
+      // The write ahead completed in that turn and TLS wrote the rest behind it.
+      if (answered()) break;
       const now = this.outgoing.length + this.incoming.length;
       // Something came out and one more turn added nothing: TLS has answered.
       if (now > 0 && now === seen) break;
