@@ -1,6 +1,7 @@
 // The login decision with MS-CHAPv2 credentials (rlm_mschap semantics): the NT hash comes from an
 // NT-Password check item first, else from the Cleartext-Password; Auth-Type picks the method; the
-// other rules (expiration, Simultaneous-Use) apply as for PAP and CHAP.
+// other rules (expiration, Simultaneous-Use) apply as for PAP and CHAP. And PAP against the same
+// NT-Password items (rlm_pap semantics): the first Cleartext-Password or NT-Password decides.
 import assert from "node:assert/strict";
 import { randomBytes } from "node:crypto";
 import { describe, test } from "node:test";
@@ -145,5 +146,61 @@ describe("decideLogin with MS-CHAPv2", () => {
     );
     assert.ok(decision.accepted);
     assert.deepEqual(decision.reply, [item("Reply-Message", "hi", "="), item("Session-Timeout", "60", "=")]);
+  });
+});
+
+describe("decideLogin with PAP against an NT-Password (rlm_pap)", () => {
+  const pap = (password: string | Buffer): Credentials => ({
+    password: typeof password === "string" ? Buffer.from(password, "utf8") : password,
+  });
+  const nt = (password: string, form = (hash: Buffer) => hash.toString("hex")) =>
+    item("NT-Password", form(ntPasswordHash(password)));
+
+  test("the NT hash of the password sent is compared, in every form of the item", async () => {
+    for (const form of [
+      (hash: Buffer) => hash.toString("hex"),
+      (hash: Buffer) => `0x${hash.toString("hex").toUpperCase()}`,
+      (hash: Buffer) => hash.toString("base64"),
+    ]) {
+      const control = [nt("nt-pw", form)];
+      assert.equal(await verdict(user(control), pap("nt-pw")), "accept", control[0]!.value);
+      assert.equal(await verdict(user(control), pap("nt-pW")), "wrong password", control[0]!.value);
+    }
+    assert.equal(await verdict(user([nt("pässwörd €")]), pap("pässwörd €")), "accept");
+  });
+
+  test("the first of Cleartext-Password and NT-Password decides; the other is not tried", async () => {
+    const clear = item("Cleartext-Password", "clear-pw");
+    assert.equal(await verdict(user([clear, nt("nt-pw")]), pap("clear-pw")), "accept");
+    assert.equal(await verdict(user([clear, nt("nt-pw")]), pap("nt-pw")), "wrong password");
+    assert.equal(await verdict(user([nt("nt-pw"), clear]), pap("nt-pw")), "accept");
+    assert.equal(await verdict(user([nt("nt-pw"), clear]), pap("clear-pw")), "wrong password");
+    // Other items before them change nothing.
+    const crypt = item("Crypt-Password", "$1$x$y");
+    assert.equal(await verdict(user([crypt, nt("nt-pw"), clear]), pap("nt-pw")), "accept");
+    assert.equal(await verdict(user([crypt]), pap("nt-pw")), "no password configured for the user");
+  });
+
+  test("an NT-Password that is no hash fails, unlike MS-CHAPv2's passing over it", async () => {
+    const clear = item("Cleartext-Password", "clear-pw");
+    for (const value of ["clear-pw", "0x1234", `0x${ntPasswordHash("x").toString("hex")}00`]) {
+      const text = item("NT-Password", value);
+      assert.equal(await verdict(user([text]), pap(value)), "the NT-Password is not an NT hash", value);
+      assert.equal(await verdict(user([text, clear]), pap("clear-pw")), "the NT-Password is not an NT hash");
+      assert.equal(await verdict(user([clear, text]), pap("clear-pw")), "accept", value);
+    }
+  });
+
+  test("octets rlm_pap cannot read as UTF-16 are a wrong password", async () => {
+    // A byte above 0x7f as the last octet: fr_utf8_to_ucs2 fails.
+    assert.equal(await verdict(user([nt("pw")]), pap(Buffer.from([0x70, 0x77, 0xc3]))), "wrong password");
+  });
+
+  test("Auth-Type PAP checks the NT-Password; Auth-Type CHAP leaves a PAP request unchecked", async () => {
+    assert.equal(await verdict(user([nt("nt-pw"), item("Auth-Type", "PAP")]), pap("nt-pw")), "accept");
+    assert.equal(
+      await verdict(user([nt("nt-pw"), item("Auth-Type", "CHAP")]), pap("nt-pw")),
+      "no credentials in the request",
+    );
   });
 });

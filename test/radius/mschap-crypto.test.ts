@@ -5,7 +5,12 @@ import assert from "node:assert/strict";
 import { createHash } from "node:crypto";
 import { describe, test } from "node:test";
 import { md4 } from "../../src/core/aaa/md4.ts";
-import { hashNtPasswordHash, ntPasswordHash, parseNtPassword } from "../../src/core/aaa/nt-hash.ts";
+import {
+  hashNtPasswordHash,
+  ntPasswordHash,
+  papNtPasswordHash,
+  parseNtPassword,
+} from "../../src/core/aaa/nt-hash.ts";
 import { desEncryptBlock, desKeyFrom7 } from "../../src/radius/mschap/des.ts";
 import {
   challengeHash,
@@ -269,5 +274,50 @@ describe("NT-Password check items", () => {
     );
     // "password" hashes to the NT-Password above (the usual example).
     assert.deepEqual(ntPasswordHash("password"), hash);
+  });
+
+  test("base64 of 16 octets, padded or not, is the hash (rlm_pap's normalise); other base64 is not", () => {
+    const hash = hex("8846f7eaee8fb117ad06bdd830b7586c");
+    assert.deepEqual(parseNtPassword("iEb36u6PsRetBr3YMLdYbA=="), hash);
+    assert.deepEqual(parseNtPassword("iEb36u6PsRetBr3YMLdYbA"), hash);
+    for (const bad of [
+      "iEb36u6PsRetBr3YMLdYbAAA", // 18 octets
+      "iEb36u6PsRetBr3YMLdYbA=x", // not base64 after the padding
+      "iEb36u6PsRetBr3Y LdYbA==", // a space
+      "iEb36u6PsRetBr3YMLdYbAA", // 17 octets
+    ]) {
+      assert.equal(parseNtPassword(bad), undefined, bad);
+    }
+    // 0x... is read as octets first, then normalised: hex digits in hex are decoded twice.
+    assert.deepEqual(parseNtPassword(`0x${Buffer.from(hash.toString("hex")).toString("hex")}`), hash);
+  });
+});
+
+describe("PAP's NT hash of the octets sent (rlm_pap's pap_auth_nt, fr_utf8_to_ucs2)", () => {
+  test("valid UTF-8 in the BMP hashes as its text does", () => {
+    for (const text of ["", "password", "pässwörd € 漢字", "é".repeat(64)]) {
+      assert.deepEqual(papNtPasswordHash(Buffer.from(text)), ntPasswordHash(text), text);
+    }
+  });
+
+  test("other octets are read FreeRADIUS's way, not as UTF-8", () => {
+    const units = (...codes: number[]) => {
+      const utf16le = Buffer.alloc(codes.length * 2);
+      for (const [i, code] of codes.entries()) utf16le.writeUInt16LE(code, i * 2);
+      return md4(utf16le);
+    };
+    // Continuation bytes are not checked and overlong forms are not refused.
+    assert.deepEqual(papNtPasswordHash(Buffer.from([0xc1, 0xa9])), units(0x69));
+    assert.deepEqual(papNtPasswordHash(Buffer.from([0xc1, 0x29])), units(0x69));
+    // CESU-8 surrogates give the pair Windows hashes; the four bytes of UTF-8 do not.
+    assert.deepEqual(
+      papNtPasswordHash(Buffer.from([0xed, 0xa0, 0xbd, 0xed, 0xb4, 0x91])),
+      ntPasswordHash("🔑"),
+    );
+    assert.deepEqual(papNtPasswordHash(Buffer.from("🔑x")), units(0x07d4, 0x1e00));
+    // A three-byte sequence cut after two reads the terminating NUL; a lead byte last fails.
+    assert.deepEqual(papNtPasswordHash(Buffer.from([0xe4, 0xb8])), ntPasswordHash("一"));
+    assert.equal(papNtPasswordHash(Buffer.from("🔑")), undefined);
+    assert.equal(papNtPasswordHash(Buffer.from([0x61, 0xc3])), undefined);
   });
 });

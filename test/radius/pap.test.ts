@@ -1,9 +1,11 @@
 // PAP through real UDP packets compares octets: the User-Password after RFC 2865 section 5.2
 // decryption (NUL padding removed) against the stored Cleartext-Password's UTF-8, in constant time
 // and whatever the lengths. Invalid UTF-8 never passes for U+FFFD, a voucher's code ignores the case
-// of ASCII letters only, and a User-Password check item compares octets too.
+// of ASCII letters only, and a User-Password check item compares octets too. Against an
+// NT-Password, the NT hash of the octets as rlm_pap reads them.
 import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
+import { ntPasswordHash } from "../../src/core/aaa/nt-hash.ts";
 import { accessRequestPap, sendRadius } from "../../src/radius/client.ts";
 import type { AttributeInput } from "../../src/radius/packet.ts";
 import { freeUdpPort } from "../support/freeradius-lab.ts";
@@ -140,16 +142,32 @@ describe("PAP compares octets", () => {
     assert.equal(await papOctets("checked", utf8("x\uFFFDy")), "Access-Accept");
   });
 
-  test("password hashes (Crypt-, MD5-, NT-Password) are not checked here: such users are rejected", async () => {
+  test("other password hashes (Crypt-, MD5-Password) are not checked here: such users are rejected", async () => {
     // FreeRADIUS's rlm_pap would check them; the embedded server knows only Cleartext-Password and
-    // refuses rather than accepting anything.
+    // NT-Password and refuses rather than accepting anything.
     await user("crypt-only", undefined, [["Crypt-Password", ":=", "$1$salt$qJH7.N4xYta3aEG/dfqo/0"]]);
     await user("md5-only", undefined, [["MD5-Password", ":=", "5f4dcc3b5aa765d61d8327deb882cf99"]]);
-    await user("nt-only", undefined, [["NT-Password", ":=", "8846f7eaee8fb117ad06bdd830b7586c"]]);
-    for (const name of ["crypt-only", "md5-only", "nt-only"]) {
+    for (const name of ["crypt-only", "md5-only"]) {
       for (const password of ["password", "", "$1$salt$qJH7.N4xYta3aEG/dfqo/0"]) {
         assert.equal(await papOctets(name, utf8(password)), "Access-Reject", `${name} ${password}`);
       }
     }
+  });
+
+  test("an NT-Password is compared with the NT hash of the octets sent, as rlm_pap does", async () => {
+    // 8846f7ea... is the NT hash of "password".
+    await user("nt-only", undefined, [["NT-Password", ":=", "8846f7eaee8fb117ad06bdd830b7586c"]]);
+    assert.equal(await papOctets("nt-only", utf8("password")), "Access-Accept");
+    for (const password of ["Password", "", "8846f7eaee8fb117ad06bdd830b7586c"]) {
+      assert.equal(await papOctets("nt-only", utf8(password)), "Access-Reject", password);
+    }
+    // U+1F511 as CESU-8 (its surrogates as two three-byte sequences) is read as the surrogate pair
+    // Windows hashes; in UTF-8 (four bytes) it is not: rlm_pap's conversion, not a UTF-8 decoder.
+    await user("nt-astral", undefined, [["NT-Password", ":=", `0x${ntPasswordHash("🔑").toString("hex")}`]]);
+    assert.equal(
+      await papOctets("nt-astral", Buffer.from([0xed, 0xa0, 0xbd, 0xed, 0xb4, 0x91])),
+      "Access-Accept",
+    );
+    assert.equal(await papOctets("nt-astral", utf8("🔑")), "Access-Reject");
   });
 });

@@ -1,7 +1,7 @@
 // One table of login cases, run against Wisp's embedded RADIUS server and against FreeRADIUS 3.2
 // reading the same database. Each case owns its usernames and groups, so cases never interfere.
 import { createHash } from "node:crypto";
-import { ntPasswordHash } from "../../src/core/aaa/nt-hash.ts";
+import { ntPasswordHash, papNtPasswordHash } from "../../src/core/aaa/nt-hash.ts";
 import type { Pair } from "../../src/core/aaa/pairs.ts";
 import { generateNtResponse } from "../../src/radius/mschap/mschapv2.ts";
 
@@ -117,6 +117,104 @@ export const PARITY_CASES: ParityCase[] = [
     expect: "Access-Reject",
   },
   { name: "unknown user", users: [], request: pap("nobody-here", "x"), expect: "Access-Reject" },
+  // PAP against an NT-Password, as rlm_pap does it: the first Cleartext-Password or NT-Password
+  // decides; an NT-Password is compared with the hash of the password sent.
+  {
+    name: "PAP for a user with only an NT-Password",
+    users: [{ username: "pap-nt", check: [ntPassword("nt pw")], reply: [["Session-Timeout", ":=", "120"]] }],
+    request: pap("pap-nt", "nt pw"),
+    expect: "Access-Accept",
+  },
+  {
+    name: "PAP with a wrong password for a user with only an NT-Password",
+    users: [{ username: "pap-nt-bad", check: [ntPassword("nt pw")] }],
+    request: pap("pap-nt-bad", "nt pW"),
+    expect: "Access-Reject",
+  },
+  {
+    name: "PAP with an NT-Password written 0x... in capitals",
+    users: [
+      { username: "pap-nt0x", check: [["NT-Password", ":=", `0X${ntPassword("nt pw")[2].toUpperCase()}`]] },
+    ],
+    request: pap("pap-nt0x", "nt pw"),
+    expect: "Access-Accept",
+  },
+  {
+    name: "PAP with an NT-Password in base64 (rlm_pap's normalise)",
+    users: [
+      { username: "pap-nt64", check: [["NT-Password", ":=", ntPasswordHash("nt pw").toString("base64")]] },
+    ],
+    request: pap("pap-nt64", "nt pw"),
+    expect: "Access-Accept",
+  },
+  {
+    name: "PAP with a non-ASCII password against an NT-Password",
+    users: [{ username: "pap-nt-utf8", check: [ntPassword("pässwörd € 漢字")] }],
+    request: pap("pap-nt-utf8", "pässwörd € 漢字"),
+    expect: "Access-Accept",
+  },
+  {
+    // rlm_pap's UTF-16 conversion reads a four-byte UTF-8 sequence as a three-byte one, so the
+    // hash Windows makes of the password (surrogate pairs) does not match, in both servers.
+    name: "PAP with a password outside the BMP against its NT-Password",
+    users: [{ username: "pap-nt-astral", check: [ntPassword("key 🔑 key")] }],
+    request: pap("pap-nt-astral", "key 🔑 key"),
+    expect: "Access-Reject",
+  },
+  {
+    // ...and the hash of rlm_pap's own reading of it does: both servers read the octets alike.
+    name: "PAP with a password outside the BMP against the hash of rlm_pap's reading of it",
+    users: [
+      {
+        username: "pap-nt-astral-fr",
+        check: [["NT-Password", ":=", papNtPasswordHash(Buffer.from("key 🔑 key"))!.toString("hex")]],
+      },
+    ],
+    request: pap("pap-nt-astral-fr", "key 🔑 key"),
+    expect: "Access-Accept",
+  },
+  {
+    name: "PAP: an NT-Password that is not a hash fails, even with the password it spells",
+    users: [{ username: "pap-nt-text", check: [["NT-Password", ":=", "nt pw"]] }],
+    request: pap("pap-nt-text", "nt pw"),
+    expect: "Access-Reject",
+  },
+  {
+    name: "PAP: an NT-Password of 17 octets (0x and 34 hex digits) is no hash",
+    users: [{ username: "pap-nt17", check: [["NT-Password", ":=", `0x${ntPassword("nt pw")[2]}00`]] }],
+    request: pap("pap-nt17", "nt pw"),
+    expect: "Access-Reject",
+  },
+  {
+    name: "PAP: an NT-Password that is not a hash, first, fails before the Cleartext-Password",
+    users: [{ username: "pap-nt-text-first", check: [["NT-Password", ":=", "nt pw"], pw("clear pw")] }],
+    request: pap("pap-nt-text-first", "clear pw"),
+    expect: "Access-Reject",
+  },
+  {
+    name: "PAP: a Cleartext-Password first decides before an NT-Password that is not a hash",
+    users: [{ username: "pap-clear-first-text", check: [pw("clear pw"), ["NT-Password", ":=", "nt pw"]] }],
+    request: pap("pap-clear-first-text", "clear pw"),
+    expect: "Access-Accept",
+  },
+  // Both items, disagreeing: the first in the control list decides, the other is not tried.
+  ...(
+    [
+      ["Cleartext-Password", "clear pw", "Access-Accept"],
+      ["Cleartext-Password", "nt pw", "Access-Reject"],
+      ["NT-Password", "nt pw", "Access-Accept"],
+      ["NT-Password", "clear pw", "Access-Reject"],
+    ] as const
+  ).map(([first, password, expect]): ParityCase => {
+    const username = `pap-both-${first.slice(0, 2)}-${password.slice(0, 2)}`;
+    const items = [pw("clear pw"), ntPassword("nt pw")];
+    return {
+      name: `PAP with both password items, ${first} first: "${password}"`,
+      users: [{ username, check: first === "Cleartext-Password" ? items : items.reverse() }],
+      request: pap(username, password),
+      expect,
+    };
+  }),
   {
     name: "CHAP with the right password",
     users: [{ username: "chap-ok", check: [pw("chap-pw")], reply: [["Idle-Timeout", ":=", "600"]] }],
@@ -127,6 +225,12 @@ export const PARITY_CASES: ParityCase[] = [
     name: "CHAP with a wrong password",
     users: [{ username: "chap-bad", check: [pw("chap-pw")] }],
     request: chap("chap-bad", "other"),
+    expect: "Access-Reject",
+  },
+  {
+    name: "CHAP for a user with only an NT-Password",
+    users: [{ username: "chap-nt", check: [ntPassword("chap-pw")] }],
+    request: chap("chap-nt", "chap-pw"),
     expect: "Access-Reject",
   },
   {
@@ -571,6 +675,14 @@ export const PARITY_CASES: ParityCase[] = [
     name: "MS-CHAPv2 with an NT-Password written 0x...",
     users: [{ username: "mschap-nt0x", check: [["NT-Password", ":=", `0x${ntPassword("nt pw")[2]}`]] }],
     request: mschapv2("mschap-nt0x", "nt pw"),
+    expect: "Access-Accept",
+  },
+  {
+    name: "MS-CHAPv2 with an NT-Password in base64 (rlm_pap's normalise runs first)",
+    users: [
+      { username: "mschap-nt64", check: [["NT-Password", ":=", ntPasswordHash("nt pw").toString("base64")]] },
+    ],
+    request: mschapv2("mschap-nt64", "nt pw"),
     expect: "Access-Accept",
   },
   {

@@ -4,7 +4,7 @@
 import { sameOctets } from "../shared/secrets.ts";
 import type { Authorization } from "./authorize.ts";
 import { parseAttributeName } from "./dictionary.ts";
-import { ntPasswordHash, parseNtPassword } from "./nt-hash.ts";
+import { ntPasswordHash, papNtPasswordHash, parseNtPassword } from "./nt-hash.ts";
 import { firstValue, type Pair } from "./pairs.ts";
 import { applyQuotas, type QuotaCounters } from "./quotas.ts";
 
@@ -66,9 +66,26 @@ function capSessionTimeout(reply: Pair[], seconds: number): Pair[] {
   return next;
 }
 
-/** PAP: the password sent against the stored Cleartext-Password (UTF-8), octet for octet. */
-function samePassword(given: Buffer, known: string): boolean {
-  return sameOctets(given, Buffer.from(known, "utf8"));
+/** The "known good" password items PAP can check, of those rlm_pap looks for in the control list. */
+const PAP_ITEMS = new Set(["cleartext-password", "nt-password"]);
+
+/**
+ * PAP as FreeRADIUS 3.2's rlm_pap decides it: the first Cleartext-Password or NT-Password in the
+ * control list is the "known good" password. A Cleartext-Password is compared with the password
+ * sent octet for octet (its UTF-8); an NT-Password (see parseNtPassword) with the NT hash of the
+ * octets sent (papNtPasswordHash), and one that is not a hash fails, whatever follows it. Both
+ * compare in constant time. Undefined when the password is right, else why not.
+ */
+function papFailure(control: readonly Pair[], given: Buffer): string | undefined {
+  const known = control.find((p) => PAP_ITEMS.has(p.attribute.toLowerCase()));
+  if (!known) return "no password configured for the user";
+  if (known.attribute.toLowerCase() === "cleartext-password") {
+    return sameOctets(given, Buffer.from(known.value, "utf8")) ? undefined : "wrong password";
+  }
+  const hash = parseNtPassword(known.value);
+  if (!hash) return "the NT-Password is not an NT hash";
+  const computed = papNtPasswordHash(given);
+  return computed && sameOctets(computed, hash) ? undefined : "wrong password";
 }
 
 /**
@@ -131,15 +148,15 @@ export async function decideLogin(
   reply = quotas.reply;
 
   const authType = firstValue(control, "Auth-Type")?.toLowerCase();
-  const known = firstValue(control, "Cleartext-Password");
   if (authType === "reject") return reject("rejected by Auth-Type", control);
   if (authType !== "accept" && !credentials.certificate) {
     // An Auth-Type naming one method leaves the request's other credentials unchecked, as the
     // named module alone authenticates in FreeRADIUS.
     if (credentials.password !== undefined && authType !== "chap" && authType !== "ms-chap") {
-      if (known === undefined) return reject("no password configured for the user", control);
-      if (!samePassword(credentials.password, known)) return reject("wrong password", control);
+      const failure = papFailure(control, credentials.password);
+      if (failure !== undefined) return reject(failure, control);
     } else if (credentials.chap && authType !== "pap" && authType !== "ms-chap") {
+      const known = firstValue(control, "Cleartext-Password");
       if (known === undefined) return reject("no password configured for the user", control);
       if (!credentials.chap(known)) return reject("wrong password", control);
     } else if (credentials.mschapv2 && authType !== "pap" && authType !== "chap") {
