@@ -227,6 +227,26 @@ describe("the write batcher while another connection holds the lock", () => {
     });
   });
 
+  test("writes queued in one turn share a transaction; a write of a later turn gets its own", async () => {
+    await withLockedDatabase(async (database, lock) => {
+      lock.release();
+      const batcher = new TransactionBatcher(database.db);
+      const seen = new Set<unknown>();
+      const inTransaction =
+        (name: string) => async (trx: Parameters<Parameters<TransactionBatcher["run"]>[0]>[0]) => {
+          seen.add(trx);
+          return insert(name)(trx);
+        };
+      const first = Promise.all(["t1", "t2", "t3"].map((name) => batcher.run(inTransaction(name))));
+      assert.deepEqual(await first, ["t1", "t2", "t3"]);
+      assert.equal(seen.size, 1, "one transaction for the writes of one turn");
+      await new Promise((resolve) => setImmediate(resolve));
+      assert.equal(await batcher.run(inTransaction("t4")), "t4");
+      assert.equal(seen.size, 2, "a later turn's write in a transaction of its own");
+      assert.deepEqual(await accountNames(database), ["t1", "t2", "t3", "t4"]);
+    });
+  });
+
   test("drain() with nothing queued resolves at once", async () => {
     await withLockedDatabase(async (database) => {
       const batcher = new TransactionBatcher(database.db);
