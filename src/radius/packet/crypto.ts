@@ -1,7 +1,7 @@
 // Hidden values (User-Password, Tunnel-Password), CHAP, and the packet authenticators: Request and
 // Response Authenticators and Message-Authenticator (HMAC-MD5).
 
-import { createHash, randomFillSync, timingSafeEqual } from "node:crypto";
+import { randomFillSync, timingSafeEqual } from "node:crypto";
 import { isResponseCode, isSignedRequest, packetCodeName, RadiusEncodeError } from "./codes.ts";
 import {
   checkAuthenticator,
@@ -164,17 +164,18 @@ export function hasMessageAuthenticator(buf: Buffer): boolean {
  */
 export function hmacOver(buf: Buffer, length: number, maAt: number, auth: Buffer, sk: SecretKey): Buffer {
   // HMAC from two MD5s over cached pads: createHmac costs several times more per packet.
-  const h = createHash("md5");
-  h.update(sk.ipad);
-  h.update(buf.subarray(0, 4));
-  h.update(auth);
-  if (maAt < 0) h.update(buf.subarray(HEADER, length));
-  else {
-    h.update(buf.subarray(HEADER, maAt + 2));
-    h.update(ZERO16);
-    h.update(buf.subarray(maAt + 18, length));
-  }
-  return createHash("md5").update(sk.opad).update(h.digest()).digest();
+  const inner =
+    maAt < 0
+      ? md5(sk.ipad, buf.subarray(0, 4), auth, buf.subarray(HEADER, length))
+      : md5(
+          sk.ipad,
+          buf.subarray(0, 4),
+          auth,
+          buf.subarray(HEADER, maAt + 2),
+          ZERO16,
+          buf.subarray(maAt + 18, length),
+        );
+  return md5(sk.opad, inner);
 }
 
 /**

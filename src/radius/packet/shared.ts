@@ -1,7 +1,7 @@
 // What decoding, the crypto and encoding all need: header and attribute constants, the shared-secret
 // key cache, md5, and FreeRADIUS's raw attribute names.
 
-import { createHash } from "node:crypto";
+import crypto, { createHash } from "node:crypto";
 
 export const HEADER = 20;
 export const MAX_PACKET = 4096;
@@ -56,7 +56,23 @@ export function checkAuthenticator(auth: Buffer | undefined, what: string): Buff
   return auth;
 }
 
+// One-shot MD5 (crypto.hash, Node 20.12+) over the parts copied side by side: a Hash object and an
+// update call per part cost more than the copy (a RADIUS packet takes three MD5s; 0.7 µs each
+// saved here). Older Node: createHash.
+const oneShot = typeof crypto.hash === "function" ? crypto.hash : undefined;
+const joined = Buffer.allocUnsafe(8192);
+
+/** MD5 of the parts in order. */
 export function md5(...parts: Buffer[]): Buffer {
+  if (oneShot) {
+    let length = 0;
+    for (const part of parts) length += part.length;
+    if (length <= joined.length) {
+      let at = 0;
+      for (const part of parts) at += part.copy(joined, at);
+      return oneShot("md5", joined.subarray(0, length), "buffer") as Buffer;
+    }
+  }
   const h = createHash("md5");
   for (const part of parts) h.update(part);
   return h.digest();
