@@ -88,6 +88,7 @@ export class RadiusServer {
   private readonly clients = new Map<string, { client: RadiusClient | undefined; expires: number }>();
   private readonly logged = new Map<string, number>();
   private sweeper: NodeJS.Timeout | undefined;
+  private nextSlowSweep = 0;
   /** Ports actually bound (useful when 0 was not meant as "off" but the OS picked). */
   readonly ports: { auth?: number; acct?: number } = {};
   readonly eap: EapEngine | undefined;
@@ -102,7 +103,7 @@ export class RadiusServer {
     const { host, authPort, acctPort } = this.options;
     if (authPort > 0) this.ports.auth = await this.bind(host, authPort, "auth");
     if (acctPort > 0) this.ports.acct = await this.bind(host, acctPort, "acct");
-    this.sweeper = setInterval(() => this.sweep(), DUPLICATE_TTL_MS).unref();
+    this.sweeper = setInterval(() => this.sweep(), 1000).unref();
   }
 
   async close(): Promise<void> {
@@ -193,6 +194,8 @@ export class RadiusServer {
       response: null,
       expires: Date.now() + DUPLICATE_TTL_MS,
     };
+    // Deleted first so that the map stays in order of expiry (sweep() stops at the first live one).
+    this.seen.delete(key);
     this.seen.set(key, entry);
 
     let packet: RadiusPacket;
@@ -344,9 +347,19 @@ export class RadiusServer {
     return response;
   }
 
+  /**
+   * Every second: answers are dropped as soon as their time is up, so at most ~1 s of traffic more
+   * than DUPLICATE_TTL_MS is held (a sweep every 10 s held up to 20 s of answers, and the GC
+   * marked them all again and again).
+   */
   private sweep(): void {
     const now = Date.now();
-    for (const [key, entry] of this.seen) if (entry.expires <= now) this.seen.delete(key);
+    for (const [key, entry] of this.seen) {
+      if (entry.expires > now) break;
+      this.seen.delete(key);
+    }
+    if (now < this.nextSlowSweep) return;
+    this.nextSlowSweep = now + DUPLICATE_TTL_MS;
     for (const [key, until] of this.logged) if (until <= now) this.logged.delete(key);
     for (const [key, entry] of this.clients) if (entry.expires <= now) this.clients.delete(key);
   }
