@@ -3,7 +3,9 @@
 // 3.2's rlm_eap (deploy/freeradius/configure.sh with EAP_CERT_FILE...) on the same SQLite
 // database, alternated round by round, at the same certificate, fragment size (1024) and default
 // method (PEAP). Prints logins/s, the server's CPU per login (utime+stime of its process from
-// /proc; also its main thread alone), RADIUS round trips per login and wrong verdicts; writes
+// /proc; also its main thread alone), RADIUS round trips per login and wrong verdicts; per run also
+// the eapol_test processes' and this process's CPU per login and the machine's idle share (the
+// load generator takes most of the machine: see docs/notes-eap.md, session 6); writes
 // bench/results/eap.json.
 // Every 10th login carries a wrong password (a reject is its right verdict).
 //   BENCH_EAP_PARALLEL (16)  eapol_test processes at once
@@ -24,8 +26,10 @@ import { buildDist } from "./processes.ts";
 import { radiusBenchUser, SECRET, seed } from "./radius-load.ts";
 import {
   BenchError,
+  childrenTicks,
   freeradiusVersion,
   installExitHandlers,
+  machineTicks,
   makeTempDir,
   processTicks,
   type RadiusTarget,
@@ -103,18 +107,6 @@ function mainThreadTicks(pid: number): number | null {
   }
 }
 
-/** Idle and total jiffies of the whole machine (/proc/stat), to tell a busy machine from waiting. */
-function machineTicks(): { idle: number; total: number } {
-  const fields = fs
-    .readFileSync("/proc/stat", "utf8")
-    .split("\n", 1)[0]!
-    .trim()
-    .split(/\s+/)
-    .slice(1)
-    .map(Number);
-  return { idle: fields[3]! + fields[4]!, total: fields.reduce((a, b) => a + b, 0) };
-}
-
 interface Run {
   server: string;
   method: Method;
@@ -128,6 +120,10 @@ interface Run {
   roundTripsPerLogin: number;
   /** Share of the machine's CPU time left idle during the run (0: the load generator is the limit). */
   machineIdle: number;
+  /** CPU of the eapol_test processes per login: the rest of what one login costs the machine. */
+  clientCpuMsPerLogin: number;
+  /** CPU of this process per login (starting eapol_test, reading its output). */
+  harnessCpuMsPerLogin: number;
   wrong: number;
   timeouts: number;
 }
@@ -147,6 +143,8 @@ async function measure(
   const ticksBefore = processTicks(target.pid) ?? 0;
   const mainBefore = mainThreadTicks(target.pid) ?? 0;
   const machineBefore = machineTicks();
+  const clientBefore = childrenTicks();
+  const harnessBefore = process.cpuUsage();
   const started = process.hrtime.bigint();
   await Promise.all(
     Array.from({ length: parallel }, async () => {
@@ -179,6 +177,7 @@ async function measure(
   const ticks = (processTicks(target.pid) ?? ticksBefore) - ticksBefore;
   const mainTicks = (mainThreadTicks(target.pid) ?? mainBefore) - mainBefore;
   const machineAfter = machineTicks();
+  const harness = process.cpuUsage(harnessBefore);
   const machineTotal = machineAfter.total - machineBefore.total;
   return {
     server: target.id,
@@ -190,7 +189,13 @@ async function measure(
     cpuMsPerLogin: Number(((ticks * 1000) / TICKS_PER_SECOND / logins).toFixed(2)),
     mainThreadCpuMsPerLogin: Number(((mainTicks * 1000) / TICKS_PER_SECOND / logins).toFixed(2)),
     roundTripsPerLogin: Number((requests / logins).toFixed(2)),
-    machineIdle: Number(((machineAfter.idle - machineBefore.idle) / Math.max(1, machineTotal)).toFixed(3)),
+    machineIdle: Number(
+      (1 - (machineAfter.busy - machineBefore.busy) / Math.max(1, machineTotal)).toFixed(3),
+    ),
+    harnessCpuMsPerLogin: Number(((harness.user + harness.system) / 1000 / logins).toFixed(2)),
+    clientCpuMsPerLogin: Number(
+      (((childrenTicks() - clientBefore) * 1000) / TICKS_PER_SECOND / logins).toFixed(2),
+    ),
     wrong,
     timeouts,
   };
@@ -253,7 +258,7 @@ async function main(): Promise<void> {
           runs.push(run);
           console.log(
             `round ${round} ${method.padEnd(4)} ${target.id.padEnd(10)} ${run.loginsPerSecond} logins/s, ` +
-              `${run.cpuMsPerLogin} ms CPU/login (main thread ${run.mainThreadCpuMsPerLogin}), ${run.roundTripsPerLogin} round trips/login, machine ${Math.round(run.machineIdle * 100)}% idle, ${run.wrong} wrong`,
+              `${run.cpuMsPerLogin} ms CPU/login (main thread ${run.mainThreadCpuMsPerLogin}), ${run.roundTripsPerLogin} round trips/login, eapol_test ${run.clientCpuMsPerLogin} ms CPU/login, bench ${run.harnessCpuMsPerLogin} ms, machine ${Math.round(run.machineIdle * 100)}% idle, ${run.wrong} wrong`,
           );
         }
       }
