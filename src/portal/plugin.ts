@@ -19,7 +19,7 @@ import {
   registerGuest,
   type SignInProblem,
 } from "../core/portals/signin.ts";
-import { randomOctets } from "../core/shared/random-pool.ts";
+import { randomToken } from "../core/shared/random-pool.ts";
 import type { CounterStore } from "../http/rate-limit.ts";
 import {
   coovaChecksumValid,
@@ -106,7 +106,7 @@ function readCookie(request: FastifyRequest, name: string): string | undefined {
 
 /** A new token: 32 octets from the shared pool (one getrandom call per 128 first visits). */
 function newToken(): string {
-  return randomOctets(32).toString("base64url");
+  return randomToken(32);
 }
 
 /** The browser's double-submit token, or a new one set as a cookie now. */

@@ -6,15 +6,33 @@ import { randomFillSync } from "node:crypto";
 const pool = Buffer.alloc(4096);
 let used = pool.length;
 
-/** Writes `n` (at most 4096) random octets into `target` at `at`. */
-export function randomInto(target: Buffer, at: number, n: number): void {
+/** The next `n` (at most 4096) octets of the pool, to be read at once: they are wiped by take(). */
+function next(n: number): number {
   if (used + n > pool.length) {
     randomFillSync(pool);
     used = 0;
   }
-  pool.copy(target, at, used, used + n);
-  pool.fill(0, used, used + n);
-  used += n;
+  return used;
+}
+
+function take(at: number, n: number): void {
+  pool.fill(0, at, at + n);
+  used = at + n;
+}
+
+/** Writes `n` (at most 4096) random octets into `target` at `at`. */
+export function randomInto(target: Buffer, at: number, n: number): void {
+  const from = next(n);
+  pool.copy(target, at, from, from + n);
+  take(from, n);
+}
+
+/** `n` random octets as base64url text (a token), without a Buffer of their own. */
+export function randomToken(n: number): string {
+  const from = next(n);
+  const text = pool.toString("base64url", from, from + n);
+  take(from, n);
+  return text;
 }
 
 /** `n` fresh random octets. */
