@@ -82,7 +82,7 @@ export function preparedOn<P extends unknown[], R>(
 /**
  * A multi-row INSERT of `columns`, compiled once per row count up to `maxCached` rows (more rows
  * are built by Kysely each time), on the connection given at each call. Every row gives every
- * column (undefined is written as NULL). Building and compiling a 20-column insert cost Kysely
+ * column (undefined is written as NULL). Building and compiling a 19-column insert cost Kysely
  * more than SQLite took to run it: 3% of an EAP login's CPU (bench/eap.ts, --cpu-prof).
  */
 export function preparedInsert<R extends Record<string, unknown>>(
