@@ -16,8 +16,7 @@ const RETRY_MS = 10 * 60_000;
 export function registerPartitionJobs(worker: Worker, core: Core, intervalMs = PARTITIONS_INTERVAL_MS): void {
   if (core.database.dialect !== "postgres") return;
   worker.handle(PARTITIONS_JOB, async (job) => {
-    const [oldest] = await core.jobs.active(PARTITIONS_JOB);
-    if (oldest !== undefined && oldest < job.id) return "an older partition job runs";
+    if (await core.jobs.isDuplicate(PARTITIONS_JOB, job.id)) return "an older partition job runs";
     let made: string[];
     try {
       made = await ensurePartitions(core.database.db, new Date());
@@ -30,8 +29,5 @@ export function registerPartitionJobs(worker: Worker, core: Core, intervalMs = P
       Date.now() + intervalMs,
     );
   });
-  void (async () => {
-    if ((await core.jobs.active(PARTITIONS_JOB)).length > 0) return;
-    await core.jobs.enqueue(core.database.db, [{ kind: PARTITIONS_JOB, accountId: null, payload: {} }]);
-  })().catch(() => {});
+  core.jobs.ensureRecurring(PARTITIONS_JOB).catch(() => {});
 }

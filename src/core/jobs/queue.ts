@@ -34,7 +34,7 @@ export interface JobStats {
  * Ids of the jobs of a kind queued or running, oldest first: how a recurring job (sweep, dispatcher,
  * retention, partitions) knows it is queued once, on `db` or a transaction.
  */
-export async function activeJobIds(db: Kysely<Schema>, kind: string): Promise<number[]> {
+async function activeJobIds(db: Kysely<Schema>, kind: string): Promise<number[]> {
   const rows = await db
     .selectFrom("jobs")
     .select("id")
@@ -43,6 +43,17 @@ export async function activeJobIds(db: Kysely<Schema>, kind: string): Promise<nu
     .orderBy("id")
     .execute();
   return rows.map((r) => r.id);
+}
+
+/** Whether a job of this recurring kind is queued or running (on `db` or the caller's transaction). */
+export async function recurringJobQueued(db: Kysely<Schema>, kind: string): Promise<boolean> {
+  return (await activeJobIds(db, kind)).length > 0;
+}
+
+/** Whether recurring job `jobId` should stand down for an older one of its kind (two were queued at once). */
+export async function olderJobQueued(db: Kysely<Schema>, kind: string, jobId: number): Promise<boolean> {
+  const [oldest] = await activeJobIds(db, kind);
+  return oldest !== undefined && oldest < jobId;
 }
 
 export class JobQueue {
@@ -249,7 +260,18 @@ export class JobQueue {
     }));
   }
 
-  /** Ids of the jobs of a kind queued or running, oldest first (a recurring job checks it is alone). */
+  /** Queues one job of a recurring kind (no account, no payload) unless one is queued or running. */
+  async ensureRecurring(kind: string): Promise<void> {
+    if (await recurringJobQueued(this.db, kind)) return;
+    await this.enqueue(this.db, [{ kind, accountId: null, payload: {} }]);
+  }
+
+  /** See olderJobQueued. */
+  isDuplicate(kind: string, jobId: number): Promise<boolean> {
+    return olderJobQueued(this.db, kind, jobId);
+  }
+
+  /** Ids of the jobs of a kind queued or running, oldest first. */
   active(kind: string): Promise<number[]> {
     return activeJobIds(this.db, kind);
   }

@@ -7,7 +7,6 @@
 import { type Kysely, sql } from "kysely";
 import type { DialectName } from "../../db/database.ts";
 import type { Schema } from "../../db/schema.ts";
-import { activeJobIds } from "../jobs/queue.ts";
 import { isoNow } from "../shared/time.ts";
 import { type WebhookDb, withWebhookTables } from "../webhooks/tables.ts";
 
@@ -243,11 +242,6 @@ export class RetentionRepo {
     const cutoff = isoNow(before);
     const scanned = found(rows, limit, (r) => ({ at: Number(r.run_at), id: Number(r.id) }));
     return { ids: rows.filter((r) => r.updated < cutoff).map((r) => Number(r.id)), next: scanned.next };
-  }
-
-  /** Ids of the queued or running jobs of a kind, oldest first. */
-  activeJobs(kind: string): Promise<number[]> {
-    return activeJobIds(this.db, kind);
   }
 
   async deleteJobs(ids: readonly number[]): Promise<number> {

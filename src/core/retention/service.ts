@@ -6,7 +6,7 @@
 // On PostgreSQL whole monthly partitions of radpostauth and radacct are dropped first.
 import type { Database } from "../../db/database.ts";
 import { dropPartitionsBefore, type PartitionedTable } from "../../db/partitions.ts";
-import { JobQueue } from "../jobs/queue.ts";
+import { JobQueue, olderJobQueued } from "../jobs/queue.ts";
 import type { ReportsService } from "../reports/service.ts";
 import { type AccountScope, type Found, RetentionRepo, type TimeKey } from "./repo.ts";
 import { cutoff, DEFAULT_RETENTION_DAYS, type RetentionDays } from "./rules.ts";
@@ -71,16 +71,12 @@ export class RetentionService {
 
   /** Makes sure the recurring retention job exists (one per installation). */
   async ensureJob(): Promise<void> {
-    if ((await this.repo.activeJobs(RETENTION_JOB)).length > 0) return;
-    await new JobQueue(this.repo.db, this.repo.dialect).enqueue(this.repo.db, [
-      { kind: RETENTION_JOB, accountId: null, payload: {} },
-    ]);
+    await new JobQueue(this.repo.db, this.repo.dialect).ensureRecurring(RETENTION_JOB);
   }
 
   /** Whether this retention job should stand down for an older one (two were queued at once). */
-  async isDuplicateJob(jobId: number): Promise<boolean> {
-    const [oldest] = await this.repo.activeJobs(RETENTION_JOB);
-    return oldest !== undefined && oldest < jobId;
+  isDuplicateJob(jobId: number): Promise<boolean> {
+    return olderJobQueued(this.repo.db, RETENTION_JOB, jobId);
   }
 
   /** Prunes every table once; what went (or would go), table by table. */

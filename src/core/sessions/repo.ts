@@ -5,7 +5,6 @@ import type { DialectName } from "../../db/database.ts";
 import type { RadacctTable, Schema } from "../../db/schema.ts";
 import { ordered, type SortPlan } from "../../db/sort.ts";
 import { insertEvents, type NewEvent } from "../events/repo.ts";
-import { activeJobIds } from "../jobs/queue.ts";
 import { offsetOf, type PageRequest } from "../shared/pages.ts";
 import type { Sort } from "../shared/sort.ts";
 import type { SessionSortField } from "./rules.ts";
@@ -228,11 +227,6 @@ export class SessionsRepo {
       if (closed) await insertEvents(repo.db, events);
       return closed;
     });
-  }
-
-  /** Ids of the queued or running jobs of a kind, oldest first. */
-  activeJobs(kind: string): Promise<number[]> {
-    return activeJobIds(this.db, kind);
   }
 
   /** Open sessions of users with an Expiration check item (the sweep compares it with the clock). */

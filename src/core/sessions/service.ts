@@ -5,7 +5,7 @@
 
 import type { Pair } from "../aaa/pairs.ts";
 import type { NewEvent } from "../events/repo.ts";
-import { JobQueue } from "../jobs/queue.ts";
+import { JobQueue, olderJobQueued } from "../jobs/queue.ts";
 import { containingNetworks } from "../networks/address.ts";
 import { ConflictError, NotFoundError, ValidationError } from "../shared/errors.ts";
 import type { Page, PageRequest } from "../shared/pages.ts";
@@ -341,16 +341,12 @@ export class SessionsService {
 
   /** Makes sure the recurring sweep job exists (one per installation). */
   async ensureSweep(): Promise<void> {
-    if ((await this.repo.activeJobs(SWEEP_JOB)).length > 0) return;
-    await new JobQueue(this.repo.db, this.repo.dialect).enqueue(this.repo.db, [
-      { kind: SWEEP_JOB, accountId: null, payload: {} },
-    ]);
+    await new JobQueue(this.repo.db, this.repo.dialect).ensureRecurring(SWEEP_JOB);
   }
 
   /** Whether this sweep job should stand down for an older one (two were queued at once). */
-  async isDuplicateSweep(jobId: number): Promise<boolean> {
-    const [oldest] = await this.repo.activeJobs(SWEEP_JOB);
-    return oldest !== undefined && oldest < jobId;
+  isDuplicateSweep(jobId: number): Promise<boolean> {
+    return olderJobQueued(this.repo.db, SWEEP_JOB, jobId);
   }
 
   /**

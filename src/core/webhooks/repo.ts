@@ -2,7 +2,6 @@
 import { type Kysely, type Selectable, sql, type Updateable } from "kysely";
 import type { DialectName } from "../../db/database.ts";
 import type { Schema } from "../../db/schema.ts";
-import { activeJobIds } from "../jobs/queue.ts";
 import {
   type WebhookAttemptsTable,
   type WebhookDb,
@@ -366,11 +365,6 @@ export class WebhooksRepo {
       .where("id", "=", id)
       .returningAll()
       .executeTakeFirst();
-  }
-
-  /** Ids of dispatch jobs that are queued or running. */
-  activeJobs(kind: string): Promise<number[]> {
-    return activeJobIds(this.db, kind);
   }
 
   /** Whether any account has webhook endpoints (a dispatcher cursor). */

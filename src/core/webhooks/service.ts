@@ -2,7 +2,7 @@
 // leaves this service only on creation and rotation. Rules for the CLI now and the console later.
 import { isIP } from "node:net";
 import type { Database } from "../../db/database.ts";
-import { JobQueue } from "../jobs/queue.ts";
+import { JobQueue, olderJobQueued, recurringJobQueued } from "../jobs/queue.ts";
 import { NotFoundError, ValidationError } from "../shared/errors.ts";
 import { isoNow } from "../shared/time.ts";
 import { refusedAddress } from "./addresses.ts";
@@ -331,14 +331,13 @@ export class WebhooksService {
   }
 
   private async ensureDispatcherIn(repo: WebhooksRepo): Promise<void> {
-    if ((await repo.activeJobs(DISPATCH_JOB)).length > 0) return;
+    if (await recurringJobQueued(repo.db, DISPATCH_JOB)) return;
     await this.enqueue(repo.db, [{ kind: DISPATCH_JOB, accountId: null, payload: {} }]);
   }
 
   /** Whether this dispatch job should stand down for an older one (two were started at once). */
-  async isDuplicateDispatcher(jobId: number): Promise<boolean> {
-    const [oldest] = await this.repo.activeJobs(DISPATCH_JOB);
-    return oldest !== undefined && oldest < jobId;
+  isDuplicateDispatcher(jobId: number): Promise<boolean> {
+    return olderJobQueued(this.repo.db, DISPATCH_JOB, jobId);
   }
 
   hasEndpoints(): Promise<boolean> {
