@@ -159,7 +159,8 @@ export class RecordingRepo {
     events: readonly NewEvent[],
   ): Promise<(number | undefined)[]> {
     const found: (number | undefined)[] = [];
-    const accepted = attempts.filter((a) => a.accepted && !EAP_METHODS.has(a.method));
+    const linkable = (a: AttemptRecord) => a.accepted && !EAP_METHODS.has(a.method);
+    const accepted = attempts.filter(linkable);
     if (accepted.length === 0) return found;
     const now = Math.max(...accepted.map((a) => a.at));
     const pending = await trx
@@ -173,7 +174,7 @@ export class RecordingRepo {
     if (pending.length === 0) return found;
     const used: number[] = [];
     attempts.forEach((attempt, i) => {
-      if (!accepted.includes(attempt)) return;
+      if (!linkable(attempt)) return;
       const match = pending.find(
         (p) =>
           !used.includes(p.id) &&
