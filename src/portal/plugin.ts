@@ -104,16 +104,12 @@ function readCookie(request: FastifyRequest, name: string): string | undefined {
   return undefined;
 }
 
-/** A new token: 32 octets from the shared pool (one getrandom call per 128 first visits). */
-function newToken(): string {
-  return randomToken(32);
-}
-
 /** The browser's double-submit token, or a new one set as a cookie now. */
 function csrfToken(request: FastifyRequest, reply: FastifyReply): string {
   const existing = readCookie(request, CSRF_COOKIE);
   if (existing && TOKEN.test(existing)) return existing;
-  const token = newToken();
+  // 32 octets from the shared pool: one getrandom call per 128 first visits.
+  const token = randomToken(32);
   const secure = request.protocol === "https" ? "; Secure" : "";
   reply.header("Set-Cookie", `${CSRF_COOKIE}=${token}; Path=/portal; HttpOnly; SameSite=Lax${secure}`);
   return token;
