@@ -13,7 +13,7 @@ import { migrate } from "../../src/db/migrate.ts";
 import { dialects, withDatabase } from "../support/databases.ts";
 
 const NOW = "2026-01-01T00:00:00Z";
-/** The README's query for networks of different accounts that share addresses. */
+/** docs/radius.md's query for networks of different accounts that share addresses. */
 const OVERLAPS = `select a.id as first, b.id as second from nas a join nas b
   on a.account_id <> b.account_id and a.id < b.id
   and a.range_start <= b.range_end and b.range_start <= a.range_end
@@ -75,7 +75,7 @@ for (const { dialect, skip } of await dialects()) {
             [`620010db8${"0".repeat(24)}`, `620010db8${"f".repeat(24)}`],
           );
 
-          // The README's query lists the pairs that overlap across accounts, and only those.
+          // docs/radius.md's query lists the pairs that overlap across accounts, and only those.
           const id = (nasname: string) => byName.get(nasname)!.id;
           const pairs = (await sql<{ first: number; second: number }>`${sql.raw(OVERLAPS)}`.execute(db)).rows;
           assert.deepEqual(

@@ -7,7 +7,7 @@
 // Rows that already overlap across accounts are left as they are: refusing to start would also
 // stop the CLI that could fix them, and moving their traffic to another account at an upgrade
 // could cut off a site that works today. Lookups stay as they were (the narrowest network holding
-// the source wins; addresses are unique, so the choice is deterministic), and the README gives the
+// the source wins; addresses are unique, so the choice is deterministic), and docs/radius.md gives the
 // query that lists such pairs.
 import ipaddr from "ipaddr.js";
 import { type Kysely, sql } from "kysely";
