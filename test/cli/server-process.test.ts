@@ -1,4 +1,4 @@
-// The server as operators run it (`node --import tsx src/main.ts`), driven over real sockets and
+// The server as operators run it (`npm start`: the compiled dist/main.js), driven over real sockets and
 // managed with the `wisp` CLI in separate processes: revocation, health, logs, SIGTERM, bad config.
 import assert from "node:assert/strict";
 import net from "node:net";

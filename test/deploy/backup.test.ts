@@ -9,7 +9,7 @@ import os from "node:os";
 import path from "node:path";
 import { after, before, describe, test } from "node:test";
 import SqliteDatabase from "better-sqlite3";
-import { ROOT, wisp } from "../support/processes.ts";
+import { entryArgs, ROOT, wisp } from "../support/processes.ts";
 
 /** Pages of filler: enough that the backup (100 pages a step) is still copying when it is killed. */
 const FILLER_ROWS = 20_000;
@@ -74,7 +74,7 @@ describe("wisp backup", () => {
       const target = path.join(dir, `interrupted-${signal}.db`);
       fs.writeFileSync(target, "yesterday's backup");
       const before = sha256(target);
-      const child = spawn(process.execPath, ["--import", "tsx", "src/cli/main.ts", "backup", target], {
+      const child = spawn(process.execPath, [...entryArgs("cli"), "backup", target], {
         cwd: ROOT,
         env: withoutDatabaseSettings({ ...process.env, DATA_DIR: dataDir }),
         stdio: "ignore",

@@ -16,7 +16,7 @@ import { sendRadius } from "../../src/radius/client.ts";
 import type { AttributeInput } from "../../src/radius/packet.ts";
 import { createTestDatabase, dialects, type TestDatabase } from "../support/databases.ts";
 import { freeUdpPort } from "../support/freeradius-lab.ts";
-import { databaseEnv, freePort, ROOT, runServerToExit } from "../support/processes.ts";
+import { databaseEnv, entryArgs, freePort, ROOT, runServerToExit } from "../support/processes.ts";
 import { startTestServer, type TestServer } from "../support/server.ts";
 import { Receiver } from "../webhooks/receiver.ts";
 
@@ -306,7 +306,7 @@ describe("wisp worker with METRICS_LISTEN", () => {
 
   test("serves the worker's metrics (queue, webhooks, database) until SIGTERM", async () => {
     const port = await freePort();
-    const child = spawn(process.execPath, ["--import", "tsx", "src/cli/main.ts", "worker"], {
+    const child = spawn(process.execPath, [...entryArgs("cli"), "worker"], {
       cwd: ROOT,
       env: {
         ...process.env,

@@ -1,10 +1,16 @@
-// Wisp as real processes: the `wisp` CLI and the server (src/main.ts), spawned with a chosen
-// environment, their output collected, the server awaited through its "wisp started" log line.
+// Wisp as real processes: the `wisp` CLI and the server, spawned with a chosen environment, their
+// output collected, the server awaited through its "wisp started" log line. They run the compiled
+// build (dist/, made by `npm test` before the suites) when it is current, as `npm start` and
+// bin/wisp.mjs do: what ships is what is tested, and a compiled process starts with a third of the
+// CPU of tsx compiling ~1,000 modules, which kept CLI tests past their time on a busy machine. A
+// checkout whose sources changed since the build (a single test file run by hand) runs src/ through
+// tsx instead.
 import { type ChildProcess, type ChildProcessByStdio, spawn } from "node:child_process";
 import http from "node:http";
 import net from "node:net";
 import type { Readable, Writable } from "node:stream";
 import { fileURLToPath } from "node:url";
+import { DIST, distState } from "../../scripts/dist.mjs";
 import type { TestDatabase } from "./databases.ts";
 
 /** The repository root: the working directory of every spawned process. */
@@ -90,7 +96,21 @@ export interface ProcessResult {
   database?: string;
 }
 
-const RUN_TIMEOUT_MS = 30_000;
+/** Generous: a loaded 2-core machine (load average 25 seen) stretches a 0.2 s command to many seconds. */
+const RUN_TIMEOUT_MS = 90_000;
+
+let compiled: boolean | undefined;
+/** Whether spawned processes run dist/ (decided once per test process: dist/ does not change under a run). */
+export function runsCompiled(): boolean {
+  compiled ??= distState() === "current";
+  return compiled;
+}
+
+/** The node arguments that run the server (`main`) or the CLI (`cli`): dist/ when current, else tsx. */
+export function entryArgs(entry: "main" | "cli"): string[] {
+  if (runsCompiled()) return [`${DIST}/${entry}.js`];
+  return ["--import", "tsx", entry === "main" ? "src/main.ts" : "src/cli/main.ts"];
+}
 
 function run(command: string, args: string[], env: Env, input?: string): Promise<ProcessResult> {
   return new Promise((resolve, reject) => {
@@ -126,11 +146,11 @@ function run(command: string, args: string[], env: Env, input?: string): Promise
 const DATABASE_LINE = /^wisp: database (.+)\n/;
 
 /**
- * Runs `wisp <args>` as `node --import tsx src/cli/main.ts <args>`, with `input` on standard input.
+ * Runs `wisp <args>` (dist/cli.js, or src/cli/main.ts through tsx), with `input` on standard input.
  * The "wisp: database ..." line a changing command starts stderr with is moved to `database`.
  */
 export async function wisp(args: string[], env: Env, input?: string): Promise<ProcessResult> {
-  const result = await run(process.execPath, ["--import", "tsx", "src/cli/main.ts", ...args], env, input);
+  const result = await run(process.execPath, [...entryArgs("cli"), ...args], env, input);
   const line = DATABASE_LINE.exec(result.stderr);
   if (!line) return result;
   return { ...result, stderr: result.stderr.slice(line[0].length), database: line[1] };
@@ -141,9 +161,9 @@ export function npm(args: string[], env: Env): Promise<ProcessResult> {
   return run(process.platform === "win32" ? "npm.cmd" : "npm", args, env);
 }
 
-/** Runs `node --import tsx src/main.ts` to its end (for configurations that must not start). */
+/** Runs the server to its end (for configurations that must not start). */
 export function runServerToExit(env: Env): Promise<ProcessResult> {
-  return run(process.execPath, ["--import", "tsx", "src/main.ts"], env);
+  return run(process.execPath, entryArgs("main"), env);
 }
 
 /** A loopback port nobody listens on at the moment of asking. */
@@ -188,11 +208,11 @@ export interface ServerProcess extends WispProcess {
 /** The start-up log line: "wisp <version> started: ..." (src/server.ts). */
 export const STARTED = /^wisp \S+ started: /;
 
-/** Starts `node --import tsx src/main.ts` on a free loopback port and waits for "wisp ... started". */
-export async function startServerProcess(env: Env, timeoutMs = 20_000): Promise<ServerProcess> {
+/** Starts the server on a free loopback port and waits for "wisp ... started". */
+export async function startServerProcess(env: Env, timeoutMs = 60_000): Promise<ServerProcess> {
   const port = await freePort();
   const server = await startProcess(
-    ["src/main.ts"],
+    entryArgs("main"),
     { HOST: "127.0.0.1", PORT: String(port), ...env },
     (line) => STARTED.test(line.msg ?? ""),
     timeoutMs,
@@ -200,10 +220,10 @@ export async function startServerProcess(env: Env, timeoutMs = 20_000): Promise<
   return { ...server, port, url: `http://127.0.0.1:${port}` };
 }
 
-/** Starts `wisp worker` (node --import tsx src/cli/main.ts worker) and waits for "wisp worker started". */
-export function startWorkerProcess(env: Env, timeoutMs = 20_000): Promise<WispProcess> {
+/** Starts `wisp worker` and waits for "wisp worker started". */
+export function startWorkerProcess(env: Env, timeoutMs = 60_000): Promise<WispProcess> {
   return startProcess(
-    ["src/cli/main.ts", "worker"],
+    [...entryArgs("cli"), "worker"],
     env,
     (line) => line.msg === "wisp worker started",
     timeoutMs,
@@ -216,7 +236,7 @@ async function startProcess(
   ready: (line: LogLine) => boolean,
   timeoutMs: number,
 ): Promise<WispProcess> {
-  const child = spawn(process.execPath, ["--import", "tsx", ...args], {
+  const child = spawn(process.execPath, args, {
     cwd: ROOT,
     env: childEnv({ LOG_LEVEL: "info", ...env }),
     stdio: ["ignore", "pipe", "pipe"],
