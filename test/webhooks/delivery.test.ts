@@ -18,6 +18,7 @@ import { openDatabase } from "../../src/db/database.ts";
 import type { Schema } from "../../src/db/schema.ts";
 import { registerJobHandlers } from "../../src/jobs/handlers.ts";
 import { Worker } from "../../src/jobs/worker.ts";
+import { ConsoleClient } from "../support/browser.ts";
 import { dialects, PG_ADMIN_URL } from "../support/databases.ts";
 import { startTestServer, type TestServer } from "../support/server.ts";
 import { type Received, Receiver } from "./receiver.ts";
@@ -26,6 +27,9 @@ const quiet = { error() {}, warn() {} };
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 const ISO = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$/;
 const SCHEDULE = "300ms,300ms,300ms";
+const PASSWORD = "a long enough password";
+/** Where localhost leads: what a refusal must not tell. */
+const RESOLVED = /127\.0\.0\.1|::1\b|::ffff:7f/i;
 
 async function until<T>(what: string, probe: () => Promise<T | undefined | false>, timeoutMs = 10_000) {
   const deadline = Date.now() + timeoutMs;
@@ -672,8 +676,55 @@ describe("webhooks", { concurrency: true }, async () => {
           "attempted and retried like any failure",
         );
         assert.match(errors[0]![0]!, /^refused: 127\.0\.0\.1 is a loopback address/);
-        assert.match(errors[1]![0]!, /^refused: localhost resolves to .*loopback address/);
+        assert.match(errors[1]![0]!, /^refused: localhost resolves to a private or reserved address \(/);
+        assert.ok(!RESOLVED.test(errors[1]!.join()), "no address localhost resolved to");
         assert.match(errors[2]![0]!, /^refused: plain http:\/\//);
+        assert.equal(receiver.received.length, 0, "no request reached the receiver");
+      });
+
+      test("a name resolving to a private address: no resolved address on the console, in the log or stored", async () => {
+        const account = await server.account("resolution");
+        await server.core.admins.create(account, { email: "r@example.com", password: PASSWORD });
+        const client = new ConsoleClient(server.url);
+        assert.equal((await client.login("r@example.com", PASSWORD)).status, 303);
+        await client.get("/console/webhooks");
+        const url = receiver.url("/resolution", "localhost", "https");
+        const made = await client.post("/console/webhooks", { url, events: "all" });
+        assert.equal(made.status, 303, made.text);
+        const shown = await client.get(made.location!);
+        const id = Number(/\/console\/webhooks\/(\d+)"/.exec(shown.text)?.[1]);
+        // The test button, then the endpoint's page once the delivery has failed.
+        await client.get(`/console/webhooks/${id}`);
+        assert.equal((await client.post(`/console/webhooks/${id}/test`)).status, 303);
+        const page = await until("the test delivery to fail", async () => {
+          const res = await client.get(`/console/webhooks/${id}`);
+          return /status-bad">failed/.test(res.text) && res;
+        });
+        const generic =
+          /refused: localhost resolves to a private or reserved address \(WEBHOOK_ALLOW_PRIVATE=1/;
+        const list = await client.get("/console/webhooks");
+        for (const [what, text] of [
+          ["creation page", shown.text],
+          ["endpoint page", page.text],
+          ["list page", list.text],
+        ] as const) {
+          assert.ok(!RESOLVED.test(text), `${what}: ${RESOLVED.exec(text)?.[0]}`);
+        }
+        assert.match(page.text, generic);
+        assert.match(list.text, generic);
+        // What the CLI prints (the service's delivery log) and every stored row.
+        const [delivery] = await server.core.webhooks.deliveries(account.id, id);
+        assert.equal(delivery?.attempt_log.length, 2);
+        assert.match(delivery!.last_error!, generic);
+        assert.ok(!RESOLVED.test(JSON.stringify(delivery)));
+        const db = server.core.database.db;
+        const stored = [
+          await sql`select * from webhook_deliveries where account_id = ${account.id}`.execute(db),
+          await sql`select * from webhook_attempts where account_id = ${account.id}`.execute(db),
+          await sql`select * from jobs where account_id = ${account.id}`.execute(db),
+        ].flatMap((r) => r.rows);
+        assert.ok(stored.length >= 4);
+        assert.ok(!RESOLVED.test(JSON.stringify(stored)), JSON.stringify(stored));
         assert.equal(receiver.received.length, 0, "no request reached the receiver");
       });
     });
