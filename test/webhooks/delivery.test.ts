@@ -3,16 +3,23 @@
 // loopback. Signatures are checked with the standardwebhooks package. Tests use accounts and
 // receiver paths of their own, so they do not see each other's deliveries.
 import assert from "node:assert/strict";
+import { randomBytes } from "node:crypto";
 import { after, before, describe, test } from "node:test";
+import { Kysely, PostgresDialect, sql } from "kysely";
+import pg from "pg";
 import { Webhook } from "standardwebhooks";
 import { loadConfig } from "../../src/config.ts";
 import { type EventKind, insertEvents } from "../../src/core/events/repo.ts";
 import { createCore } from "../../src/core/index.ts";
+import { isoNow } from "../../src/core/shared/time.ts";
+import { OutboxRepo } from "../../src/core/webhooks/outbox.ts";
 import type { Delivery } from "../../src/core/webhooks/service.ts";
 import { openDatabase } from "../../src/db/database.ts";
+import type { Schema } from "../../src/db/schema.ts";
 import { registerJobHandlers } from "../../src/jobs/handlers.ts";
 import { Worker } from "../../src/jobs/worker.ts";
-import { dialects } from "../support/databases.ts";
+import { ConsoleClient } from "../support/browser.ts";
+import { dialects, PG_ADMIN_URL } from "../support/databases.ts";
 import { startTestServer, type TestServer } from "../support/server.ts";
 import { type Received, Receiver } from "./receiver.ts";
 
@@ -20,6 +27,9 @@ const quiet = { error() {}, warn() {} };
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 const ISO = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$/;
 const SCHEDULE = "300ms,300ms,300ms";
+const PASSWORD = "a long enough password";
+/** Where localhost leads: what a refusal must not tell. */
+const RESOLVED = /127\.0\.0\.1|::1\b|::ffff:7f/i;
 
 async function until<T>(what: string, probe: () => Promise<T | undefined | false>, timeoutMs = 10_000) {
   const deadline = Date.now() + timeoutMs;
@@ -45,6 +55,40 @@ function verified(secret: string, request: Received) {
     "webhook-timestamp": request.timestamp,
     "webhook-signature": request.signature,
   }) as { event: string; timestamp: string; data: Record<string, unknown> };
+}
+
+/**
+ * A fresh database on the test server with a transaction open in it that has taken a transaction
+ * id (an insert); close() rolls it back and drops the database.
+ */
+async function openTransactionInAnotherDatabase(): Promise<{ xid: number; close(): Promise<void> }> {
+  const name = `wisp_other_${process.pid}_${randomBytes(4).toString("hex")}`;
+  const admin = new pg.Client({ connectionString: PG_ADMIN_URL });
+  await admin.connect();
+  await admin.query(`create database ${name}`);
+  const url = new URL(PG_ADMIN_URL);
+  url.pathname = `/${name}`;
+  const client = new pg.Client({ connectionString: url.toString() });
+  try {
+    await client.connect();
+    await client.query("create table t (n integer)");
+    await client.query("begin");
+    await client.query("insert into t values (1)");
+    const { rows } = await client.query<{ xid: string }>("select pg_current_xact_id()::text as xid");
+    return {
+      xid: Number(rows[0]!.xid),
+      async close() {
+        await client.end();
+        await admin.query(`drop database ${name} with (force)`);
+        await admin.end();
+      },
+    };
+  } catch (error) {
+    await client.end().catch(() => {});
+    await admin.query(`drop database ${name} with (force)`);
+    await admin.end();
+    throw error;
+  }
 }
 
 // The dialects run side by side (much of the time is spent waiting for retries); each one's
@@ -381,7 +425,6 @@ describe("webhooks", { concurrency: true }, async () => {
         test("an event committed before the first endpoint is not delivered while an older transaction runs", async () => {
           // A transaction of another connection, older than the event's, still running when the
           // endpoint is created: the cursor must still start after the event.
-          const { default: pg } = await import("pg");
           const older = new pg.Client({ connectionString: server.database.databaseUrl });
           await older.connect();
           try {
@@ -400,6 +443,79 @@ describe("webhooks", { concurrency: true }, async () => {
             );
           } finally {
             await older.end();
+          }
+        });
+
+      // PostgreSQL only: events carry the id of the transaction that wrote them (outbox.ts).
+      if (dialect === "postgres")
+        test("an open transaction that wrote an event holds later events back; then both go, in order", async () => {
+          const hook = await endpoint("open-txn", "/open-txn");
+          const open = new pg.Client({ connectionString: server.database.databaseUrl });
+          await open.connect();
+          try {
+            await open.query("begin");
+            await open.query(
+              "insert into events (account_id, kind, data, created) values ($1, 'session.started', $2, $3)",
+              [hook.account.id, JSON.stringify({ n: 1 }), isoNow()],
+            );
+            await emit(hook.account.id, "session.stopped", { n: 2 });
+            // A dispatch pass now cannot take the later event: the first one might still commit.
+            await server.core.webhooks.engine.dispatchOnce();
+            assert.equal(receiver.at("/open-txn").length, 0, "nothing sent while the older transaction runs");
+            await open.query("commit");
+          } finally {
+            await open.end();
+          }
+          await receiver.waitFor(() => receiver.at("/open-txn").length >= 2, 10_000, "both events");
+          await sleep(300);
+          assert.deepEqual(
+            receiver.at("/open-txn").map((d) => verified(hook.secret, d).data.n),
+            [1, 2],
+          );
+        });
+
+      if (dialect === "postgres")
+        test("a transaction left open in another database on the server does not hold deliveries back", async () => {
+          const hook = await endpoint("elsewhere", "/elsewhere");
+          const elsewhere = await openTransactionInAnotherDatabase();
+          try {
+            await emit(hook.account.id, "session.started", { n: 1 });
+            const [event] = await server.core.database.db
+              .selectFrom("events")
+              .select(sql<string>`txid`.as("txid"))
+              .where("account_id", "=", hook.account.id)
+              .execute();
+            assert.ok(elsewhere.xid < Number(event!.txid), "the other transaction is the older one");
+            await receiver.waitFor(
+              () => receiver.at("/elsewhere").length >= 1,
+              10_000,
+              "the event, while another database's transaction is open",
+            );
+            // The dispatcher's role need not be a superuser to see which database a transaction is in.
+            const role = `wisp_probe_${randomBytes(4).toString("hex")}`;
+            const admin = new pg.Client({ connectionString: PG_ADMIN_URL });
+            await admin.connect();
+            await admin.query(`create role ${role} login`);
+            const url = new URL(server.database.databaseUrl!);
+            url.username = role;
+            const probe = new Kysely<Schema>({
+              dialect: new PostgresDialect({
+                pool: new pg.Pool({ connectionString: url.toString(), max: 1 }),
+              }),
+            });
+            try {
+              const superuser = await sql<{ s: boolean }>`select usesuper as s from pg_user
+                where usename = current_user`.execute(probe);
+              assert.equal(superuser.rows[0]?.s, false);
+              const horizon = await new OutboxRepo(probe, "postgres").horizon();
+              assert.ok(horizon > elsewhere.xid, `horizon ${horizon} is past ${elsewhere.xid}`);
+            } finally {
+              await probe.destroy();
+              await admin.query(`drop role ${role}`);
+              await admin.end();
+            }
+          } finally {
+            await elsewhere.close();
           }
         });
 
@@ -431,7 +547,6 @@ describe("webhooks", { concurrency: true }, async () => {
           "a failing update writes no event",
         );
         // If the event cannot be written, the change is rolled back with it.
-        const { sql } = await import("kysely");
         const db = server.core.database.db;
         if (dialect === "postgres") {
           await sql`create function wisp_test_refuse() returns trigger language plpgsql as
@@ -561,8 +676,55 @@ describe("webhooks", { concurrency: true }, async () => {
           "attempted and retried like any failure",
         );
         assert.match(errors[0]![0]!, /^refused: 127\.0\.0\.1 is a loopback address/);
-        assert.match(errors[1]![0]!, /^refused: localhost resolves to .*loopback address/);
+        assert.match(errors[1]![0]!, /^refused: localhost resolves to a private or reserved address \(/);
+        assert.ok(!RESOLVED.test(errors[1]!.join()), "no address localhost resolved to");
         assert.match(errors[2]![0]!, /^refused: plain http:\/\//);
+        assert.equal(receiver.received.length, 0, "no request reached the receiver");
+      });
+
+      test("a name resolving to a private address: no resolved address on the console, in the log or stored", async () => {
+        const account = await server.account("resolution");
+        await server.core.admins.create(account, { email: "r@example.com", password: PASSWORD });
+        const client = new ConsoleClient(server.url);
+        assert.equal((await client.login("r@example.com", PASSWORD)).status, 303);
+        await client.get("/console/webhooks");
+        const url = receiver.url("/resolution", "localhost", "https");
+        const made = await client.post("/console/webhooks", { url, events: "all" });
+        assert.equal(made.status, 303, made.text);
+        const shown = await client.get(made.location!);
+        const id = Number(/\/console\/webhooks\/(\d+)"/.exec(shown.text)?.[1]);
+        // The test button, then the endpoint's page once the delivery has failed.
+        await client.get(`/console/webhooks/${id}`);
+        assert.equal((await client.post(`/console/webhooks/${id}/test`)).status, 303);
+        const page = await until("the test delivery to fail", async () => {
+          const res = await client.get(`/console/webhooks/${id}`);
+          return /status-bad">failed/.test(res.text) && res;
+        });
+        const generic =
+          /refused: localhost resolves to a private or reserved address \(WEBHOOK_ALLOW_PRIVATE=1/;
+        const list = await client.get("/console/webhooks");
+        for (const [what, text] of [
+          ["creation page", shown.text],
+          ["endpoint page", page.text],
+          ["list page", list.text],
+        ] as const) {
+          assert.ok(!RESOLVED.test(text), `${what}: ${RESOLVED.exec(text)?.[0]}`);
+        }
+        assert.match(page.text, generic);
+        assert.match(list.text, generic);
+        // What the CLI prints (the service's delivery log) and every stored row.
+        const [delivery] = await server.core.webhooks.deliveries(account.id, id);
+        assert.equal(delivery?.attempt_log.length, 2);
+        assert.match(delivery!.last_error!, generic);
+        assert.ok(!RESOLVED.test(JSON.stringify(delivery)));
+        const db = server.core.database.db;
+        const stored = [
+          await sql`select * from webhook_deliveries where account_id = ${account.id}`.execute(db),
+          await sql`select * from webhook_attempts where account_id = ${account.id}`.execute(db),
+          await sql`select * from jobs where account_id = ${account.id}`.execute(db),
+        ].flatMap((r) => r.rows);
+        assert.ok(stored.length >= 4);
+        assert.ok(!RESOLVED.test(JSON.stringify(stored)), JSON.stringify(stored));
         assert.equal(receiver.received.length, 0, "no request reached the receiver");
       });
     });

@@ -24,7 +24,7 @@ import {
   retryDelay,
   subscribes,
 } from "../../src/core/webhooks/rules.ts";
-import { parseRetryAfter, WebhookSender } from "../../src/core/webhooks/sender.ts";
+import { parseRetryAfter, WebhookSender, withoutAddresses } from "../../src/core/webhooks/sender.ts";
 import { sign, signedHeaders, verify } from "../../src/core/webhooks/signing.ts";
 import { tempDir } from "../support/databases.ts";
 import { Receiver } from "./receiver.ts";
@@ -274,11 +274,15 @@ describe("the webhook sender", () => {
       [receiver.url("/p", "127.0.0.1", "http"), /refused: plain http/],
       [receiver.url("/p", "127.0.0.1", "https"), /refused: 127\.0\.0\.1 is a loopback address/],
       [receiver.url("/p", "[::1]", "https"), /refused: ::1 is a loopback address/],
+      // A name's refusal does not say what it resolved to: that would map internal names.
       [
         receiver.url("/p", "rebind.test", "https"),
-        /refused: rebind\.test resolves to 127\.0\.0\.1 is a loopback/,
+        /^refused: rebind\.test resolves to a private or reserved address \(WEBHOOK_ALLOW_PRIVATE=1 allows it\)$/,
       ],
-      [receiver.url("/p", "internal.test", "https"), /private address; 169\.254\.169\.254 is a metadata/],
+      [
+        receiver.url("/p", "internal.test", "https"),
+        /^refused: internal\.test resolves to a private or reserved address \(WEBHOOK_ALLOW_PRIVATE=1 allows it\)$/,
+      ],
     ];
     for (const [url, why] of cases) {
       const result = await strict.send(url, {}, "{}");
@@ -287,9 +291,33 @@ describe("the webhook sender", () => {
     }
     const system = new WebhookSender({ allowPrivate: false });
     const viaDns = await system.send(receiver.url("/p", "localhost", "https"), {}, "{}");
-    assert.match(viaDns.error ?? "", /refused: localhost resolves to .*loopback/);
+    assert.match(viaDns.error ?? "", /^refused: localhost resolves to a private or reserved address \(/);
+    assert.doesNotMatch(viaDns.error ?? "", /127\.0\.0\.1|::1/);
     await system.close();
     assert.equal(receiver.received.length, before, "nothing reached the receiver");
+  });
+
+  test("network errors name the URL's host, never the address a name resolved to", async () => {
+    const closed = await Receiver.start();
+    await closed.close();
+    const resolving = new WebhookSender({ allowPrivate: true, resolve: async () => ["127.0.0.1"] });
+    const byName = await resolving.send(closed.url("/x", "hooks.invalid"), {}, "{}");
+    await resolving.close();
+    assert.match(byName.error ?? "", new RegExp(`^ECONNREFUSED: .*hooks\\.invalid:${closed.port}`));
+    assert.doesNotMatch(byName.error ?? "", /127\.0\.0\.1/);
+    // The operator's own literal stays.
+    const literal = await local.send(closed.url("/x"), {}, "{}");
+    assert.match(literal.error ?? "", new RegExp(`127\\.0\\.0\\.1:${closed.port}`));
+    const cases: [string, string, string][] = [
+      ["connect ECONNREFUSED 10.1.2.3:443", "h.example", "connect ECONNREFUSED h.example:443"],
+      ["connect ECONNREFUSED fd00::7:443", "h.example", "connect ECONNREFUSED h.example"],
+      ["connect EHOSTUNREACH fe80::1%eth0.", "h.example", "connect EHOSTUNREACH h.example."],
+      ["read ECONNRESET from [2001:db8::1]:8443", "h.example", "read ECONNRESET from [h.example]:8443"],
+      ["connect ETIMEDOUT 192.0.2.1:443", "192.0.2.1", "connect ETIMEDOUT 192.0.2.1:443"],
+      ["connect ETIMEDOUT 192.0.2.9:443", "[2001:db8::5]", "connect ETIMEDOUT 2001:db8::5:443"],
+      ["socket hang up after 10 s", "h.example", "socket hang up after 10 s"],
+    ];
+    for (const [message, host, expected] of cases) assert.equal(withoutAddresses(message, host), expected);
   });
 
   test("the connection goes to the address Wisp resolved and checked, not to a second lookup", async () => {

@@ -4,12 +4,32 @@
 // On PostgreSQL an event id is taken from a sequence before its transaction commits, so a lower id
 // can become visible after a higher one. An id cursor would skip it. Each event therefore carries
 // the id of the transaction that wrote it (events.txid, migration 006); a pass only takes events
-// whose transaction is older than every transaction still running (the snapshot's xmin), in
+// whose transaction is older than every transaction still running in this database (HORIZON), in
 // (txid, id) order, and that order is final. SQLite commits one writer at a time: ids suffice.
 import { type Kysely, sql } from "kysely";
 import type { DialectName } from "../../db/database.ts";
 import type { Schema } from "../../db/schema.ts";
 import { type WebhookDb, withWebhookTables } from "./tables.ts";
+
+/**
+ * The txid below which no transaction that can still write this database's events is running.
+ * The snapshot's xmin will not do: it counts the transactions of every database on the server, so
+ * one left open in another database would stop every delivery. Instead: the oldest transaction
+ * the snapshot sees running (its xip list; xmax when none), leaving out those pg_stat_activity
+ * shows in a backend of another database. A transaction is left out only when positively seen
+ * elsewhere: one that ended between the snapshot and the read of pg_stat_activity is still
+ * waited for (its events, committed after the snapshot, are not visible to this statement). A
+ * backend's database and backend_xid are readable by every role, superuser or not. backend_xid
+ * is the 32-bit xid; the snapshot's are 64-bit (epoch above), and those running are unique in
+ * their low 32 bits. pg_current_snapshot() is the statement's snapshot, the one the events are
+ * read with.
+ */
+const HORIZON = sql<string>`(select coalesce(
+    (select min(x::text::bigint) from pg_snapshot_xip(pg_current_snapshot()) x
+      where not exists (select 1 from pg_stat_activity a
+        where a.backend_xid::text::bigint = x::text::bigint % 4294967296
+          and a.datname <> current_database())),
+    pg_snapshot_xmax(pg_current_snapshot())::text::bigint))`;
 
 export interface OutboxEvent {
   id: number;
@@ -49,7 +69,7 @@ export class OutboxRepo {
         ? sql<{ account_id: number }>`select c.account_id from webhook_cursors c
             where exists (select 1 from events e where e.account_id = c.account_id
               and (e.txid, e.id) > (c.last_txid, c.last_event_id)
-              and e.txid < pg_snapshot_xmin(pg_current_snapshot())::text::bigint)
+              and e.txid < ${HORIZON})
             order by c.account_id limit ${limit} for update of c skip locked`
         : sql<{ account_id: number }>`select c.account_id from webhook_cursors c
             where exists (select 1 from events e where e.account_id = c.account_id and e.id > c.last_event_id)
@@ -67,7 +87,7 @@ export class OutboxRepo {
             join webhook_cursors c on c.account_id = e.account_id
             where c.account_id in (${accounts})
               and (e.txid, e.id) > (c.last_txid, c.last_event_id)
-              and e.txid < pg_snapshot_xmin(pg_current_snapshot())::text::bigint
+              and e.txid < ${HORIZON}
             order by e.txid, e.id limit ${limit}`
         : sql<OutboxEvent>`select e.id, e.account_id, e.kind, 0 as txid from events e
             join webhook_cursors c on c.account_id = e.account_id
@@ -75,6 +95,12 @@ export class OutboxRepo {
             order by e.id limit ${limit}`;
     const rows = (await query.execute(this.db)).rows;
     return rows.map((r) => ({ ...r, id: Number(r.id), txid: Number(r.txid) }));
+  }
+
+  /** HORIZON now (PostgreSQL): events of lower txid are all committed or never will be. */
+  async horizon(): Promise<number> {
+    const { rows } = await sql<{ horizon: string }>`select ${HORIZON} as horizon`.execute(this.db);
+    return Number(rows[0]!.horizon);
   }
 
   enabledEndpoints(accountIds: readonly number[]): Promise<EndpointSubscription[]> {

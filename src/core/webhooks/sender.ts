@@ -1,7 +1,9 @@
 // Sends one webhook request: POST, 10 s for the whole exchange, redirects not followed, the first
 // ~1 KB of the answer kept. Names are resolved here and the connection goes to the address that
 // was checked, so a DNS answer that changes between check and connect (rebinding) cannot reach a
-// refused address.
+// refused address. What a delivery records never says which address a name resolved to (an
+// operator could otherwise map the server's internal names with the test button): a refusal says
+// the address is private or reserved, and network errors name the URL's host instead.
 import { lookup } from "node:dns/promises";
 import { createRequire } from "node:module";
 import { isIP } from "node:net";
@@ -60,7 +62,24 @@ export function parseRetryAfter(value: string | string[] | undefined, now = Date
   return Number.isNaN(at) ? undefined : Math.max(0, at - now);
 }
 
-function describe(error: unknown, timeoutMs: number): string {
+/** Runs of characters an IP address (with a zone or :port) is written with. */
+const ADDRESS_LIKE = /[0-9A-Fa-f.:]*[.:][0-9A-Fa-f.:]*(?:%[\w.-]+)?/g;
+
+/**
+ * The message with every IP address in it replaced by the URL's host: errors from the connection
+ * name the address connected to, which for a name is what it resolved to. A literal address in
+ * the URL is the operator's own and stays.
+ */
+export function withoutAddresses(message: string, host: string): string {
+  const own = host.replace(/^\[|\]$/g, "");
+  return message.replace(ADDRESS_LIKE, (token) => {
+    const trimmed = token.replace(/[.:]+$/, ""); // the end of a sentence, not part of the address
+    const address = [trimmed, trimmed.replace(/:\d+$/, "")].find((t) => isIP(t.replace(/%.*$/, "")));
+    return address === undefined || address === own ? token : token.replace(address, own);
+  });
+}
+
+function describe(error: unknown, timeoutMs: number, host: string): string {
   const e = error as { name?: string; code?: string; message?: string; cause?: unknown } | null;
   if (e?.code === "WISP_REFUSED") return e.message ?? "refused";
   if (
@@ -70,7 +89,7 @@ function describe(error: unknown, timeoutMs: number): string {
   )
     return `timeout: no complete answer in ${timeoutMs} ms`;
   if (e?.code === "UND_ERR_CONNECT_TIMEOUT") return `timeout: could not connect in ${timeoutMs} ms`;
-  const message = e?.message ?? String(error);
+  const message = withoutAddresses(e?.message ?? String(error), host);
   return (e?.code ? `${e.code}: ${message}` : message).slice(0, 500);
 }
 
@@ -112,11 +131,11 @@ export class WebhookSender {
     if (this.options.allowPrivate) return addresses[0]!;
     const allowed = addresses.find((a) => refusedAddress(a) === null);
     if (allowed) return allowed;
-    const why = addresses.map((a) => refusedAddress(a)).join("; ");
+    // The literal in the URL is named with its category; a name's addresses are not named at all.
     throw new RefusedError(
       isIP(hostname)
-        ? `refused: ${why} ${ALLOW_HINT}`
-        : `refused: ${hostname} resolves to ${why} ${ALLOW_HINT}`,
+        ? `refused: ${refusedAddress(hostname)} ${ALLOW_HINT}`
+        : `refused: ${hostname} resolves to a private or reserved address ${ALLOW_HINT}`,
     );
   }
 
@@ -161,7 +180,7 @@ export class WebhookSender {
         retryAfterMs: parseRetryAfter(response.headers["retry-after"]),
       };
     } catch (error) {
-      return failed(describe(error, this.timeoutMs));
+      return failed(describe(error, this.timeoutMs, new URL(url).hostname));
     }
   }
 
