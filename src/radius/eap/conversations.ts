@@ -90,8 +90,10 @@ export class Conversations<C extends Bound> {
   /**
    * Moves a conversation under a new State (each Access-Challenge carries a new one), refreshes
    * it and charges it what it holds now; other conversations may be dropped to stay in bounds.
+   * One removed while its packet was worked on stays removed (its new State is unknown).
    */
   rekey(conversation: C, key: string): void {
+    if (this.all.get(conversation.key) !== conversation) return;
     this.unlink(conversation);
     conversation.key = key;
     this.link(conversation);
