@@ -49,7 +49,7 @@ export interface Config {
    */
   portalAttemptsPerAddress: number;
   portalAttemptsPerDevice: number;
-  /** EAP conversations kept between round trips: idle timeout and caps (EAP_IDLE_TIMEOUT, ...). */
+  /** EAP conversations kept between round trips: idle timeout, caps and byte budgets (EAP_IDLE_TIMEOUT, ...). */
   eapLimits: EapLimits;
   /** EAP_FRAGMENT_SIZE: TLS data per EAP packet (RFC 5216 section 2.1.5). */
   eapFragmentSize: number;
@@ -76,15 +76,26 @@ function integer(env: NodeJS.ProcessEnv, name: string, fallback: number, min: nu
   return value;
 }
 
-/** EAP_IDLE_TIMEOUT (seconds), EAP_CONVERSATIONS_PER_NETWORK, EAP_CONVERSATIONS: bounds on EAP state. */
+/**
+ * EAP_IDLE_TIMEOUT (seconds), EAP_CONVERSATIONS_PER_NETWORK, EAP_CONVERSATIONS, and the bytes they
+ * may hold, EAP_MEMORY_PER_NETWORK_MB and EAP_MEMORY_MB (MiB): bounds on EAP state.
+ */
 function eapLimits(env: NodeJS.ProcessEnv): EapLimits {
+  const MiB = 1024 * 1024;
+  const mebibytes = (name: string, fallback: number) =>
+    integer(env, name, fallback / MiB, 1, 1_000_000) * MiB;
   const limits: EapLimits = {
     idleTimeoutSeconds: integer(env, "EAP_IDLE_TIMEOUT", DEFAULT_EAP_LIMITS.idleTimeoutSeconds, 1, 600),
     perNetwork: integer(env, "EAP_CONVERSATIONS_PER_NETWORK", DEFAULT_EAP_LIMITS.perNetwork, 1, 1_000_000),
     total: integer(env, "EAP_CONVERSATIONS", DEFAULT_EAP_LIMITS.total, 1, 10_000_000),
+    perNetworkBytes: mebibytes("EAP_MEMORY_PER_NETWORK_MB", DEFAULT_EAP_LIMITS.perNetworkBytes),
+    totalBytes: mebibytes("EAP_MEMORY_MB", DEFAULT_EAP_LIMITS.totalBytes),
   };
   if (limits.perNetwork > limits.total) {
     throw new ConfigError("EAP_CONVERSATIONS_PER_NETWORK must not be more than EAP_CONVERSATIONS");
+  }
+  if (limits.perNetworkBytes > limits.totalBytes) {
+    throw new ConfigError("EAP_MEMORY_PER_NETWORK_MB must not be more than EAP_MEMORY_MB");
   }
   return limits;
 }

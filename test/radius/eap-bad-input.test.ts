@@ -4,75 +4,14 @@
 // and the server still logs PEAP in. Then a flood of 10,000 half-open conversations (with
 // ClientHellos) from one network: memory stays bounded and another network still logs in.
 import assert from "node:assert/strict";
-import dgram from "node:dgram";
 import { after, before, describe, test } from "node:test";
-import {
-  type AttributeInput,
-  decodePacket,
-  encodePacket,
-  type RadiusPacket,
-} from "../../src/radius/packet.ts";
+import { attr, identity, Nas } from "../support/eap-nas.ts";
 import { clientHello, eap } from "../support/eap-packets.ts";
 import { type EapTestServer, peapLogin, startEapServer } from "../support/eap-server.ts";
 import { eapolTestUnavailable } from "../support/eapol.ts";
 
 const missing = eapolTestUnavailable();
 if (missing) console.log(`# skipping EAP bad-input tests: ${missing}`);
-
-const identity = (name: string) => eap(2, 1, 1, Buffer.from(name));
-
-class Nas {
-  readonly socket = dgram.createSocket("udp4");
-  private id = 0;
-  private waiting = new Map<number, (p: RadiusPacket) => void>();
-  constructor(
-    private readonly port: number,
-    private readonly secret: string,
-  ) {
-    this.socket.on("message", (message) => {
-      const resolve = this.waiting.get(message[1]!);
-      this.waiting.delete(message[1]!);
-      resolve?.(decodePacket(message, { secret }));
-    });
-  }
-  bind(address: string) {
-    return new Promise<void>((resolve) => this.socket.bind(0, address, resolve));
-  }
-  /** Sends an Access-Request; resolves with the answer, or null after `waitMs` without one. */
-  send(
-    attributes: AttributeInput[],
-    options: { ma?: boolean; waitMs?: number } = {},
-  ): Promise<RadiusPacket | null> {
-    const id = this.id++ & 0xff;
-    let packet = encodePacket(
-      { code: "Access-Request", identifier: id, attributes: [["User-Name", "x"], ...attributes] },
-      this.secret,
-      { messageAuthenticator: true },
-    );
-    if (options.ma === false) {
-      // The encoder always signs EAP-Message; cut the Message-Authenticator (placed first) out.
-      assert.equal(packet[20], 80);
-      packet = Buffer.concat([packet.subarray(0, 20), packet.subarray(38)]);
-      packet.writeUInt16BE(packet.length, 2);
-    }
-    return new Promise((resolve) => {
-      const timer = setTimeout(() => {
-        this.waiting.delete(id);
-        resolve(null);
-      }, options.waitMs ?? 1500);
-      this.waiting.set(id, (p) => {
-        clearTimeout(timer);
-        resolve(p);
-      });
-      this.socket.send(packet, this.port, "127.0.0.1");
-    });
-  }
-  close() {
-    this.socket.close();
-  }
-}
-
-const attr = (p: RadiusPacket | null, name: string) => p?.attributes.find((a) => a.name === name)?.raw;
 
 describe("bad EAP input", { skip: missing ?? false }, () => {
   let lab: EapTestServer;

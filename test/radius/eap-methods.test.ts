@@ -179,6 +179,11 @@ describe("EAP methods with eapol_test", { skip: missing ?? false }, () => {
       JSON.stringify(rows),
     );
     assert.ok(rows.some((r) => r.username === "dana" && r.reason === "user disabled"));
+    // The README's wording, the same as Wisp's certificate check (issue 22 point 10).
+    assert.ok(
+      rows.some((r) => r.username === "bob" && r.reason === "identity does not match the certificate"),
+      JSON.stringify(rows),
+    );
   });
 
   test("TLS 1.3 for PEAP and TTLS (RFC 9427 keys)", async () => {

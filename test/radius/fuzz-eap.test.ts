@@ -2,8 +2,9 @@
 // a file of its own for size): correctly signed Access-Requests whose EAP-Message, State and
 // EAP-TLS fragments are random or mutated from real ones (a real identity, a real ClientHello, a
 // real State). Every answer must be a correctly signed Access-Challenge or Access-Reject (or none),
-// the server must keep serving, every conversation it kept must stay within the cap, and a valid
-// PEAP login must still succeed afterwards. Seeded PRNG: WISP_FUZZ_SEED=<seed> replays a failure.
+// the server must keep serving, the conversations it kept must stay within the cap and the byte
+// budget, and a valid PEAP login must still succeed afterwards. Seeded PRNG: WISP_FUZZ_SEED=<seed>
+// replays a failure.
 import assert from "node:assert/strict";
 import { randomBytes } from "node:crypto";
 import dgram from "node:dgram";
@@ -55,6 +56,9 @@ function split(message: Buffer): AttributeInput[] {
 describe("EAP fuzz", { skip: missing ?? false }, () => {
   let lab: EapTestServer;
   const PER_NETWORK = 300;
+  const MiB = 2 ** 20;
+  /** About 30 conversations holding a TLS connection (issue 22 point 7). */
+  const BYTES_PER_NETWORK = 2 * MiB;
 
   /** One NAS port: one request in flight at a time, so identifiers never collide. */
   class Port {
@@ -101,7 +105,14 @@ describe("EAP fuzz", { skip: missing ?? false }, () => {
   const ports: Port[] = [];
 
   before(async () => {
-    lab = await startEapServer({ limits: { perNetwork: PER_NETWORK, total: 1000 } });
+    lab = await startEapServer({
+      limits: {
+        perNetwork: PER_NETWORK,
+        total: 1000,
+        perNetworkBytes: BYTES_PER_NETWORK,
+        totalBytes: 8 * MiB,
+      },
+    });
     await lab.user("alice", "alice-pw");
   });
   after(async () => {
@@ -174,7 +185,9 @@ describe("EAP fuzz", { skip: missing ?? false }, () => {
     );
     console.log(`seed ${SEED}: answers ${JSON.stringify(Object.fromEntries(answers))}`);
     assert.ok((answers.get("Access-Reject") ?? 0) > 0, "bad input is rejected");
-    assert.ok(lab.server.radius.eap!.openConversations <= PER_NETWORK, "conversations stay within the cap");
+    const engine = lab.server.radius.eap!;
+    assert.ok(engine.openConversations <= PER_NETWORK, "conversations stay within the cap");
+    assert.ok(engine.heldBytes() <= BYTES_PER_NETWORK, `${engine.heldBytes()} bytes held, within the budget`);
 
     const peap = await peapLogin(lab);
     assert.equal(peap.code, 0, `seed ${SEED}\n${peap.output.slice(-1500)}`);

@@ -19,6 +19,12 @@ export interface EapTestServer {
   stop(): Promise<void>;
 }
 
+/** EAP_MEMORY_*_MB take whole MiB. */
+function mebibytes(bytes: number): string {
+  if (bytes % 2 ** 20 !== 0) throw new Error(`${bytes} bytes is not a whole number of MiB`);
+  return String(bytes / 2 ** 20);
+}
+
 export async function startEapServer(
   options: {
     fragmentSize?: number;
@@ -39,6 +45,8 @@ export async function startEapServer(
       ...(limits.idleTimeoutSeconds ? { EAP_IDLE_TIMEOUT: String(limits.idleTimeoutSeconds) } : {}),
       ...(limits.perNetwork ? { EAP_CONVERSATIONS_PER_NETWORK: String(limits.perNetwork) } : {}),
       ...(limits.total ? { EAP_CONVERSATIONS: String(limits.total) } : {}),
+      ...(limits.perNetworkBytes ? { EAP_MEMORY_PER_NETWORK_MB: mebibytes(limits.perNetworkBytes) } : {}),
+      ...(limits.totalBytes ? { EAP_MEMORY_MB: mebibytes(limits.totalBytes) } : {}),
       ...options.env,
     },
     eap: {

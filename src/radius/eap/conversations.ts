@@ -1,8 +1,11 @@
 // EAP conversations between round trips, found by the RADIUS State attribute (RFC 2865 section
-// 5.24, RFC 3579 section 2.6.1). Bounded three ways (issue 14 point 3): an idle timeout, a cap per
-// network and a cap in total. Past a cap the least recently used conversation (of that network,
-// or of all) is dropped, so a flood from one network costs that network its oldest half-open
-// conversations and never another network's.
+// 5.24, RFC 3579 section 2.6.1). Bounded by an idle timeout and, per network and in total, by a
+// count (issue 14 point 3) and by the bytes they hold (issue 22 point 7: a half-open PEAP
+// conversation holds about 55-69 KiB, so counts alone let 20,000 of them take 1.3 GB).
+// Past a network's own bound, its least recently used conversation is dropped. Past a global bound,
+// conversations are dropped only from networks holding more than their fair share (the bound over
+// the networks holding conversations): so a flood costs the flooding networks their oldest
+// half-open conversations, and a network within its share never loses one to another's flood.
 import { randomOctets } from "../../core/shared/random-pool.ts";
 import type { EapLimits } from "./types.ts";
 
@@ -15,15 +18,26 @@ export interface Bound {
   expires: number;
   /** A packet of this conversation is being worked on: a parallel one is dropped. */
   busy: boolean;
+  /** Bytes charged for it at its last round trip (kept by Conversations; 0 to begin with). */
+  charged: number;
+  /** What it holds between round trips, in bytes (estimated where it cannot be counted). */
+  heldBytes(): number;
   /** Frees what the conversation holds (a TLS connection). */
   close(): void;
 }
 
+/** One network's conversations, least recently used first, and the bytes charged for them. */
+interface Share<C> {
+  conversations: Map<string, C>;
+  bytes: number;
+}
+
 export class Conversations<C extends Bound> {
   private readonly all = new Map<string, C>();
-  private readonly byNetwork = new Map<number, Map<string, C>>();
+  private readonly byNetwork = new Map<number, Share<C>>();
   private readonly sweeper: NodeJS.Timeout;
-  /** Conversations dropped for a cap since start (logged by the caller). */
+  private held = 0;
+  /** Conversations dropped for a cap or budget since start. */
   evicted = 0;
 
   constructor(private readonly limits: EapLimits) {
@@ -35,8 +49,17 @@ export class Conversations<C extends Bound> {
     return this.all.size;
   }
 
+  /** Bytes charged for every open conversation. */
+  get bytes(): number {
+    return this.held;
+  }
+
   countOf(networkId: number): number {
-    return this.byNetwork.get(networkId)?.size ?? 0;
+    return this.byNetwork.get(networkId)?.conversations.size ?? 0;
+  }
+
+  bytesOf(networkId: number): number {
+    return this.byNetwork.get(networkId)?.bytes ?? 0;
   }
 
   /** A fresh unguessable State value (16 random octets). */
@@ -45,16 +68,8 @@ export class Conversations<C extends Bound> {
   }
 
   add(conversation: C): void {
-    let mine = this.byNetwork.get(conversation.networkId);
-    if (!mine) {
-      mine = new Map();
-      this.byNetwork.set(conversation.networkId, mine);
-    }
-    while (mine.size >= this.limits.perNetwork) this.evictFirst(mine);
-    while (this.all.size >= this.limits.total) this.evictFirst(this.all);
-    conversation.expires = Date.now() + this.limits.idleTimeoutSeconds * 1000;
-    this.all.set(conversation.key, conversation);
-    mine.set(conversation.key, conversation);
+    conversation.charged = 0;
+    this.link(conversation);
   }
 
   /**
@@ -64,7 +79,7 @@ export class Conversations<C extends Bound> {
   find(key: string, networkId: number, address: string): C | "foreign" | undefined {
     const found = this.all.get(key);
     if (!found) return undefined;
-    if (found.expires <= Date.now()) {
+    if (found.expires <= Date.now() && !found.busy) {
       this.remove(found);
       return undefined;
     }
@@ -72,15 +87,16 @@ export class Conversations<C extends Bound> {
     return found;
   }
 
-  /** Moves a conversation under a new State (each Access-Challenge carries a new one) and refreshes it. */
+  /**
+   * Moves a conversation under a new State (each Access-Challenge carries a new one), refreshes
+   * it and charges it what it holds now; other conversations may be dropped to stay in bounds.
+   * One removed while its packet was worked on stays removed (its new State is unknown).
+   */
   rekey(conversation: C, key: string): void {
+    if (this.all.get(conversation.key) !== conversation) return;
     this.unlink(conversation);
     conversation.key = key;
-    conversation.expires = Date.now() + this.limits.idleTimeoutSeconds * 1000;
-    this.all.set(key, conversation);
-    const mine = this.byNetwork.get(conversation.networkId) ?? new Map<string, C>();
-    this.byNetwork.set(conversation.networkId, mine);
-    mine.set(key, conversation);
+    this.link(conversation);
   }
 
   remove(conversation: C): void {
@@ -88,20 +104,67 @@ export class Conversations<C extends Bound> {
     conversation.close();
   }
 
+  private link(conversation: C): void {
+    conversation.expires = Date.now() + this.limits.idleTimeoutSeconds * 1000;
+    let share = this.byNetwork.get(conversation.networkId);
+    if (!share) {
+      share = { conversations: new Map(), bytes: 0 };
+      this.byNetwork.set(conversation.networkId, share);
+    }
+    this.all.set(conversation.key, conversation);
+    share.conversations.set(conversation.key, conversation);
+    conversation.charged = conversation.heldBytes();
+    share.bytes += conversation.charged;
+    this.held += conversation.charged;
+    this.enforce(share, conversation);
+  }
+
   private unlink(conversation: C): void {
-    if (this.all.get(conversation.key) === conversation) this.all.delete(conversation.key);
-    const mine = this.byNetwork.get(conversation.networkId);
-    if (mine?.get(conversation.key) === conversation) {
-      mine.delete(conversation.key);
-      if (mine.size === 0) this.byNetwork.delete(conversation.networkId);
+    if (this.all.get(conversation.key) !== conversation) return;
+    this.all.delete(conversation.key);
+    const share = this.byNetwork.get(conversation.networkId)!;
+    share.conversations.delete(conversation.key);
+    share.bytes -= conversation.charged;
+    this.held -= conversation.charged;
+    conversation.charged = 0;
+    if (share.conversations.size === 0) this.byNetwork.delete(conversation.networkId);
+  }
+
+  /** Drops conversations until every bound holds again; `served` (just charged) stays. */
+  private enforce(share: Share<C>, served: C): void {
+    const limits = this.limits;
+    while (share.conversations.size > limits.perNetwork || share.bytes > limits.perNetworkBytes) {
+      if (!this.evictOldest(share, served)) break;
+    }
+    while (this.all.size > limits.total || this.held > limits.totalBytes) {
+      if (!this.evictOldest(this.overShare(share), served)) break;
     }
   }
 
-  private evictFirst(map: Map<string, C>): void {
-    const first = map.values().next().value as C | undefined;
-    if (!first) return;
-    this.evicted++;
-    this.remove(first);
+  /**
+   * The network to take from when a global bound is passed: the one that grew, when it holds
+   * more than its fair share, else the one holding the most (which then holds more than its
+   * share: the most is at least the mean, and the mean is over the share).
+   */
+  private overShare(grown: Share<C>): Share<C> {
+    const byCount = this.all.size > this.limits.total;
+    const weight = (s: Share<C>) => (byCount ? s.conversations.size : s.bytes);
+    const fair = (byCount ? this.limits.total : this.limits.totalBytes) / this.byNetwork.size;
+    if (weight(grown) > fair) return grown;
+    let heaviest = grown;
+    for (const share of this.byNetwork.values()) if (weight(share) > weight(heaviest)) heaviest = share;
+    return heaviest;
+  }
+
+  /** Drops the network's least recently used conversation but `served` and busy ones; false: none. */
+  private evictOldest(share: Share<C>, served: C): boolean {
+    for (const conversation of share.conversations.values()) {
+      if (conversation === served || conversation.busy) continue;
+      this.evicted++;
+      this.remove(conversation);
+      return true;
+    }
+    return false;
   }
 
   /** Drops idle conversations; the maps are in last-touched order, so it stops at the first live one. */

@@ -30,55 +30,78 @@ export function parseFragment(typeData: Buffer): TlsFragment {
   return { flags, data: typeData.subarray(1) };
 }
 
-/** Joins the supplicant's fragments; throws FragmentError on anything inconsistent or too large. */
+/**
+ * Joins the supplicant's fragments; throws FragmentError on anything inconsistent or too large.
+ * A message of several fragments is copied into one buffer of its TLS Message Length as they
+ * come: what is held is exactly that buffer (the EAP memory budgets charge it), never the
+ * packets' own buffers or one object per fragment.
+ */
 export class Reassembler {
-  private parts: Buffer[] = [];
+  private message: Buffer | undefined;
   private size = 0;
-  private expected: number | undefined;
 
   /** Adds one fragment; returns the whole message once the last one arrived, else undefined. */
   add(fragment: TlsFragment): Buffer | undefined {
-    const first = this.parts.length === 0;
-    if (fragment.totalLength !== undefined) {
-      if (fragment.totalLength > MAX_TLS_MESSAGE) {
-        throw new FragmentError(`TLS Message Length ${fragment.totalLength} is over ${MAX_TLS_MESSAGE}`);
-      }
-      if (!first && this.expected !== undefined && fragment.totalLength !== this.expected) {
-        throw new FragmentError("TLS Message Length changed between fragments");
-      }
-      if (first) this.expected = fragment.totalLength;
-    } else if (first && fragment.flags & Flags.More) {
-      // RFC 5216 section 2.1.5: the first of several fragments MUST carry the L flag.
-      throw new FragmentError("first fragment of several without the L flag");
+    const total = fragment.totalLength;
+    if (total !== undefined && total > MAX_TLS_MESSAGE) {
+      throw new FragmentError(`TLS Message Length ${total} is over ${MAX_TLS_MESSAGE}`);
     }
-    this.size += fragment.data.length;
-    if (this.size > (this.expected ?? MAX_TLS_MESSAGE)) {
-      throw new FragmentError(`fragments add up past ${this.expected ?? MAX_TLS_MESSAGE} octets`);
+    if (!this.message) return this.first(fragment);
+    const expected = this.message.length;
+    if (total !== undefined && total !== expected) {
+      throw new FragmentError("TLS Message Length changed between fragments");
     }
-    this.parts.push(fragment.data);
+    if (this.size + fragment.data.length > expected) {
+      throw new FragmentError(`fragments add up past ${expected} octets`);
+    }
+    this.size += fragment.data.copy(this.message, this.size);
     if (fragment.flags & Flags.More) return undefined;
-    const whole = this.parts.length === 1 ? this.parts[0]! : Buffer.concat(this.parts, this.size);
-    if (this.expected !== undefined && whole.length !== this.expected) {
-      throw new FragmentError(`TLS Message Length says ${this.expected}, fragments hold ${whole.length}`);
+    if (this.size !== expected) {
+      throw new FragmentError(`TLS Message Length says ${expected}, fragments hold ${this.size}`);
     }
+    const whole = this.message;
     this.reset();
     return whole;
   }
 
+  private first(fragment: TlsFragment): Buffer | undefined {
+    const { totalLength: total, data } = fragment;
+    if (data.length > (total ?? MAX_TLS_MESSAGE)) {
+      throw new FragmentError(`fragments add up past ${total ?? MAX_TLS_MESSAGE} octets`);
+    }
+    if (!(fragment.flags & Flags.More)) {
+      if (total !== undefined && data.length !== total) {
+        throw new FragmentError(`TLS Message Length says ${total}, fragments hold ${data.length}`);
+      }
+      return data;
+    }
+    // RFC 5216 section 2.1.5: the first of several fragments MUST carry the L flag.
+    if (total === undefined) throw new FragmentError("first fragment of several without the L flag");
+    this.message = Buffer.alloc(total);
+    this.size = data.copy(this.message);
+    return undefined;
+  }
+
   get pending(): boolean {
-    return this.parts.length > 0;
+    return this.message !== undefined;
+  }
+
+  /** Bytes held for a message still arriving. */
+  get heldBytes(): number {
+    return this.message?.length ?? 0;
   }
 
   reset(): void {
-    this.parts = [];
+    this.message = undefined;
     this.size = 0;
-    this.expected = undefined;
   }
 }
 
+const NOTHING = Buffer.alloc(0);
+
 /** The server's outgoing TLS data, handed out one fragment per request. */
 export class Fragmenter {
-  private data: Buffer = Buffer.alloc(0);
+  private data: Buffer = NOTHING;
   private offset = 0;
 
   constructor(private readonly size: number) {}
@@ -106,6 +129,13 @@ export class Fragmenter {
     if (withLength) out.writeUInt32BE(total, 1);
     this.data.copy(out, head, this.offset, end);
     this.offset = end;
+    // The last fragment is out: the data is not held any longer.
+    if (!more) this.load(NOTHING);
     return out;
+  }
+
+  /** Bytes held for fragments still to send. */
+  get heldBytes(): number {
+    return this.data.length;
   }
 }

@@ -26,13 +26,30 @@ export interface EapOptions {
 export interface EapLimits {
   /** Seconds a conversation may wait for the supplicant's next packet. */
   idleTimeoutSeconds: number;
-  /** Open conversations of one network; past it the least recently used one of it is dropped. */
+  /** Open conversations of one network; past it its least recently used one is dropped. */
   perNetwork: number;
-  /** Open conversations over every network; past it the least recently used one is dropped. */
+  /** Open conversations over every network; past it one is dropped from a network over its fair share. */
   total: number;
+  /** Bytes the conversations of one network may hold (issue 22 point 7); past it its oldest are dropped. */
+  perNetworkBytes: number;
+  /** Bytes every conversation together may hold; past it one is dropped from a network over its fair share. */
+  totalBytes: number;
 }
 
-export const DEFAULT_EAP_LIMITS: EapLimits = { idleTimeoutSeconds: 30, perNetwork: 2000, total: 20000 };
+const MiB = 1024 * 1024;
+
+/**
+ * A half-open PEAP conversation is charged about 67 KiB (see TLS_TUNNEL_BYTES): 32 MiB holds about
+ * 480 of one network, 256 MiB about 3,900 in all, far above what logins need (a login holds its
+ * conversation for a few round trips) and far below what the counts alone allowed (1.3 GB).
+ */
+export const DEFAULT_EAP_LIMITS: EapLimits = {
+  idleTimeoutSeconds: 30,
+  perNetwork: 2000,
+  total: 20000,
+  perNetworkBytes: 32 * MiB,
+  totalBytes: 256 * MiB,
+};
 export const DEFAULT_FRAGMENT_SIZE = 1024;
 
 /** The methods Wisp serves, as recorded in radpostauth.method. */

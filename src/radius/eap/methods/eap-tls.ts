@@ -4,6 +4,7 @@
 // is decided like any other login of that user ("proven by certificate").
 import { X509Certificate } from "node:crypto";
 import type { LoginOutcome } from "../../../core/aaa/service.ts";
+import { REFUSALS } from "../../../core/certs/rules.ts";
 import { EapType } from "../packet.ts";
 import type { MethodContext } from "./method.ts";
 import { type InnerStep, TlsBasedMethod, type TunnelEvent } from "./tls-based.ts";
@@ -40,7 +41,7 @@ export class EapTlsMethod extends TlsBasedMethod {
       const der = tunnel.clientCertificateDer();
       if (!der) return { kind: "failure", reason: "no client certificate", identity };
       if (!certificateNames(der).includes(identity)) {
-        return { kind: "failure", reason: "the identity is not the client certificate's name", identity };
+        return { kind: "failure", reason: REFUSALS.identity, identity };
       }
       const refusal = await this.context.checkClientCertificate(this.context.client, der, identity);
       if (refusal) return { kind: "failure", reason: `client certificate refused: ${refusal}`, identity };

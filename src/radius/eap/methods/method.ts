@@ -36,6 +36,8 @@ export interface EapMethod {
   start(): Buffer;
   /** The supplicant's EAP-Response Type-Data for this method. */
   handle(typeData: Buffer, judge: LoginJudge): Promise<MethodStep>;
+  /** Bytes it holds between round trips (TLS state, buffered fragments), for the EAP memory budgets. */
+  heldBytes(): number;
   close(): void;
 }
 

@@ -5,7 +5,7 @@
 import type { LoginOutcome } from "../../../core/aaa/service.ts";
 import { Flags, FragmentError, Fragmenter, parseFragment, Reassembler } from "../fragments.ts";
 import { masterSessionKey } from "../keys.ts";
-import { TlsTunnel } from "../tunnel.ts";
+import { TLS_TUNNEL_BYTES, TlsTunnel } from "../tunnel.ts";
 import { type EapMethod, failure, type LoginJudge, type MethodContext, type MethodStep } from "./method.ts";
 
 export interface TunnelEvent {
@@ -118,6 +118,10 @@ export abstract class TlsBasedMethod implements EapMethod {
 
   private request(typeData: Buffer): MethodStep {
     return { kind: "request", typeData };
+  }
+
+  heldBytes(): number {
+    return (this.tunnel ? TLS_TUNNEL_BYTES : 0) + this.reassembler.heldBytes + this.fragmenter.heldBytes;
   }
 
   close(): void {
