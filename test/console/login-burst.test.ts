@@ -104,7 +104,8 @@ describe("console login under a burst of made-up emails", () => {
 
     assert.equal(login.status, 303, "the real login succeeds");
     const statuses = tally(answers.map((a) => a.status));
-    // Answers to the flood sent before the real login's: only the checks that were already running.
+    // Answers to the flood sent before the real login's: the checks already running, and those
+    // beside its own (it takes the first free slot). In arrival order it would wait for ten.
     const loginAnswered = watch.answered.findIndex((a) => a.from === "198.51.100.2");
     const checkedBefore = watch.answered
       .slice(0, loginAnswered)
@@ -115,7 +116,7 @@ describe("console login under a burst of made-up emails", () => {
         `checks of the flood; RSS +${(growth / MiB).toFixed(0)} MiB; answers ${JSON.stringify(statuses)}`,
     );
     assert.deepEqual(Object.keys(statuses).sort(), ["401", "429"], JSON.stringify(statuses));
-    assert.ok(checkedBefore <= 4, `${checkedBefore} of the flood's checks were answered first`);
+    assert.ok(checkedBefore <= 6, `${checkedBefore} of the flood's checks were answered first`);
     // It waits for one running check, then runs beside another: about two logins' time, four when
     // the machine is busy. Before the fix it waited behind the whole flood (20 to 45 logins' time).
     assert.ok(took < Math.max(1500, 10 * single), `the real login took ${took.toFixed(0)} ms`);

@@ -57,7 +57,7 @@ export async function authRoutes(app: FastifyInstance, { core, counters }: Conso
   interface Attempt {
     /** Seconds to wait when this attempt is over the limit; null when it may go on. */
     wait: number | null;
-    /** Takes the attempt back from the count (it was not a failure). */
+    /** Takes the attempt back from its counts (it was not a failure). */
     release(): Promise<void>;
   }
 
