@@ -90,6 +90,7 @@ export async function startServer(config: Config, overrides: ServerOverrides = {
       counters,
       defaultRateLimit: config.defaultRateLimit,
       authFailureLimit: config.authFailureLimit,
+      publicUrl: config.publicUrl,
     });
     await app.register(consolePlugin, { prefix: "/console", core, counters, publicUrl: config.publicUrl });
     await app.register(portalPlugin, {

@@ -1,4 +1,4 @@
-// How the console writes times, durations and counts for people.
+// How the console writes times, durations, counts and sizes for people.
 
 /** "2025-03-01 14:05 UTC" from an ISO 8601 UTC timestamp; "—" for none. */
 export function when(iso: string | null | undefined): string {
@@ -34,5 +34,25 @@ export function plural(count: number, noun: string): string {
   return `${count.toLocaleString("en-US")} ${noun}${count === 1 ? "" : "s"}`;
 }
 
-export const helpers = { when, duration, plural };
+const BYTE_UNITS = ["KB", "MB", "GB", "TB", "PB"];
+
+/**
+ * "512 bytes", "1.7 MB", "8.1 MB", "12 GB": one decimal under 10 of a unit, whole above. Units of
+ * 1024, as the rest of the console counts them (a logo's "512 KB").
+ */
+export function bytes(count: number | null | undefined): string {
+  if (count === null || count === undefined) return "—";
+  if (count < 1024) return plural(count, "byte");
+  let value = count;
+  let unit = "";
+  for (const next of BYTE_UNITS) {
+    value /= 1024;
+    unit = next;
+    if (value < 1023.5) break; // not "1,024 MB": that is 1.0 GB
+  }
+  const shown = value < 9.95 ? value.toFixed(1) : Math.round(value).toLocaleString("en-US");
+  return `${shown} ${unit}`;
+}
+
+export const helpers = { when, duration, plural, bytes };
 export type Helpers = typeof helpers;

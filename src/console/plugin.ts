@@ -3,7 +3,7 @@
 // Session cookies, CSRF tokens and security headers are handled here, for every console route.
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import { sameSecret } from "../core/admins/service.ts";
-import { AppError } from "../core/shared/errors.ts";
+import { AppError, TooManyRequestsError } from "../core/shared/errors.ts";
 import { BUSY_RETRY_AFTER_S, isDatabaseBusy } from "../db/sqlite-writer.ts";
 import type { ConsoleContext } from "./context.ts";
 import { formOf, registerFormParser } from "./forms.ts";
@@ -109,6 +109,7 @@ export async function consolePlugin(app: FastifyInstance, options: ConsoleOption
   });
 
   app.setErrorHandler((error: FastifyError, request, reply) => {
+    if (error instanceof TooManyRequestsError) reply.header("Retry-After", error.retryAfterSeconds);
     if (error instanceof AppError) return renderError(request, reply, error.status, error.message);
     const status = error.statusCode ?? 500;
     if (status >= 400 && status < 500) return renderError(request, reply, status, error.message);

@@ -58,11 +58,39 @@ export const FRAMED_HEADERS: Record<string, string> = {
   "X-Frame-Options": "SAMEORIGIN",
 };
 
+/**
+ * The one inline style swagger-ui's page uses: the <style> of its logo, an SVG drawn by
+ * swagger-ui-bundle.js (".logo_small_svg__cls-2{fill:#fff}..."). Allowed by its hash alone; a new
+ * swagger-ui that changes it shows up as a violation in test/console/docs-headers.test.ts.
+ */
+const SWAGGER_LOGO_STYLE = "'sha256-RL3ie0nH+Lzz2YNqQN83mnU0J1ot4QL7b99vMdIX99w='";
+
+/**
+ * The API's browsable documentation (/docs: swagger-ui) and its OpenAPI document, served on the
+ * console's origin: the console's headers, with what swagger-ui's page needs. Its scripts and
+ * stylesheets are files under /docs/static (nothing inline but its logo's style), its stylesheet
+ * draws icons as data: SVG images, and it fetches the document (and "Try it out" the API) from
+ * this origin.
+ */
+export const DOCS_HEADERS: Record<string, string> = {
+  ...SECURITY_HEADERS,
+  "Content-Security-Policy":
+    `default-src 'self'; style-src 'self' ${SWAGGER_LOGO_STYLE}; img-src 'self' data:; ` +
+    "frame-ancestors 'none'; base-uri 'none'; form-action 'self'; object-src 'none'",
+};
+
 /** The console's headers; `framed` for a preview the console frames itself. */
 export function setSecurityHeaders(request: FastifyRequest, reply: FastifyReply, framed = false): void {
-  for (const [name, value] of Object.entries(framed ? FRAMED_HEADERS : SECURITY_HEADERS)) {
-    reply.header(name, value);
-  }
+  setHeaders(request, reply, framed ? FRAMED_HEADERS : SECURITY_HEADERS);
+}
+
+/** The headers of the API's documentation pages (on an instance marked with setHttpsOnly too). */
+export function setDocsHeaders(request: FastifyRequest, reply: FastifyReply): void {
+  setHeaders(request, reply, DOCS_HEADERS);
+}
+
+function setHeaders(request: FastifyRequest, reply: FastifyReply, headers: Record<string, string>): void {
+  for (const [name, value] of Object.entries(headers)) reply.header(name, value);
   if (request.server.consoleHttpsOnly === true) reply.header("Strict-Transport-Security", HSTS);
 }
 

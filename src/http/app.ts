@@ -2,6 +2,7 @@
 import swagger from "@fastify/swagger";
 import swaggerUi from "@fastify/swagger-ui";
 import type { FastifyInstance } from "fastify";
+import { httpsOnly, setDocsHeaders, setHttpsOnly } from "../console/security.ts";
 import type { Core } from "../core/index.ts";
 import { registerAuth } from "./auth.ts";
 import { handleError } from "./errors.ts";
@@ -20,6 +21,8 @@ export interface ApiOptions {
   counters: CounterStore;
   defaultRateLimit: number;
   authFailureLimit: number;
+  /** PUBLIC_URL: when https, the documentation pages send HSTS as the console does. */
+  publicUrl?: string | undefined;
 }
 
 /** The API door, mounted on the HTTP root (src/http/root.ts) beside the console. */
@@ -40,7 +43,16 @@ export async function apiPlugin(app: FastifyInstance, options: ApiOptions): Prom
     },
     refResolver: { buildLocalReference: (json, _base, _fragment, i) => (json.$id as string) || `def-${i}` },
   });
-  await app.register(swaggerUi, { routePrefix: "/docs" });
+  // The documentation and the document are on the console's origin: its security headers.
+  await app.register(async (docs) => {
+    setHttpsOnly(docs, httpsOnly(options.publicUrl));
+    docs.addHook("onSend", async (request, reply, payload) => {
+      setDocsHeaders(request, reply);
+      return payload;
+    });
+    await docs.register(swaggerUi, { routePrefix: "/docs" });
+    docs.get("/api/openapi.json", { schema: { hide: true } }, async () => app.swagger());
+  });
 
   registerAuth(app, {
     keys: options.core.keys,
@@ -49,7 +61,6 @@ export async function apiPlugin(app: FastifyInstance, options: ApiOptions): Prom
     authFailureLimit: options.authFailureLimit,
   });
 
-  app.get("/api/openapi.json", { schema: { hide: true } }, async () => app.swagger());
   await app.register(usersRoutes, { users: options.core.users });
   // (route plugins of further areas are registered below, one line each)
   await app.register(reportsRoutes, { reports: options.core.reports });

@@ -51,7 +51,7 @@ export function registerAuth(app: FastifyInstance, options: AuthOptions): void {
   const policies = new Map<number, string>();
 
   function setLimitHeaders(reply: FastifyReply, limit: number, window: WindowCount): number {
-    const secondsLeft = Math.max(1, Math.ceil((window.resetAt - Date.now()) / 1000));
+    const secondsLeft = Math.max(1, Math.ceil((window.resetAt - counters.now()) / 1000));
     const remaining = Math.max(0, limit - window.count);
     let policy = policies.get(limit);
     if (policy === undefined) {
@@ -84,7 +84,7 @@ export function registerAuth(app: FastifyInstance, options: AuthOptions): void {
 
   function answerFailure(reply: FastifyReply, failures: WindowCount | null, message: string): Outcome {
     if (failures && failures.count > authFailureLimit) {
-      const wait = Math.max(1, Math.ceil((failures.resetAt - Date.now()) / 1000));
+      const wait = Math.max(1, Math.ceil((failures.resetAt - counters.now()) / 1000));
       reply.header("Retry-After", wait);
       return sendError(reply, 429, `too many failed authentications from this address; retry in ${wait} s`);
     }

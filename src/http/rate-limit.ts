@@ -1,7 +1,8 @@
 // Fixed-window request counters: in memory for one process, in Redis when several processes
 // must share them (REDIS_URL). A hit adds one and answers the new count in one atomic step, so a
 // burst of N concurrent hits sees the counts 1..N, each once: a limit lets exactly its number
-// through, however many arrive together.
+// through, however many arrive together. Windows are read from the store's clock (Date.now unless
+// a test gives its own, so that no test depends on where a window of the wall clock ends).
 import { createRequire } from "node:module";
 import type { Redis } from "ioredis";
 import { formatCidr, formatIp, networkAddress, parseIp, unmapped } from "../core/shared/ip.ts";
@@ -12,7 +13,12 @@ export interface WindowCount {
   resetAt: number;
 }
 
+/** Epoch milliseconds. */
+export type Clock = () => number;
+
 export interface CounterStore {
+  /** The clock the windows are measured by: `resetAt` minus now() is how long a window has left. */
+  now(): number;
   /** Adds one to the counter and returns the new count, atomically. */
   hit(name: string, windowMs: number): Promise<WindowCount>;
   /** Takes back one hit of the window that ends at `resetAt` (an attempt that turned out fine). */
@@ -25,7 +31,7 @@ export interface CounterStore {
   close(): Promise<void>;
 }
 
-function windowOf(windowMs: number, now = Date.now()) {
+function windowOf(windowMs: number, now: number) {
   const index = Math.floor(now / windowMs);
   return { index, resetAt: (index + 1) * windowMs };
 }
@@ -46,6 +52,11 @@ export function addressGroup(ip: string): string {
 export class MemoryCounterStore implements CounterStore {
   private readonly counts = new Map<string, WindowCount>();
   private readonly sweeper = setInterval(() => this.sweep(), 60_000).unref();
+  readonly now: Clock;
+
+  constructor(options: { now?: Clock } = {}) {
+    this.now = options.now ?? Date.now;
+  }
 
   async hit(name: string, windowMs: number): Promise<WindowCount> {
     return this.hitSync(name, windowMs);
@@ -53,7 +64,7 @@ export class MemoryCounterStore implements CounterStore {
 
   /** Counters are kept per name; a count from an ended window starts again at 1. */
   hitSync(name: string, windowMs: number): WindowCount {
-    const now = Date.now();
+    const now = this.now();
     const entry = this.counts.get(name);
     if (entry && entry.resetAt > now) {
       entry.count++;
@@ -74,7 +85,7 @@ export class MemoryCounterStore implements CounterStore {
   }
 
   private sweep(): void {
-    const now = Date.now();
+    const now = this.now();
     for (const [name, entry] of this.counts) if (entry.resetAt <= now) this.counts.delete(name);
   }
 
@@ -115,6 +126,8 @@ export interface RedisCounterOptions {
   log?: CounterLog;
   /** How often a failing Redis is logged at most. */
   logEveryMs?: number;
+  /** The clock windows are measured by (tests give a fixed one). */
+  now?: Clock;
 }
 
 interface ScriptedRedis extends Redis {
@@ -131,7 +144,8 @@ export class RedisCounterStore implements CounterStore {
   private readonly redis: ScriptedRedis;
   private readonly connected: Promise<void>;
   private readonly keyPrefix: string;
-  private readonly fallback = new MemoryCounterStore();
+  private readonly fallback: MemoryCounterStore;
+  readonly now: Clock;
   private readonly log: CounterLog | undefined;
   private readonly logEveryMs: number;
   private failing = false;
@@ -141,6 +155,8 @@ export class RedisCounterStore implements CounterStore {
     this.keyPrefix = `${options.prefix ?? "wisp:rl:"}${options.identity}:`;
     this.log = options.log;
     this.logEveryMs = options.logEveryMs ?? 60_000;
+    this.now = options.now ?? Date.now;
+    this.fallback = new MemoryCounterStore({ now: this.now });
     // No offline queue: while Redis is unreachable a command fails at once (the request is counted
     // in memory) instead of waiting through reconnect back-offs. Reconnection goes on behind.
     // ioredis is loaded only here: a process without REDIS_URL never pays its start-up time and memory.
@@ -161,7 +177,7 @@ export class RedisCounterStore implements CounterStore {
 
   async hit(name: string, windowMs: number): Promise<WindowCount> {
     await this.connected;
-    const { index, resetAt } = windowOf(windowMs);
+    const { index, resetAt } = windowOf(windowMs, this.now());
     try {
       const count = await this.redis.wispHit(`${this.keyPrefix}${name}:${index}`, windowMs + 1000);
       this.answered();

@@ -1,62 +1,47 @@
-// The console login limit under bursts: attempts are counted per email and address (IPv6 by /64)
-// before the password is checked, so of any number of simultaneous wrong passwords exactly the
-// limit get a check; a guesser locks out only their own address, and success takes its count back.
+// The console login limit under bursts: attempts are counted per email and address (IPv6 by /64),
+// and per address alone, before the password is checked, so of any number of simultaneous wrong
+// passwords exactly the limit get a check; a guesser locks out only their own address, and success
+// takes its count back. The counters run on a clock the tests hold still (and move on when a test
+// needs a window to end), so no test depends on where a window of the wall clock ends.
 import assert from "node:assert/strict";
+import { randomBytes } from "node:crypto";
 import { after, before, describe, test } from "node:test";
-import { LOGIN_FAILURE_LIMIT, LOGIN_WINDOW_MS } from "../../src/console/routes/auth.ts";
+import { Redis } from "ioredis";
+import {
+  LOGIN_ADDRESS_FAILURE_LIMIT,
+  LOGIN_FAILURE_LIMIT,
+  LOGIN_WINDOW_MS,
+} from "../../src/console/routes/auth.ts";
+import { type CounterStore, MemoryCounterStore, RedisCounterStore } from "../../src/http/rate-limit.ts";
 import { ConsoleClient } from "../support/browser.ts";
-import { burst, type RawRequest } from "../support/burst.ts";
+import { burst } from "../support/burst.ts";
+import { REDIS_URL, redisUnavailable } from "../support/databases.ts";
 import { startTestServer, type TestServer } from "../support/server.ts";
-
-/**
- * The limits count in fixed windows aligned to the clock (src/http/rate-limit.ts, windowOf): a test
- * that crossed a window's end would see its count start again, so it starts clear of one.
- */
-async function clearOfWindowEnd(): Promise<void> {
-  const left = LOGIN_WINDOW_MS - (Date.now() % LOGIN_WINDOW_MS);
-  if (left < 60_000) await new Promise((resolve) => setTimeout(resolve, left + 100));
-}
+import { forms, tally } from "./login-forms.ts";
 
 const EMAIL = "admin@example.com";
 const OTHER = "second@example.com";
 const PASSWORD = "a long enough password";
+/** One minute into a window of the login limits. */
+const WINDOW_START = 1_900_000_000_000 - (1_900_000_000_000 % LOGIN_WINDOW_MS);
 
-function tally(statuses: number[]): Record<number, number> {
-  const counts: Record<number, number> = {};
-  for (const status of statuses) counts[status] = (counts[status] ?? 0) + 1;
-  return counts;
-}
-
-/** n posts of the form at `path` from the address, with the cookie and CSRF token a browser has. */
-async function forms(
-  server: TestServer,
-  ip: string,
-  path: string,
-  n: number,
-  fields: (i: number) => Record<string, string>,
-): Promise<RawRequest[]> {
-  const client = new ConsoleClient(server.url, { "x-forwarded-for": ip });
-  await client.get(path);
-  const cookie = [...client.cookies].map(([name, value]) => `${name}=${value}`).join("; ");
-  return Array.from({ length: n }, (_, i) => ({
-    method: "POST",
-    path,
-    headers: {
-      "x-forwarded-for": ip,
-      cookie,
-      "content-type": "application/x-www-form-urlencoded",
-    },
-    body: new URLSearchParams({ _csrf: client.csrf, ...fields(i) }).toString(),
-  }));
+/** A clock that stands still until moved. */
+function stillClock(at = WINDOW_START + 60_000) {
+  const clock = { at, now: () => clock.at };
+  return clock;
 }
 
 describe("console login limit", () => {
   /** Believes X-Forwarded-For from 127.0.0.1, so tests can be "from" other addresses. */
   let server: TestServer;
   let checks = 0;
+  const clock = stillClock();
 
   before(async () => {
-    server = await startTestServer({ env: { TRUSTED_PROXIES: "127.0.0.1,::1" } });
+    server = await startTestServer({
+      env: { TRUSTED_PROXIES: "127.0.0.1,::1" },
+      counters: new MemoryCounterStore({ now: clock.now }),
+    });
     const account = await server.account("default");
     await server.core.admins.create(account, { email: EMAIL, password: PASSWORD });
     await server.core.admins.create(account, { email: OTHER, password: PASSWORD });
@@ -73,12 +58,11 @@ describe("console login limit", () => {
   async function guesses(ip: string, email: string, n: number) {
     return burst(
       server.url,
-      await forms(server, ip, "/console/login", n, (i) => ({ email, password: `wrong ${i}` })),
+      await forms(server.url, ip, "/console/login", n, (i) => ({ email, password: `wrong ${i}` })),
     );
   }
 
   test("60 wrong passwords at once: exactly the limit are checked, the rest get 429", async () => {
-    await clearOfWindowEnd();
     checks = 0;
     const answers = await guesses("203.0.113.10", EMAIL, 60);
     assert.deepEqual(tally(answers.map((a) => a.status)), {
@@ -87,8 +71,8 @@ describe("console login limit", () => {
     });
     assert.equal(checks, LOGIN_FAILURE_LIMIT, "password checks");
     for (const answer of answers.filter((a) => a.status === 429)) {
-      const retry = Number(answer.headers.get("retry-after"));
-      assert.ok(retry >= 1 && retry <= 900, `Retry-After ${retry}`);
+      // The clock stands one minute into the window: 14 minutes are left.
+      assert.equal(answer.headers.get("retry-after"), String(14 * 60));
       assert.match(answer.text, /Too many failed attempts/);
     }
 
@@ -105,7 +89,6 @@ describe("console login limit", () => {
   });
 
   test("IPv6 addresses count by /64", async () => {
-    await clearOfWindowEnd();
     const answers = await guesses("2001:db8:5:6::1", EMAIL, LOGIN_FAILURE_LIMIT);
     assert.deepEqual(tally(answers.map((a) => a.status)), { 401: LOGIN_FAILURE_LIMIT });
     const sameNetwork = new ConsoleClient(server.url, { "x-forwarded-for": "2001:db8:5:6:ffff::2" });
@@ -115,7 +98,6 @@ describe("console login limit", () => {
   });
 
   test("a successful login takes its attempt back", async () => {
-    await clearOfWindowEnd();
     const ip = "198.51.100.20";
     const answers = await guesses(ip, EMAIL, LOGIN_FAILURE_LIMIT - 1);
     assert.deepEqual(tally(answers.map((a) => a.status)), { 401: LOGIN_FAILURE_LIMIT - 1 });
@@ -127,16 +109,97 @@ describe("console login limit", () => {
     assert.equal((await client.login(EMAIL, "wrong again")).status, 401, "the last failure the limit allows");
     assert.equal((await client.login(EMAIL, PASSWORD)).status, 429);
   });
+
+  test("when the window ends the counts start again", async () => {
+    const ip = "198.51.100.30";
+    await guesses(ip, EMAIL, LOGIN_FAILURE_LIMIT);
+    const client = new ConsoleClient(server.url, { "x-forwarded-for": ip });
+    const refused = await client.login(EMAIL, PASSWORD);
+    assert.equal(refused.status, 429);
+    clock.at = WINDOW_START + LOGIN_WINDOW_MS - 1000;
+    assert.equal((await client.login(EMAIL, PASSWORD)).headers.get("retry-after"), "1", "the last second");
+    clock.at = WINDOW_START + LOGIN_WINDOW_MS;
+    assert.equal((await client.login(EMAIL, PASSWORD)).status, 303, "a new window");
+  });
+});
+
+/**
+ * Failures per address whatever the emails: 20 made-up emails (one check each, as an unknown email
+ * costs the same as a known one) from one /64 lock the address out for every user; elsewhere is fine.
+ */
+async function addressLimit(server: TestServer, network: string): Promise<void> {
+  // Two bursts of ten: one address may have ten checks in progress (the password work queue).
+  for (let round = 0; round < LOGIN_ADDRESS_FAILURE_LIMIT / 10; round++) {
+    const requests = await Promise.all(
+      Array.from({ length: 10 }, (_, i) =>
+        forms(server.url, `${network}::${round}:${i + 1}`, "/console/login", 1, () => ({
+          email: `made-up-${round}-${i}@example.com`,
+          password: "a guess",
+        })),
+      ),
+    );
+    const answers = await burst(server.url, requests.flat());
+    assert.deepEqual(tally(answers.map((a) => a.status)), { 401: 10 }, `round ${round + 1}`);
+  }
+  const there = new ConsoleClient(server.url, { "x-forwarded-for": `${network}::ffff:1` });
+  const refused = await there.login(EMAIL, PASSWORD);
+  assert.equal(refused.status, 429, "the right password of a real user, from that /64");
+  assert.match(refused.text, /Too many failed attempts/);
+  assert.equal(refused.headers.get("retry-after"), String(14 * 60));
+  const elsewhere = new ConsoleClient(server.url, { "x-forwarded-for": "2001:db8:ffff::1" });
+  assert.equal((await elsewhere.login(EMAIL, PASSWORD)).status, 303, "another /64");
+}
+
+const redisSkip = (await redisUnavailable()) ?? false;
+
+describe("console login limit per address", () => {
+  const clock = stillClock();
+
+  async function withServer(counters: CounterStore, run: (server: TestServer) => Promise<void>) {
+    const server = await startTestServer({ env: { TRUSTED_PROXIES: "127.0.0.1,::1" }, counters });
+    try {
+      await server.core.admins.create(await server.account("default"), { email: EMAIL, password: PASSWORD });
+      await run(server);
+    } finally {
+      await server.stop();
+    }
+  }
+
+  test(`${LOGIN_ADDRESS_FAILURE_LIMIT} failures with made-up emails from one /64 lock that /64 out`, async () => {
+    await withServer(new MemoryCounterStore({ now: clock.now }), (server) =>
+      addressLimit(server, "2001:db8:aa:1"),
+    );
+  });
+
+  test("the same through Redis", { skip: redisSkip }, async () => {
+    const prefix = `wisp:test:${randomBytes(6).toString("hex")}:`;
+    const store = new RedisCounterStore(REDIS_URL, { identity: "console", prefix, now: clock.now });
+    const redis = new Redis(REDIS_URL);
+    try {
+      await withServer(store, (server) => addressLimit(server, "2001:db8:aa:2"));
+      const stored = await redis.keys(`${prefix}*`);
+      assert.ok(
+        stored.some((key) => key.startsWith(`${prefix}console:console-login-address:2001:db8:aa:2::/64:`)),
+        stored.join(", "),
+      );
+    } finally {
+      const stored = await redis.keys(`${prefix}*`);
+      if (stored.length > 0) await redis.del(...stored);
+      redis.disconnect();
+    }
+  });
 });
 
 describe("console setup code limit", () => {
   test("60 wrong setup codes at once: exactly the limit are checked, the rest get 429", async () => {
-    await clearOfWindowEnd();
-    const server = await startTestServer({ env: { TRUSTED_PROXIES: "127.0.0.1,::1" } });
+    const server = await startTestServer({
+      env: { TRUSTED_PROXIES: "127.0.0.1,::1" },
+      counters: new MemoryCounterStore({ now: stillClock().now }),
+    });
     try {
       const answers = await burst(
         server.url,
-        await forms(server, "203.0.113.30", "/console/setup", 60, (i) => ({
+        await forms(server.url, "203.0.113.30", "/console/setup", 60, (i) => ({
           code: `AAAA-${String(i).padStart(4, "0")}`,
           email: EMAIL,
           password: PASSWORD,

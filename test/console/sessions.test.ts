@@ -3,6 +3,7 @@
 // DAS's answer shown), and the network form's CoA and accounting fields.
 import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
+import { bytes } from "../../src/console/format.ts";
 import type { Network } from "../../src/core/networks/service.ts";
 import { DasClient } from "../../src/radius/das-client.ts";
 import { accountingSender } from "../support/accounting.ts";
@@ -40,7 +41,16 @@ describe("console: Online now", () => {
     }));
     const send = accountingSender(acctPort, SECRET);
     await send({ user: "guest<script>", session: "cs-1", mac: "02-00-00-00-04-01" }, "Start");
-    await send({ user: "walker", session: "cs-2", mac: "02-00-00-00-04-02" }, "Start");
+    // Started 3 days, 2 hours and 30 minutes ago; 1792018 bytes in and 8448544 out since.
+    const started = Math.floor(Date.now() / 1000) - (3 * 86_400 + 2 * 3_600 + 30 * 60);
+    const walker = { user: "walker", session: "cs-2", mac: "02-00-00-00-04-02" };
+    await send(walker, "Start", [["Event-Timestamp", started]]);
+    await send(walker, "Interim-Update", [
+      ["Event-Timestamp", started + 600],
+      ["Acct-Session-Time", 600],
+      ["Acct-Input-Octets", 1792018],
+      ["Acct-Output-Octets", 8448544],
+    ]);
     await send({ user: "gone", session: "cs-3", mac: "02-00-00-00-04-03" }, "Stop");
     await server.core.admins.create(account, { email: EMAIL, password: PASSWORD });
     client = new ConsoleClient(server.url);
@@ -61,6 +71,11 @@ describe("console: Online now", () => {
     assert.doesNotMatch(page.text, />gone</, "closed sessions are not online");
     assert.match(page.text, /<td>Lobby &lt;b&gt;<\/td><td><code>02:00:00:00:00:01<\/code><\/td><td>2<\/td>/);
     assert.match(page.text, /data-live="\/console\/sessions\/live"/);
+    // Data in human units (exact bytes in the title), and how long the session has been online.
+    const walker = /<tr>\s*<td>walker<\/td>[\s\S]*?<\/tr>/.exec(page.text)?.[0] ?? "";
+    assert.match(walker, /<td>3 days 2 hours<\/td>/);
+    assert.match(walker, /<td title="1,792,018 \/ 8,448,544 bytes">1\.7 MB \/ 8\.1 MB<\/td>/);
+    assert.doesNotMatch(page.text, /1792018/);
     const live = await client.get("/console/sessions/live");
     assert.equal(live.status, 200);
     assert.doesNotMatch(live.text, /<html/);
@@ -110,4 +125,19 @@ describe("console: Online now", () => {
     const badPort = await client.post(`/console/networks/${network.id}`, { ...fields, coa_port: "70000" });
     assert.match(badPort.text, /must be a UDP port from 1 to 65535/);
   });
+});
+
+test("sizes in human units: bytes, then one decimal under ten of a unit, whole above", () => {
+  const shown = [0, 1, 1023, 1024, 1792018, 8448544, 10 * 2 ** 20, 1023.9 * 2 ** 20, 5 * 2 ** 40].map(bytes);
+  assert.deepEqual(shown, [
+    "0 bytes",
+    "1 byte",
+    "1,023 bytes",
+    "1.0 KB",
+    "1.7 MB",
+    "8.1 MB",
+    "10 MB",
+    "1.0 GB",
+    "5.0 TB",
+  ]);
 });

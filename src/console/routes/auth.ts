@@ -1,12 +1,15 @@
-// First-run setup, login and logout. Login attempts count per console user's email and client
-// address (IPv6 by /64) together; setup attempts per address. Each attempt is counted in one atomic
-// step before the password is checked, so of any burst exactly 10 in 15 minutes get a check and the
-// rest a 429 page until the window ends; an attempt that succeeds takes its count back. A guesser
-// locks out only their own address: the same user logs in from anywhere else.
+// First-run setup, login and logout. Failed logins count per console user's email and client
+// address (IPv6 by /64) together, and per address alone; setup attempts per address. Each attempt
+// is counted in one atomic step before the password is checked, so of any burst exactly the limit
+// get a check and the rest a 429 page until the window ends; an attempt that succeeds, or that is
+// refused before its check, takes its counts back. A guesser locks out only their own address: the
+// same user logs in from anywhere else. The checks themselves (scrypt, 128 MiB each) wait their
+// turn in the core's password work queue (src/core/admins/password-work.ts), which names the
+// address as the client; past the queue the login page answers 429 with Retry-After.
 import { createHash } from "node:crypto";
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import { normalizeEmail } from "../../core/admins/rules.ts";
-import { ConflictError, ValidationError } from "../../core/shared/errors.ts";
+import { ConflictError, TooManyRequestsError, ValidationError } from "../../core/shared/errors.ts";
 import { addressGroup, type WindowCount } from "../../http/rate-limit.ts";
 import type { ConsoleContext } from "../context.ts";
 import { formOf } from "../forms.ts";
@@ -20,7 +23,16 @@ import {
 import { type FieldErrors, fieldErrors, show } from "../views.ts";
 
 export const LOGIN_WINDOW_MS = 15 * 60_000;
+/** Failed logins (and wrong setup codes) per email and address in a window. */
 export const LOGIN_FAILURE_LIMIT = 10;
+/** Failed logins per address, whatever the emails, in a window. */
+export const LOGIN_ADDRESS_FAILURE_LIMIT = 20;
+
+interface Limit {
+  /** The counter's name (a Redis key when REDIS_URL is set). */
+  name: string;
+  limit: number;
+}
 
 /** A console path to return to after login; anything else (other hosts, odd paths) is the home page. */
 function safeNext(text: string): string {
@@ -31,27 +43,47 @@ function safeNext(text: string): string {
 export async function authRoutes(app: FastifyInstance, { core, counters }: ConsoleContext): Promise<void> {
   const open = { config: { consolePublic: true } };
   /** The email is hashed: counter names (Redis keys) carry no addresses of people. */
-  const loginCounter = (request: FastifyRequest, email: string) =>
-    `console-login:${createHash("sha256").update(normalizeEmail(email)).digest("hex").slice(0, 32)}:` +
-    addressGroup(request.ip);
-  const setupCounter = (request: FastifyRequest) => `console-setup:${addressGroup(request.ip)}`;
+  const loginLimits = (address: string, email: string): Limit[] => [
+    {
+      name: `console-login:${createHash("sha256").update(normalizeEmail(email)).digest("hex").slice(0, 32)}:${address}`,
+      limit: LOGIN_FAILURE_LIMIT,
+    },
+    { name: `console-login-address:${address}`, limit: LOGIN_ADDRESS_FAILURE_LIMIT },
+  ];
+  const setupLimits = (address: string): Limit[] => [
+    { name: `console-setup:${address}`, limit: LOGIN_FAILURE_LIMIT },
+  ];
 
   interface Attempt {
     /** Seconds to wait when this attempt is over the limit; null when it may go on. */
     wait: number | null;
-    /** Takes the attempt back from the count (it was not a failure). */
+    /** Takes the attempt back from its counts (it was not a failure). */
     release(): Promise<void>;
   }
 
-  /** Counts an attempt before its work. A store that fails counts nothing (Redis falls back itself). */
-  async function attempt(name: string): Promise<Attempt> {
-    const window: WindowCount | null = await counters.hit(name, LOGIN_WINDOW_MS).catch(() => null);
-    if (!window) return { wait: null, release: async () => {} };
-    const over = window.count > LOGIN_FAILURE_LIMIT;
-    return {
-      wait: over ? Math.max(1, Math.ceil((window.resetAt - Date.now()) / 1000)) : null,
-      release: () => counters.release(name, LOGIN_WINDOW_MS, window.resetAt).catch(() => {}),
+  /**
+   * Counts an attempt against each limit before its work. Over any of them, it is refused and takes
+   * all its counts back at once (it was not a failure: the attempts that hold the counts still
+   * refuse the next). A store that fails counts nothing (Redis falls back itself).
+   */
+  async function attempt(limits: Limit[]): Promise<Attempt> {
+    const windows = await Promise.all(
+      limits.map((l) => counters.hit(l.name, LOGIN_WINDOW_MS).catch((): WindowCount | null => null)),
+    );
+    const counted = limits.flatMap((limit, i) => {
+      const window = windows[i];
+      return window ? [{ ...limit, window }] : [];
+    });
+    const release = async () => {
+      await Promise.all(
+        counted.map((c) => counters.release(c.name, LOGIN_WINDOW_MS, c.window.resetAt).catch(() => {})),
+      );
     };
+    const over = counted.filter((c) => c.window.count > c.limit);
+    if (over.length === 0) return { wait: null, release };
+    await release();
+    const left = Math.max(...over.map((c) => c.window.resetAt - counters.now()));
+    return { wait: Math.max(1, Math.ceil(left / 1000)), release: async () => {} };
   }
 
   function tooMany(request: FastifyRequest, reply: FastifyReply, wait: number) {
@@ -106,10 +138,11 @@ export async function authRoutes(app: FastifyInstance, { core, counters }: Conso
       return setupPage(request, reply, values, { password_confirm: "does not match the password" }, 400);
     }
     // Only a wrong code stays counted.
-    const counted = await attempt(setupCounter(request));
+    const address = addressGroup(request.ip);
+    const counted = await attempt(setupLimits(address));
     if (counted.wait !== null) return tooMany(request, reply, counted.wait);
     try {
-      await core.admins.setup({ code: form.text("code"), email: values.email, password });
+      await core.admins.setup({ code: form.text("code"), email: values.email, password }, address);
     } catch (error) {
       const errors = error instanceof ValidationError ? fieldErrors(error.details) : {};
       if (!errors.code) await counted.release();
@@ -118,7 +151,11 @@ export async function authRoutes(app: FastifyInstance, { core, counters }: Conso
       return setupPage(request, reply, values, errors, 400);
     }
     await counted.release();
-    const login = await core.admins.login(values.email, password);
+    // A busy password queue: the user exists, they log in on the next page.
+    const login = await core.admins.login(values.email, password, address).catch((error) => {
+      if (error instanceof TooManyRequestsError) return null;
+      throw error;
+    });
     if (!login) return reply.redirect("/console/login?notice=setup-done", 303);
     setSessionCookie(request, reply, login.token);
     return reply.redirect("/console", 303);
@@ -134,9 +171,22 @@ export async function authRoutes(app: FastifyInstance, { core, counters }: Conso
   app.post("/login", open, async (request, reply) => {
     const form = formOf(request);
     const values = { email: form.text("email"), next: safeNext(form.text("next")) };
-    const counted = await attempt(loginCounter(request, values.email));
+    const address = addressGroup(request.ip);
+    const counted = await attempt(loginLimits(address, values.email));
     if (counted.wait !== null) return tooMany(request, reply, counted.wait);
-    const login = await core.admins.login(values.email, form.raw("password"));
+    const login = await core.admins
+      .login(values.email, form.raw("password"), address)
+      .catch(async (error) => {
+        await counted.release(); // never checked
+        if (!(error instanceof TooManyRequestsError)) throw error;
+        return error;
+      });
+    if (login instanceof TooManyRequestsError) {
+      reply.header("Retry-After", login.retryAfterSeconds);
+      const wait = `${login.retryAfterSeconds} second${login.retryAfterSeconds === 1 ? "" : "s"}`;
+      const busy = `The server is busy checking other logins. Try again in ${wait}.`;
+      return loginPage(request, reply, values, busy, 429);
+    }
     if (!login) return loginPage(request, reply, values, "Wrong email or password.", 401);
     await counted.release();
     // A session this browser had before is ended, not left behind.

@@ -25,11 +25,16 @@ export async function sessionRoutes(app: FastifyInstance, { core }: ConsoleConte
       entry.total += c.sessions;
       networks.set(key, entry);
     }
+    const now = Date.now();
     return {
       counts,
       networks: [...networks.values()],
       total: page.total,
-      sessions: page.data,
+      // How long each has run: since its start, or as the access point last reported it.
+      sessions: page.data.map((s) => ({
+        ...s,
+        runningFor: s.start ? Math.max(0, Math.floor((now - Date.parse(s.start)) / 1000)) : s.duration,
+      })),
       pager: pagerOf(page, "/console/sessions", {}),
       refreshedAt: new Date().toISOString().slice(11, 19),
     };

@@ -72,16 +72,15 @@ export async function verifyPassword(password: string, stored: string): Promise<
 /**
  * Verifies a password and, when the stored hash has weaker parameters than today's, makes the
  * hash to replace it with (`upgraded`, only for the right password). The new hash is made whether
- * or not the password is right, alongside the check, so a login takes as long either way.
+ * or not the password is right, so a login takes as long either way; after the check, not
+ * alongside it, so one check never holds more than one scrypt's memory (see password-work.ts).
  */
 export async function checkPassword(
   password: string,
   stored: string,
 ): Promise<{ valid: boolean; upgraded: string | null }> {
-  const [valid, upgraded] = await Promise.all([
-    verifyPassword(password, stored),
-    needsRehash(stored) ? hashPassword(password) : null,
-  ]);
+  const valid = await verifyPassword(password, stored);
+  const upgraded = needsRehash(stored) ? await hashPassword(password) : null;
   return { valid, upgraded: valid ? upgraded : null };
 }
 

@@ -9,6 +9,7 @@ import { AccountsService } from "../accounts/service.ts";
 import { ConflictError, type FieldProblem, NotFoundError, ValidationError } from "../shared/errors.ts";
 import { isoNow } from "../shared/time.ts";
 import { type KeySource, SecretBox } from "../webhooks/crypto.ts";
+import { PasswordWork } from "./password-work.ts";
 import { checkPassword, generatePassword, hashPassword, unusableHash } from "./passwords.ts";
 import { PendingSecrets } from "./pending-secrets.ts";
 import { type AdminRow, AdminsRepo } from "./repo.ts";
@@ -27,6 +28,8 @@ export const SESSION_MAX_MS = 7 * 24 * 3_600_000;
 /** The idle expiry is pushed forward at most this often (one write, not one per page). */
 const EXTEND_INTERVAL_MS = 5 * 60_000;
 const TOKEN = /^[A-Za-z0-9_-]{43}$/;
+/** The client named in the password work queue for operators' own changes (CLI, console forms). */
+const OPERATORS = "operators";
 
 export interface Admin {
   id: number;
@@ -111,6 +114,8 @@ export class AdminsService {
     private readonly accounts: AccountsService,
     /** Secrets a session's forms made, until the page after the redirect shows them. */
     readonly pendingSecrets: PendingSecrets,
+    /** Every scrypt of this service runs through it: bounded memory, 429 past its queue. */
+    private readonly passwordWork = new PasswordWork(),
   ) {}
 
   async exist(): Promise<boolean> {
@@ -128,8 +133,11 @@ export class AdminsService {
     return this.setupCode;
   }
 
-  /** First run: the setup code from the server's log makes the first console user, in account `default`. */
-  async setup(input: SetupInput): Promise<Admin> {
+  /**
+   * First run: the setup code from the server's log makes the first console user, in account
+   * `default`. `client` names the caller in the password work queue (the door's address group).
+   */
+  async setup(input: SetupInput, client = OPERATORS): Promise<Admin> {
     if (await this.exist()) throw new ConflictError("the console is already set up; log in instead");
     const email = normalizeEmail(input.email);
     check(email, input.password);
@@ -141,7 +149,7 @@ export class AdminsService {
     this.setupCode = null;
     try {
       const account = await this.accounts.resolve(undefined);
-      const admin = await this.insert(account, email, input.password);
+      const admin = await this.insert(account, email, input.password, client);
       this.someExist = true;
       return admin;
     } catch (error) {
@@ -173,7 +181,7 @@ export class AdminsService {
     const row = await this.repo.findByEmail(email);
     if (!row) throw new NotFoundError(`no console user with the email ${email}`);
     const password = given ?? generatePassword();
-    const hash = await hashPassword(password);
+    const hash = await this.passwordWork.run(OPERATORS, () => hashPassword(password));
     await this.repo.transaction(async (repo) => {
       await repo.setPassword(row.account_id, row.id, hash, isoNow());
       await repo.deleteSessionsOf(row.account_id, row.id);
@@ -187,15 +195,20 @@ export class AdminsService {
 
   /**
    * A new session for the right email and password; null otherwise, after the same work either way
-   * (an unknown email is checked against a hash of nothing), so timing does not tell which was wrong.
-   * A hash made with weaker parameters than today's is replaced by a new one on success.
+   * (an unknown email is checked against a hash of nothing, through the same queue), so timing does
+   * not tell which was wrong. A hash made with weaker parameters than today's is replaced by a new
+   * one on success. `client` names the caller in the password work queue (the door's address
+   * group); a full queue throws TooManyRequestsError before any check.
    */
   async login(
     emailText: string,
     password: string,
+    client = OPERATORS,
   ): Promise<{ token: string; session: ConsoleSession } | null> {
     const row = await this.repo.findByEmail(normalizeEmail(emailText));
-    const { valid, upgraded } = await checkPassword(password, row?.password_hash ?? (await unusableHash()));
+    const { valid, upgraded } = await this.passwordWork.run(client, async () =>
+      checkPassword(password, row?.password_hash ?? (await unusableHash())),
+    );
     if (!row || !valid) return null;
     if (upgraded) await this.repo.replacePasswordHash(row.account_id, row.id, row.password_hash, upgraded);
     const token = randomToken();
@@ -253,14 +266,19 @@ export class AdminsService {
     if (TOKEN.test(token)) await this.repo.deleteSession(sha256(token));
   }
 
-  private async insert(account: AccountRow, email: string, password: string): Promise<Admin> {
+  private async insert(
+    account: AccountRow,
+    email: string,
+    password: string,
+    client = OPERATORS,
+  ): Promise<Admin> {
     if (await this.repo.findByEmail(email)) throw taken(email);
     const now = isoNow();
     try {
       const row = await this.repo.insert({
         account_id: account.id,
         email,
-        password_hash: await hashPassword(password),
+        password_hash: await this.passwordWork.run(client, () => hashPassword(password)),
         created: now,
         updated: now,
         last_login: null,
