@@ -12,7 +12,7 @@ const EMAIL = "designer@example.com";
 const PASSWORD = "a long enough password";
 
 async function until<T>(what: string, read: () => Promise<T>, ok: (value: T) => boolean): Promise<T> {
-  const deadline = Date.now() + 5000;
+  const deadline = Date.now() + 30_000;
   let value = await read();
   while (!ok(value)) {
     if (Date.now() > deadline) assert.fail(`${what}: still ${JSON.stringify(value)}`);

@@ -255,7 +255,7 @@ describe("monthly partitions on PostgreSQL", { skip }, () => {
 
       registerPartitionJobs(worker, server.core, 200);
       worker.start();
-      const deadline = Date.now() + 15_000;
+      const deadline = Date.now() + 60_000;
       while (!(await partitionNames(db, "radpostauth")).includes(name)) {
         assert.ok(Date.now() < deadline, `${name} made again by the job`);
         await new Promise((resolve) => setTimeout(resolve, 50));

@@ -43,7 +43,7 @@ for (const { dialect, skip } of await dialects()) {
     after(() => server?.stop());
 
     async function waitForTask(name: string) {
-      const deadline = Date.now() + 20_000;
+      const deadline = Date.now() + 60_000;
       for (;;) {
         server.worker?.poke();
         const res = await get(`/api/reports/tasks?task_name=${name}&format=csvfile`);

@@ -124,7 +124,7 @@ describe("disconnect against hostapd's DAS", { skip: unavailable ?? false }, () 
     const [row] = (await sessionOf()).filter((r) => r.acctsessionid !== "0000DEADBEEF0000");
     const { disconnect } = await server.core.sessions.disconnect(account.id, Number(row!.radacctid));
     assert.equal(disconnect.result, "ack", lab.log().slice(-2000));
-    await eventually(async () => (lab.authorized() ? undefined : true), 5000);
+    await eventually(async () => (lab.authorized() ? undefined : true), 30_000);
     const closed = await eventually(async () => {
       const [again] = await sessionOf(row!.acctsessionid);
       return again?.acctstoptime !== null ? again : undefined;

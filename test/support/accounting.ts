@@ -49,7 +49,7 @@ export const attribute = (packet: RadiusPacket, name: string) =>
   packet.attributes.find((a) => a.name === name)?.value;
 
 /** Waits until `check` returns a value other than undefined (polls every 50 ms). */
-export async function eventually<T>(check: () => Promise<T | undefined>, timeoutMs = 5000): Promise<T> {
+export async function eventually<T>(check: () => Promise<T | undefined>, timeoutMs = 30_000): Promise<T> {
   const until = Date.now() + timeoutMs;
   for (;;) {
     const value = await check();
