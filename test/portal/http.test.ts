@@ -115,7 +115,16 @@ describe("captive portal pages over HTTP", () => {
       assert.equal(response.status, 400, JSON.stringify(bad));
       assert.match(await response.text(), /must be opened by the Wi-Fi network/);
     }
-    for (const link of ["javascript:alert(1)", "data:text/html,x", "//evil.example/login", "ftp://x/"]) {
+    // Not http(s), or a gateway the portal does not allow (an attacker's collector, loopback).
+    for (const link of [
+      "javascript:alert(1)",
+      "data:text/html,x",
+      "//evil.example/login",
+      "ftp://x/",
+      "https://evil.example/collect",
+      "http://198.51.100.1/login",
+      "http://[::1]/login",
+    ]) {
       const q = new URLSearchParams({ "link-login-only": link, mac: "aa:bb:cc:dd:ee:ff" });
       assert.equal((await fetch(`${server.url}/portal/${mikrotik}?${q}`)).status, 400, link);
     }

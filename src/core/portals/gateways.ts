@@ -28,6 +28,7 @@ function isHostName(text: string): boolean {
 function canonicalEntry(text: string): string {
   const entry = text.toLowerCase();
   if (isHostName(entry)) return entry;
+  if (entry.includes("://")) throw new Error(`"${text}" is a URL; give its host alone (as in hotspot.lan)`);
   // Address-like text gets the address parser's reason (prefix length, zone, mapped IPv4...).
   if (/^[\d.]+(?:\/.*)?$|[:/]/.test(entry)) return formatCidr(parseNetwork(entry));
   throw new Error(`"${text}" is not an address, a CIDR or a host name (letters, digits, hyphens, dots)`);
