@@ -44,7 +44,6 @@ export interface PortalOptions {
 }
 
 const CSRF_COOKIE = "wisp_portal_csrf";
-/** Placeholders of a rendered page; letters only, so escaping leaves them as they are. */
 /**
  * The slots of a cached sign-in page, for what changes per guest (the CSRF token, the gateway's
  * query, that query followed by "&" in the language links). Each is markup with a "<", which html.ts
@@ -60,7 +59,8 @@ type Slot = keyof typeof SLOTS;
 const SLOT_OF = new Map<string, Slot>(
   Object.entries(SLOTS).map(([slot, mark]) => [mark.value, slot as Slot]),
 );
-const SLOT_SPLIT = /(<wisp-slot (?:csrf|gateway|gateway&)>)/;
+/** Splits a rendered page around its slots, keeping them (no character of a slot is special here). */
+const SLOT_SPLIT = new RegExp(`(${[...SLOT_OF.keys()].join("|")})`);
 /**
  * Rendered plain sign-in pages by portal (as read) and language, as UTF-8 pieces around the slots:
  * a page is then one Buffer.concat, sent without re-encoding a 2.5 KB string for every guest.

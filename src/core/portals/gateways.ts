@@ -3,7 +3,6 @@
 // CoovaChilli's uamip), and anyone can send a guest a link to the venue's real portal: the address
 // must be one the operator allowed. By default only addresses a link from outside cannot point at
 // a server of the attacker's: the networks a gateway serves its guests on.
-import type ipaddr from "ipaddr.js";
 import { type Cidr, formatCidr, type IP, inNetwork, parseIp, parseNetwork, unmapped } from "../shared/ip.ts";
 
 export const MAX_ALLOWED_GATEWAYS = 32;
@@ -88,5 +87,5 @@ export class GatewayAllowList {
 
 /** Private, CGNAT, link-local or unique local (see DEFAULT_RANGES). */
 function isDefaultGateway(ip: IP): boolean {
-  return DEFAULT_RANGES.has((ip as ipaddr.IPv4 | ipaddr.IPv6).range());
+  return DEFAULT_RANGES.has(ip.range());
 }
