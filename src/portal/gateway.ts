@@ -32,6 +32,25 @@ function gatewayUrl(portal: GuestPortal, value: string | null): string | null {
   return url && portal.allowedGateways.allows(new URL(url).hostname) ? url : null;
 }
 
+/** The query parameter carrying the gateway's address: its login URL, or CoovaChilli's uamip. */
+function loginParam(portal: GuestPortal): string {
+  if (portal.vendor === "coovachilli") return "uamip";
+  return portal.vendor === "mikrotik" ? "link-login-only" : portal.generic.loginParam;
+}
+
+/**
+ * The gateway host a link names when the portal does not allow it, else null: what the operator
+ * needs to read in the log when every guest of a gateway is refused (a name such as hotspot.lan
+ * not yet listed, or an address outside the default ranges).
+ */
+export function refusedGatewayHost(portal: GuestPortal, query: GatewayParams): string | null {
+  const value = query.get(loginParam(portal));
+  const url = portal.vendor === "coovachilli" ? null : safeHttpUrl(value);
+  const address = portal.vendor === "coovachilli" && value && isIP(value) ? value : null;
+  const host = url ? new URL(url).hostname : address;
+  return host && !portal.allowedGateways.allows(host) ? host : null;
+}
+
 function port(value: string | null): number | null {
   if (!value || !/^\d{1,5}$/.test(value)) return null;
   const n = Number(value);
@@ -103,7 +122,7 @@ export function parseGateway(portal: GuestPortal, query: GatewayParams): Gateway
     case "coovachilli": {
       // The UAM redirect (coova-chilli src/redir.c, bstring_buildurl): ?res=&uamip=&uamport=
       // &challenge=&called=&mac=&ip=&nasid=&userurl=&md=
-      const uamip = get("uamip") ?? "";
+      const uamip = get(loginParam(portal)) ?? "";
       const uamport = port(get("uamport"));
       const res = get("res") ?? "";
       const challengeHex = get("challenge");
@@ -127,7 +146,7 @@ export function parseGateway(portal: GuestPortal, query: GatewayParams): Gateway
       // link-login-only, link-orig, chap-id, chap-challenge, mac, ip, error.
       // The challenge is used only with a login address the portal allows: otherwise whoever wrote
       // the link would choose both and get a CHAP hash to crack offline.
-      const linkLoginOnly = gatewayUrl(portal, get("link-login-only"));
+      const linkLoginOnly = gatewayUrl(portal, get(loginParam(portal)));
       if (!linkLoginOnly) return null;
       const chapId = octalBytes(get("chap-id"));
       const chapChallenge = octalBytes(get("chap-challenge"));
@@ -149,7 +168,7 @@ export function parseGateway(portal: GuestPortal, query: GatewayParams): Gateway
       };
     }
     default: {
-      const loginUrl = gatewayUrl(portal, get(portal.generic.loginParam));
+      const loginUrl = gatewayUrl(portal, get(loginParam(portal)));
       if (!loginUrl) return null;
       // Client MAC and original URL under the names common controllers use (UniFi: id, url;
       // Cisco WLC: client_mac, redirect; pfSense: redirurl).

@@ -27,6 +27,7 @@ import {
   gatewayOrigin,
   handoff,
   parseGateway,
+  refusedGatewayHost,
   safeHttpUrl,
 } from "./gateway.ts";
 import { escapeHtml, Html, html } from "./html.ts";
@@ -327,7 +328,11 @@ export async function portalPlugin(app: FastifyInstance, options: PortalOptions)
     const query = gatewayQueryOf(request);
     // fastify has parsed the same query string already (request.query); `lang` is not a gateway's.
     const gateway = gatewayOf(request, portal, query, queryParams(request.query));
-    if (!gateway) return send(reply, 400, messagePage(lang, ASSETS, portal.title, t.noGateway, { portal }));
+    if (!gateway) {
+      const host = refusedGatewayHost(portal, queryParams(request.query));
+      if (host) request.log.info({ portal: portal.id, host }, "gateway not in the portal's allowed gateways");
+      return send(reply, 400, messagePage(lang, ASSETS, portal.title, t.noGateway, { portal }));
+    }
     if (gateway.vendor === "coovachilli") {
       // The gateway's answer to a logon comes back here (coova-chilli src/redir.c): res=success
       // or already (online now), failed (show the form again with the new challenge).

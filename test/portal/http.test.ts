@@ -12,6 +12,7 @@ import {
   coovaPapPassword,
   mikrotikChapPassword,
   octalBytes,
+  refusedGatewayHost,
   safeHttpUrl,
 } from "../../src/portal/gateway.ts";
 import { paragraphs } from "../../src/portal/html.ts";
@@ -466,6 +467,14 @@ describe("captive portal pages over HTTP", () => {
       const response = await fetch(`${server.url}/portal/${generic.id}?login_url=${encodeURIComponent(url)}`);
       assert.equal(response.status, status, url);
     }
+    // What the log names for the operator when a link is refused for its gateway alone.
+    const guestView = await server.core.portals.forGuests(mikrotik);
+    assert.ok(guestView);
+    const named = (link: string) => refusedGatewayHost(guestView, new URLSearchParams(mikrotikQuery(link)));
+    assert.equal(named("https://Evil.example:8443/collect"), "evil.example");
+    assert.equal(named("http://hotspot.lan/login"), "hotspot.lan");
+    assert.equal(named("http://10.5.50.1/login"), null);
+    assert.equal(named("javascript:alert(1)"), null);
     const publicUam = await fetch(`${server.url}/portal/${coova}?${coovaQuery({ uamip: "203.0.113.7" })}`);
     assert.equal(publicUam.status, 400);
     assert.match(await publicUam.text(), /must be opened by the Wi-Fi network/);
