@@ -6,6 +6,7 @@
 import { type Cidr, formatCidr, type IP, inNetwork, parseIp, parseNetwork, unmapped } from "../shared/ip.ts";
 
 export const MAX_ALLOWED_GATEWAYS = 32;
+const MAX_VERDICTS = 256;
 /**
  * ipaddr.js range() names of the default: private (RFC 1918), CGNAT 100.64.0.0/10 (RFC 6598),
  * link-local 169.254.0.0/16 (RFC 3927) and fe80::/10 (RFC 4291 section 2.5.6), unique local
@@ -55,6 +56,11 @@ export function parseAllowedGateways(entries: readonly string[]): string[] {
 export class GatewayAllowList {
   private readonly networks: Cidr[] = [];
   private readonly names = new Set<string>();
+  /**
+   * Answers by host: a gateway's guests all bring the same one, and reading an address costs
+   * microseconds on a page that takes tens (bench/portal.ts). Bounded: hosts come from links.
+   */
+  private readonly verdicts = new Map<string, boolean>();
 
   /** Stored entries (parseAllowedGateways); one that no longer reads as either matches nothing. */
   constructor(readonly entries: readonly string[]) {
@@ -76,6 +82,16 @@ export class GatewayAllowList {
    * server cannot know what the guest's browser resolves it to.
    */
   allows(hostname: string): boolean {
+    let verdict = this.verdicts.get(hostname);
+    if (verdict === undefined) {
+      verdict = this.decide(hostname);
+      if (this.verdicts.size >= MAX_VERDICTS) this.verdicts.clear();
+      this.verdicts.set(hostname, verdict);
+    }
+    return verdict;
+  }
+
+  private decide(hostname: string): boolean {
     const host = hostname.replace(/^\[(.*)\]$/, "$1");
     const ip = parseIp(host);
     if (!ip) return this.names.has(host.replace(/\.$/, ""));
