@@ -486,9 +486,9 @@ describe("captive portal pages over HTTP", () => {
       name: "Router by name",
       network_id: network.network.id,
       vendor: "mikrotik",
-      allowed_gateways: ["HotSpot.LAN", "203.0.113.0/28"],
+      allowed_gateways: ["HotSpot.LAN", "203.0.113.0/28", "Café.lan"],
     });
-    assert.deepEqual(portal.allowed_gateways, ["hotspot.lan", "203.0.113.0/28"]);
+    assert.deepEqual(portal.allowed_gateways, ["hotspot.lan", "203.0.113.0/28", "xn--caf-dma.lan"]);
     const voucher = await server.core.vouchers.create(accountId, { validity: 600 });
     const client = new ConsoleClient(server.url);
     const query = mikrotikQuery("http://hotspot.lan/login", { mac: "AA:BB:CC:DD:A3:01" });
@@ -511,6 +511,7 @@ describe("captive portal pages over HTTP", () => {
     );
     for (const [link, status] of [
       ["http://HOTSPOT.lan./login", 200],
+      ["http://café.lan/login", 200],
       ["http://203.0.113.14/login", 200],
       ["http://203.0.113.16/login", 400],
       ["http://10.5.50.1/login", 400],

@@ -3,6 +3,7 @@
 // CoovaChilli's uamip), and anyone can send a guest a link to the venue's real portal: the address
 // must be one the operator allowed. By default only addresses a link from outside cannot point at
 // a server of the attacker's: the networks a gateway serves its guests on.
+import { domainToASCII } from "node:url";
 import { type Cidr, formatCidr, type IP, inNetwork, parseIp, parseNetwork, unmapped } from "../shared/ip.ts";
 
 export const MAX_ALLOWED_GATEWAYS = 32;
@@ -26,7 +27,8 @@ function isHostName(text: string): boolean {
 
 /** One entry in its stored form: a host name in lower case, or a network's canonical CIDR. */
 function canonicalEntry(text: string): string {
-  const entry = text.toLowerCase();
+  // An internationalised name as URLs carry it, in punycode (café.lan: xn--caf-dma.lan).
+  const entry = /[^ -~]/.test(text) ? domainToASCII(text) || text : text.toLowerCase();
   if (isHostName(entry)) return entry;
   if (entry.includes("://")) throw new Error(`"${text}" is a URL; give its host alone (as in hotspot.lan)`);
   // Address-like text gets the address parser's reason (prefix length, zone, mapped IPv4...).
