@@ -186,6 +186,8 @@ async function main(): Promise<void> {
     network_id: network.network.id,
     vendor: "coovachilli",
     uam_secret: UAM_SECRET,
+    // The bench's gateway listens on loopback, which no real gateway is (not allowed by default).
+    allowed_gateways: ["127.0.0.1"],
     title: "Welcome to the bench café",
     welcome_text: "Free Wi-Fi for guests.\n\nAsk at the bar for a code.",
     terms: "Be nice. See https://example.com/terms for the rest.",

@@ -32,6 +32,7 @@ interface PortalOptions {
   genericPasswordField?: string;
   genericRedirectField?: string;
   genericExtraFields?: string;
+  allowedGateways?: string;
   clickthroughValidity?: number;
   clickthroughSessionTimeout?: number;
   registrationValidity?: number;
@@ -87,6 +88,10 @@ async function inputOf(options: PortalOptions): Promise<PortalInput> {
     generic_password_field: options.genericPasswordField,
     generic_redirect_field: options.genericRedirectField,
     generic_extra_fields: options.genericExtraFields,
+    allowed_gateways:
+      options.allowedGateways === undefined
+        ? undefined
+        : options.allowedGateways.split(/[\s,]+/).filter(Boolean),
     clickthrough_validity: options.clickthroughValidity,
     clickthrough_session_timeout: options.clickthroughSessionTimeout,
     registration_validity: options.registrationValidity,
@@ -123,6 +128,11 @@ function pageOptions(command: Command): Command {
     .option(
       "--generic-extra-fields <pairs>",
       "generic vendor: extra form fields, name=value&name=$gatewayParam (e.g. accept=Continue&zone=$zone)",
+    )
+    .option(
+      "--allowed-gateways <list>",
+      "comma-separated gateway addresses, CIDRs or host names (hotspot.lan) guests may be handed to " +
+        "('' for the default: private, CGNAT, link-local and unique local addresses only)",
     )
     .option(
       "--clickthrough-validity <seconds>",

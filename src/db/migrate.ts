@@ -21,6 +21,7 @@ import * as sessions from "./migrations/019_sessions.ts";
 import * as partitions from "./migrations/020_partitions.ts";
 import * as retentionIndexes from "./migrations/021_retention_indexes.ts";
 import * as portalHandoffOptions from "./migrations/022_portal_handoff_options.ts";
+import * as portalAllowedGateways from "./migrations/023_portal_allowed_gateways.ts";
 
 type Step = { up(db: Kysely<unknown>, dialect: DialectName): Promise<void> };
 const steps: Record<string, Step> = {
@@ -44,6 +45,7 @@ const steps: Record<string, Step> = {
   "020_partitions": partitions,
   "021_retention_indexes": retentionIndexes,
   "022_portal_handoff_options": portalHandoffOptions,
+  "023_portal_allowed_gateways": portalAllowedGateways,
 };
 
 class StaticProvider implements MigrationProvider {

@@ -144,6 +144,8 @@ export interface CaptivePortalsTable {
   uam_auth: Generated<string>;
   /** Generic vendor: extra form fields, `name=value&name=$gatewayParam` (migration 022). */
   generic_extra_fields: Generated<string>;
+  /** Comma-separated host names and CIDRs guests may be handed to; empty: the private ranges (migration 023). */
+  allowed_gateways: Generated<string>;
   clickthrough_validity: Generated<number>;
   clickthrough_session_timeout: Generated<number>;
   registration_validity: Generated<number>;

@@ -22,6 +22,35 @@ export function safeHttpUrl(value: string | undefined | null): string | null {
   }
 }
 
+/**
+ * A gateway's login address from the link: an http(s) URL whose host the portal allows
+ * (core/portals/gateways.ts), or null. The host is read as the browser will (URL.hostname), so
+ * the address checked is the address the credentials would go to.
+ */
+function gatewayUrl(portal: GuestPortal, value: string | null): string | null {
+  const url = safeHttpUrl(value);
+  return url && portal.allowedGateways.allows(new URL(url).hostname) ? url : null;
+}
+
+/** The query parameter carrying the gateway's address: its login URL, or CoovaChilli's uamip. */
+function loginParam(portal: GuestPortal): string {
+  if (portal.vendor === "coovachilli") return "uamip";
+  return portal.vendor === "mikrotik" ? "link-login-only" : portal.generic.loginParam;
+}
+
+/**
+ * The gateway host a link names when the portal does not allow it, else null: what the operator
+ * needs to read in the log when every guest of a gateway is refused (a name such as hotspot.lan
+ * not yet listed, or an address outside the default ranges).
+ */
+export function refusedGatewayHost(portal: GuestPortal, query: GatewayParams): string | null {
+  const value = query.get(loginParam(portal));
+  const url = portal.vendor === "coovachilli" ? null : safeHttpUrl(value);
+  const address = portal.vendor === "coovachilli" && value && isIP(value) ? value : null;
+  const host = url ? new URL(url).hostname : address;
+  return host && !portal.allowedGateways.allows(host) ? host : null;
+}
+
 function port(value: string | null): number | null {
   if (!value || !/^\d{1,5}$/.test(value)) return null;
   const n = Number(value);
@@ -78,23 +107,29 @@ export function octalBytes(value: string | null): Buffer | null {
   );
 }
 
-/** The gateway parameters of a page request for this portal's vendor; null when they do not check out. */
 /** A gateway's query parameters by name (URLSearchParams, or fastify's parsed query): first value or null. */
 export interface GatewayParams {
   get(name: string): string | null;
 }
 
+/**
+ * The gateway parameters of a page or sign-in request for this portal's vendor; null when they do
+ * not check out, or name a gateway the portal does not allow (the page and the sign-in then refuse).
+ */
 export function parseGateway(portal: GuestPortal, query: GatewayParams): Gateway | null {
   const get = (name: string) => query.get(name);
   switch (portal.vendor) {
     case "coovachilli": {
       // The UAM redirect (coova-chilli src/redir.c, bstring_buildurl): ?res=&uamip=&uamport=
       // &challenge=&called=&mac=&ip=&nasid=&userurl=&md=
-      const uamip = get("uamip") ?? "";
+      const uamip = get(loginParam(portal)) ?? "";
       const uamport = port(get("uamport"));
       const res = get("res") ?? "";
       const challengeHex = get("challenge");
-      if (!isIP(uamip) || uamport === null || !/^[a-z]{1,16}$/.test(res)) return null;
+      // The signature (&md=) covers uamip too; the allow-list holds as well, should the UAM secret
+      // be known beyond the gateways.
+      if (!isIP(uamip) || !portal.allowedGateways.allows(uamip)) return null;
+      if (uamport === null || !/^[a-z]{1,16}$/.test(res)) return null;
       if (challengeHex !== null && !/^[0-9a-fA-F]{32}$/.test(challengeHex)) return null;
       return {
         vendor: "coovachilli",
@@ -109,7 +144,9 @@ export function parseGateway(portal: GuestPortal, query: GatewayParams): Gateway
     case "mikrotik": {
       // login.html variables of the HotSpot servlet, passed on by the router's redirect page:
       // link-login-only, link-orig, chap-id, chap-challenge, mac, ip, error.
-      const linkLoginOnly = safeHttpUrl(get("link-login-only"));
+      // The challenge is used only with a login address the portal allows: otherwise whoever wrote
+      // the link would choose both and get a CHAP hash to crack offline.
+      const linkLoginOnly = gatewayUrl(portal, get(loginParam(portal)));
       if (!linkLoginOnly) return null;
       const chapId = octalBytes(get("chap-id"));
       const chapChallenge = octalBytes(get("chap-challenge"));
@@ -131,7 +168,7 @@ export function parseGateway(portal: GuestPortal, query: GatewayParams): Gateway
       };
     }
     default: {
-      const loginUrl = safeHttpUrl(get(portal.generic.loginParam));
+      const loginUrl = gatewayUrl(portal, get(loginParam(portal)));
       if (!loginUrl) return null;
       // Client MAC and original URL under the names common controllers use (UniFi: id, url;
       // Cisco WLC: client_mac, redirect; pfSense: redirurl).

@@ -20,16 +20,17 @@ import {
   type SignInProblem,
 } from "../core/portals/signin.ts";
 import { randomToken } from "../core/shared/random-pool.ts";
-import type { CounterStore } from "../http/rate-limit.ts";
+import { addressGroup, type CounterStore } from "../http/rate-limit.ts";
 import {
   coovaChecksumValid,
   type GatewayParams,
   gatewayOrigin,
   handoff,
   parseGateway,
+  refusedGatewayHost,
   safeHttpUrl,
 } from "./gateway.ts";
-import { escapeHtml } from "./html.ts";
+import { escapeHtml, Html, html } from "./html.ts";
 import { CATALOGUE, chooseLanguage, type Messages } from "./i18n.ts";
 import { type Assets, colorsCss, handoffPage, messagePage, signInPage } from "./views.ts";
 
@@ -44,15 +45,29 @@ export interface PortalOptions {
 }
 
 const CSRF_COOKIE = "wisp_portal_csrf";
-/** Placeholders of a rendered page; letters only, so escaping leaves them as they are. */
-const CSRF_SLOT = "WispCsrfSlotQ7x";
-const GATEWAY_SLOT = "WispGatewaySlotQ7x";
+/**
+ * The slots of a cached sign-in page, for what changes per guest (the CSRF token, the gateway's
+ * query, that query followed by "&" in the language links). Each is markup with a "<", which html.ts
+ * turns into "&lt;" in every string it inserts: no portal title, welcome text, terms or gateway
+ * parameter can spell a slot, so only the ones the page template itself put there are filled.
+ */
+const SLOTS = {
+  csrf: new Html("<wisp-slot csrf>"),
+  gateway: new Html("<wisp-slot gateway>"),
+  gatewayAnd: new Html("<wisp-slot gateway&>"),
+} as const;
+type Slot = keyof typeof SLOTS;
+const SLOT_OF = new Map<string, Slot>(
+  Object.entries(SLOTS).map(([slot, mark]) => [mark.value, slot as Slot]),
+);
+/** Splits a rendered page around its slots, keeping them (no character of a slot is special here). */
+const SLOT_SPLIT = new RegExp(`(${[...SLOT_OF.keys()].join("|")})`);
 /**
  * Rendered plain sign-in pages by portal (as read) and language, as UTF-8 pieces around the slots:
  * a page is then one Buffer.concat, sent without re-encoding a 2.5 KB string for every guest.
  */
 const blankPages = new WeakMap<GuestPortal, Map<PortalLanguage, PageTemplate>>();
-type PageTemplate = (Buffer | typeof CSRF_SLOT | typeof GATEWAY_SLOT | "gatewayAnd")[];
+type PageTemplate = (Buffer | Slot)[];
 const AMP = Buffer.from("&amp;");
 const EMPTY = Buffer.alloc(0);
 const TOKEN = /^[A-Za-z0-9_-]{43}$/;
@@ -229,7 +244,11 @@ export async function portalPlugin(app: FastifyInstance, options: PortalOptions)
     } = {},
   ) {
     const csrf = csrfToken(request, reply);
-    const render = (token: string, gateway: string, switchTo: (lang: PortalLanguage) => string) =>
+    const render = (
+      token: string | Html,
+      gateway: string | Html,
+      switchTo: (lang: PortalLanguage) => string | Html,
+    ) =>
       signInPage({
         portal,
         logo: portal.logoVersion ? `/portal/${portal.id}/logo?v=${portal.logoVersion}` : undefined,
@@ -253,33 +272,20 @@ export async function portalPlugin(app: FastifyInstance, options: PortalOptions)
     let template = blank.get(lang);
     if (template === undefined) {
       const page = render(
-        CSRF_SLOT,
-        GATEWAY_SLOT,
-        (code) => `/portal/${portal.id}?${GATEWAY_SLOT}&lang=${code}`,
+        SLOTS.csrf,
+        SLOTS.gateway,
+        (code) => html`/portal/${portal.id}?${SLOTS.gatewayAnd}lang=${code}`,
       );
-      template = page
-        .split(new RegExp(`(${CSRF_SLOT}|${GATEWAY_SLOT}&amp;|${GATEWAY_SLOT})`))
-        .map((piece) =>
-          piece === CSRF_SLOT || piece === GATEWAY_SLOT
-            ? piece
-            : piece === `${GATEWAY_SLOT}&amp;`
-              ? "gatewayAnd"
-              : Buffer.from(piece),
-        );
+      template = page.split(SLOT_SPLIT).map((piece) => SLOT_OF.get(piece) ?? Buffer.from(piece));
       blank.set(lang, template);
     }
-    const token = Buffer.from(csrf);
     const gateway = Buffer.from(escapeHtml(gatewayQuery));
-    const gatewayAnd = gatewayQuery ? Buffer.concat([gateway, AMP]) : EMPTY;
-    const pieces = template.map((piece) =>
-      piece === CSRF_SLOT
-        ? token
-        : piece === GATEWAY_SLOT
-          ? gateway
-          : piece === "gatewayAnd"
-            ? gatewayAnd
-            : piece,
-    );
+    const fill: Record<Slot, Buffer> = {
+      csrf: Buffer.from(csrf),
+      gateway,
+      gatewayAnd: gatewayQuery ? Buffer.concat([gateway, AMP]) : EMPTY,
+    };
+    const pieces = template.map((piece) => (typeof piece === "string" ? fill[piece] : piece));
     return send(reply, 200, Buffer.concat(pieces));
   }
 
@@ -322,7 +328,11 @@ export async function portalPlugin(app: FastifyInstance, options: PortalOptions)
     const query = gatewayQueryOf(request);
     // fastify has parsed the same query string already (request.query); `lang` is not a gateway's.
     const gateway = gatewayOf(request, portal, query, queryParams(request.query));
-    if (!gateway) return send(reply, 400, messagePage(lang, ASSETS, portal.title, t.noGateway, { portal }));
+    if (!gateway) {
+      const host = refusedGatewayHost(portal, queryParams(request.query));
+      if (host) request.log.info({ portal: portal.id, host }, "gateway not in the portal's allowed gateways");
+      return send(reply, 400, messagePage(lang, ASSETS, portal.title, t.noGateway, { portal }));
+    }
     if (gateway.vendor === "coovachilli") {
       // The gateway's answer to a logon comes back here (coova-chilli src/redir.c): res=success
       // or already (online now), failed (show the form again with the new challenge).
@@ -379,7 +389,8 @@ export async function portalPlugin(app: FastifyInstance, options: PortalOptions)
     }
 
     // Attempts per client address and per device; the friendlier page, with Retry-After.
-    const hits = [counters.hit(`portal:ip:${request.ip}`, windowMs)];
+    // IPv6 by /64, as the API's and the console's limits count (one subscriber's allocation).
+    const hits = [counters.hit(`portal:ip:${addressGroup(request.ip)}`, windowMs)];
     if (gateway.clientMac) hits.push(counters.hit(`portal:mac:${gateway.clientMac}`, windowMs));
     const [byAddress, byDevice] = await Promise.all(hits);
     if ((byAddress && byAddress.count > perAddress) || (byDevice && byDevice.count > perDevice)) {

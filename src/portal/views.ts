@@ -19,7 +19,7 @@ interface Frame {
   portal?: GuestPortal | undefined;
   assets: Assets;
   /** Language switch links, when the page has them. */
-  switchTo?: ((lang: PortalLanguage) => string) | undefined;
+  switchTo?: ((lang: PortalLanguage) => string | Html) | undefined;
   script?: boolean;
   /** The portal's logo address, when it has one. */
   logo?: string | undefined;
@@ -77,15 +77,16 @@ export interface SignInPage {
   lang: PortalLanguage;
   assets: Assets;
   action: string;
-  csrf: string;
+  /** The token, or (plugin.ts's cached page) a slot filled per guest; likewise the gateway. */
+  csrf: string | Html;
   /** The gateway's query string, carried through the form. */
-  gateway: string;
+  gateway: string | Html;
   error?: string | undefined;
   /** What the guest typed, kept on an error (never the password). */
   username?: string;
   /** What a registering guest typed, kept on an error. */
   guest?: { name: string; email: string; phone: string };
-  switchTo: (lang: PortalLanguage) => string;
+  switchTo: (lang: PortalLanguage) => string | Html;
   /** The logo's address, when the portal has one. */
   logo?: string | undefined;
 }

@@ -30,6 +30,7 @@ export const FULL = {
   generic_password_field: "pass",
   generic_redirect_field: "redirect_url",
   generic_extra_fields: "accept=Continue&zone=$zone",
+  allowed_gateways: "HotSpot.lan, 10.1.0.0/24\n",
   clickthrough_validity: "7200",
   clickthrough_session_timeout: "1800",
   registration_validity: "172800",
@@ -103,6 +104,7 @@ for (const { dialect, skip } of await dialects()) {
       assert.equal(portal.generic_redirect_field, "redirect_url");
       assert.equal(portal.uam_auth, "pap");
       assert.equal(portal.generic_extra_fields, "accept=Continue&zone=$zone");
+      assert.deepEqual(portal.allowed_gateways, ["hotspot.lan", "10.1.0.0/24"]);
       assert.equal(portal.enabled, true);
 
       const edit = await client.get(`/console/portals/${portal.id}/edit`);
@@ -113,6 +115,7 @@ for (const { dialect, skip } of await dialects()) {
       assert.match(edit.text, /<option value="fr" selected>/);
       assert.match(edit.text, /<option value="pap" selected>/);
       assert.match(edit.text, /value="accept=Continue&amp;zone=\$zone"/);
+      assert.match(edit.text, /name="allowed_gateways" rows="2">hotspot\.lan\n10\.1\.0\.0\/24<\/textarea>/);
 
       // Blank secret keeps the stored one; unticked boxes turn things off.
       const { enabled: _e, uam_secret: _s, ...rest } = FULL;
@@ -140,6 +143,24 @@ for (const { dialect, skip } of await dialects()) {
       assert.equal(refused.status, 400);
       assert.doesNotMatch(refused.text, /another-Secret-x/);
       assert.match(refused.text, /id="e-color_primary">Button colour must be a hex colour/);
+
+      // A bad gateway entry: named next to its field, as typed, and nothing of the save written.
+      await client.get(`/console/portals/${portal.id}/edit`);
+      const badGateway = await client.post(`/console/portals/${portal.id}`, {
+        ...rest,
+        network_id: String(networkId),
+        title: "Not saved",
+        allowed_gateways: "hotspot.lan\nhttps://evil.example/collect",
+      });
+      assert.equal(badGateway.status, 400);
+      assert.match(
+        badGateway.text,
+        /id="e-allowed_gateways">Allowed gateway addresses &quot;https:\/\/evil\.example\/collect&quot; is a URL; give its host alone/,
+      );
+      assert.match(badGateway.text, />hotspot\.lan\nhttps:\/\/evil\.example\/collect<\/textarea>/);
+      const unchanged = await server.core.portals.get(accountId, portal.id);
+      assert.equal(unchanged.title, "New title");
+      assert.deepEqual(unchanged.allowed_gateways, ["hotspot.lan", "10.1.0.0/24"]);
 
       // Switching to the generic vendor and removing the secret.
       await client.get(`/console/portals/${portal.id}/edit`);
@@ -212,6 +233,7 @@ for (const { dialect, skip } of await dialects()) {
         color_background: "#12345",
         generic_username_field: "has space",
         success_url: "javascript:alert(1)",
+        allowed_gateways: "10.0.0.0/33",
       });
       assert.equal(res.status, 400);
       assert.doesNotMatch(res.text, new RegExp(SECRET));
@@ -223,6 +245,7 @@ for (const { dialect, skip } of await dialects()) {
         "color_background",
         "generic_username_field",
         "success_url",
+        "allowed_gateways",
       ]) {
         assert.match(res.text, new RegExp(`id="e-${field}"`), field);
       }

@@ -166,6 +166,7 @@ for (const { dialect, skip } of await dialects()) {
         generic_password_field: "password",
         generic_redirect_field: "",
         generic_extra_fields: "",
+        allowed_gateways: [],
         clickthrough_validity: 86_400,
         clickthrough_session_timeout: 3_600,
         registration_validity: 604_800,

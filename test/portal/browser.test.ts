@@ -73,6 +73,8 @@ describe("captive portal guests in a browser", { skip: browserUnavailable() ?? f
       name: `${vendor} portal`,
       network_id: networkId,
       vendor,
+      // The test gateways listen on loopback, which no real gateway is (not allowed by default).
+      allowed_gateways: ["127.0.0.1"],
       methods: ["voucher", "password"],
       success_url: `http://localhost:${new URL(gateway.url).port}/welcome`,
       ...(vendor === "coovachilli" ? { uam_secret: UAM_SECRET } : {}),
@@ -304,6 +306,7 @@ describe("captive portal click-through and registration in a browser", {
       name: `${vendor} guests`,
       network_id: networkId,
       vendor,
+      allowed_gateways: ["127.0.0.1"],
       methods: ["clickthrough", "registration"],
       guest_group_id: groupId,
       terms: "Be kind to the network.",

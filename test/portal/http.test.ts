@@ -12,6 +12,7 @@ import {
   coovaPapPassword,
   mikrotikChapPassword,
   octalBytes,
+  refusedGatewayHost,
   safeHttpUrl,
 } from "../../src/portal/gateway.ts";
 import { paragraphs } from "../../src/portal/html.ts";
@@ -115,7 +116,16 @@ describe("captive portal pages over HTTP", () => {
       assert.equal(response.status, 400, JSON.stringify(bad));
       assert.match(await response.text(), /must be opened by the Wi-Fi network/);
     }
-    for (const link of ["javascript:alert(1)", "data:text/html,x", "//evil.example/login", "ftp://x/"]) {
+    // Not http(s), or a gateway the portal does not allow (an attacker's collector, loopback).
+    for (const link of [
+      "javascript:alert(1)",
+      "data:text/html,x",
+      "//evil.example/login",
+      "ftp://x/",
+      "https://evil.example/collect",
+      "http://198.51.100.1/login",
+      "http://[::1]/login",
+    ]) {
       const q = new URLSearchParams({ "link-login-only": link, mac: "aa:bb:cc:dd:ee:ff" });
       assert.equal((await fetch(`${server.url}/portal/${mikrotik}?${q}`)).status, 400, link);
     }
@@ -373,6 +383,203 @@ describe("captive portal pages over HTTP", () => {
     );
   });
 
+  /** The link a MikroTik router's redirect page sends a guest to (login.html variables). */
+  const mikrotikQuery = (linkLoginOnly: string, extra: Record<string, string> = {}) =>
+    new URLSearchParams({
+      "link-login-only": linkLoginOnly,
+      "link-orig": "http://example.com/",
+      "chap-id": "\\371",
+      "chap-challenge": "\\357\\015\\330\\001\\002\\003\\004\\005\\006\\007\\010\\011\\012\\013\\014\\015",
+      mac: "AA:BB:CC:DD:A1:01",
+      ...extra,
+    }).toString();
+
+  /** The hidden fields of a hand-off form, by name. */
+  const handoffFields = (text: string) =>
+    Object.fromEntries(
+      [...text.matchAll(/<input type="hidden" name="([^"]+)" value="([^"]*)"/g)].map((m) => [m[1], m[2]]),
+    );
+
+  test("the gateway allow-list: an attacker's login address is refused on the page and on the sign-in", async () => {
+    const refusedHosts = [
+      "https://evil.example/collect",
+      "http://203.0.113.5/login",
+      "http://8.8.8.8/login",
+      "http://127.0.0.1/login",
+      "http://0x7f.1/login",
+      "http://[::1]/login",
+      "http://[::ffff:203.0.113.5]/login",
+      "http://[2001:db8::1]/login",
+      "http://100.63.255.255/login",
+      "http://100.128.0.1/login",
+      "http://172.32.0.1/login",
+      "http://hotspot.lan/login",
+      "http://10.5.50.1.evil.example/login",
+      "http://10.5.50.1@evil.example/login",
+    ];
+    const voucher = await server.core.vouchers.create(accountId, { validity: 600 });
+    for (const [index, link] of refusedHosts.entries()) {
+      const query = mikrotikQuery(link, { mac: `AA:BB:CC:DD:A2:${String(index).padStart(2, "0")}` });
+      const client = new ConsoleClient(server.url);
+      const page = await client.get(`/portal/${mikrotik}?${query}`);
+      assert.equal(page.status, 400, link);
+      assert.match(page.text, /must be opened by the Wi-Fi network/, link);
+      assert.doesNotMatch(page.headers.get("content-security-policy") ?? "", /evil|203\.0|127\.0|hotspot/);
+      // The sign-in, with a valid token and a valid code: refused the same way, no hand-off.
+      await client.get(`/portal/${mikrotik}?${mikrotikQuery("http://10.5.50.1/login")}`);
+      const signIn = await client.post(`/portal/${mikrotik}`, {
+        method: "voucher",
+        code: voucher.code,
+        gw: query,
+      });
+      assert.equal(signIn.status, 400, link);
+      assert.match(signIn.text, /must be opened by the Wi-Fi network/, link);
+      assert.doesNotMatch(signIn.text, /id="handoff"|evil/, link);
+      // The attacker's CHAP challenge never produced a hash.
+      const chapId = Buffer.from([0o371]);
+      const challenge = octalBytes(new URLSearchParams(query).get("chap-challenge"));
+      assert.ok(challenge);
+      assert.ok(!signIn.text.includes(mikrotikChapPassword(voucher.code, chapId, challenge)), link);
+      assert.doesNotMatch(signIn.headers.get("content-security-policy") ?? "", /evil|203\.0|127\.0|hotspot/);
+    }
+    for (const link of [
+      "http://10.5.50.1/login",
+      "http://192.168.88.1:8080/login",
+      "http://172.31.255.1/login",
+      "http://100.64.0.1/login",
+      "https://169.254.10.1/login",
+      "http://[fe80::1]/login",
+      "http://[fd12:3456::1]/login",
+    ]) {
+      const response = await fetch(`${server.url}/portal/${mikrotik}?${mikrotikQuery(link)}`);
+      assert.equal(response.status, 200, link);
+    }
+    // The generic vendor's login URL parameter, and a CoovaChilli uamip signed with the UAM secret
+    // (the allow-list holds even then).
+    const generic = await server.core.portals.create(accountId, {
+      name: "Generic",
+      network_id: (await server.core.networks.list(accountId, {}, { page: 1, limit: 1 })).data[0]!.id,
+    });
+    for (const [url, status] of [
+      ["https://evil.example/collect", 400],
+      ["http://10.9.0.1:8002/index.php", 200],
+    ] as const) {
+      const response = await fetch(`${server.url}/portal/${generic.id}?login_url=${encodeURIComponent(url)}`);
+      assert.equal(response.status, status, url);
+    }
+    // What the log names for the operator when a link is refused for its gateway alone.
+    const guestView = await server.core.portals.forGuests(mikrotik);
+    assert.ok(guestView);
+    const named = (link: string) => refusedGatewayHost(guestView, new URLSearchParams(mikrotikQuery(link)));
+    assert.equal(named("https://Evil.example:8443/collect"), "evil.example");
+    assert.equal(named("http://hotspot.lan/login"), "hotspot.lan");
+    assert.equal(named("http://10.5.50.1/login"), null);
+    assert.equal(named("javascript:alert(1)"), null);
+    const publicUam = await fetch(`${server.url}/portal/${coova}?${coovaQuery({ uamip: "203.0.113.7" })}`);
+    assert.equal(publicUam.status, 400);
+    assert.match(await publicUam.text(), /must be opened by the Wi-Fi network/);
+  });
+
+  test("the gateway allow-list: a listed host name is allowed, and a list replaces the default ranges", async () => {
+    const network = await server.core.networks.create(accountId, { name: "dns-net", nas_ip: "192.0.2.12" });
+    const portal = await server.core.portals.create(accountId, {
+      name: "Router by name",
+      network_id: network.network.id,
+      vendor: "mikrotik",
+      allowed_gateways: ["HotSpot.LAN", "203.0.113.0/28", "Café.lan"],
+    });
+    assert.deepEqual(portal.allowed_gateways, ["hotspot.lan", "203.0.113.0/28", "xn--caf-dma.lan"]);
+    const voucher = await server.core.vouchers.create(accountId, { validity: 600 });
+    const client = new ConsoleClient(server.url);
+    const query = mikrotikQuery("http://hotspot.lan/login", { mac: "AA:BB:CC:DD:A3:01" });
+    assert.equal((await client.get(`/portal/${portal.id}?${query}`)).status, 200);
+    const handed = await client.post(`/portal/${portal.id}`, {
+      method: "voucher",
+      code: voucher.code,
+      gw: query,
+    });
+    assert.equal(handed.status, 200);
+    assert.match(handed.text, /<form id="handoff" method="post" action="http:\/\/hotspot\.lan\/login">/);
+    assert.match(
+      handed.headers.get("content-security-policy") ?? "",
+      /form-action 'self' http:\/\/hotspot\.lan/,
+    );
+    const challenge = octalBytes(new URLSearchParams(query).get("chap-challenge"))!;
+    assert.equal(
+      handoffFields(handed.text).password,
+      mikrotikChapPassword(voucher.code, Buffer.from([0o371]), challenge),
+    );
+    for (const [link, status] of [
+      ["http://HOTSPOT.lan./login", 200],
+      ["http://café.lan/login", 200],
+      ["http://203.0.113.14/login", 200],
+      ["http://203.0.113.16/login", 400],
+      ["http://10.5.50.1/login", 400],
+      ["http://other.lan/login", 400],
+      ["http://hotspot.lan.evil.example/login", 400],
+    ] as const) {
+      const response = await fetch(`${server.url}/portal/${portal.id}?${mikrotikQuery(link)}`);
+      assert.equal(response.status, status, link);
+    }
+    // Back to the default: the name is no longer allowed, a private address is.
+    await server.core.portals.update(accountId, portal.id, { allowed_gateways: [] });
+    assert.equal((await fetch(`${server.url}/portal/${portal.id}?${query}`)).status, 400);
+    const privateLink = mikrotikQuery("http://10.5.50.1/login");
+    assert.equal((await fetch(`${server.url}/portal/${portal.id}?${privateLink}`)).status, 200);
+  });
+
+  test("operator text cannot spell the page's slots: the CSRF token and the query go only where they belong", async () => {
+    const slots = [
+      "WispCsrfSlotQ7x",
+      "WispGatewaySlotQ7x&",
+      "WispGatewaySlotQ7x",
+      "<wisp-slot csrf>",
+      "<wisp-slot gateway&>",
+      "<wisp-slot gateway>",
+    ];
+    const network = await server.core.networks.create(accountId, { name: "slot-net", nas_ip: "192.0.2.13" });
+    const portal = await server.core.portals.create(accountId, {
+      name: "Slots",
+      network_id: network.network.id,
+      title: `T ${slots.slice(0, 3).join(" ")}`,
+      welcome_text: slots.join(" "),
+      terms: slots.join("\n\n"),
+    });
+    const escaped = (text: string) => text.replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;");
+    // Twice: the first page builds the cached template, the second is filled from it.
+    for (const mac of ["AA:BB:CC:DD:A4:01", "AA:BB:CC:DD:A4:02"]) {
+      const gw = new URLSearchParams({ login_url: "http://10.0.0.1/login?marker=QueryMarker42", mac });
+      const client = new ConsoleClient(server.url);
+      const page = await client.get(`/portal/${portal.id}?${gw}`);
+      assert.equal(page.status, 200);
+      const token = client.cookies.get("wisp_portal_csrf");
+      assert.ok(token);
+      const between = (open: string, close: string) => {
+        const start = page.text.indexOf(open);
+        assert.ok(start >= 0, open);
+        return page.text.slice(start, page.text.indexOf(close, start));
+      };
+      const operatorParts = [
+        between("<title>", "</title>"),
+        between("<h1>", "</h1>"),
+        between('<div class="welcome">', "</div>"),
+        between('<div class="terms">', "</div>"),
+      ];
+      for (const part of operatorParts) {
+        assert.ok(!part.includes(token), `no CSRF token in ${part}`);
+        assert.doesNotMatch(part, /QueryMarker42|login_url/, part);
+      }
+      for (const slot of slots) {
+        assert.ok(operatorParts[2]!.includes(escaped(slot)), `welcome shows ${slot} as written`);
+        assert.ok(operatorParts[3]!.includes(escaped(slot)), `terms show ${slot} as written`);
+      }
+      assert.ok(operatorParts[1]!.includes(escaped(`T ${slots.slice(0, 3).join(" ")}`)));
+      // The token is in the forms' hidden field only, the query in theirs and the language links.
+      assert.equal(page.text.split(token).length - 1, page.text.split('name="_csrf"').length - 1);
+      assert.equal(page.text.split("QueryMarker42").length - 1, 1 + 3, "one form, three language links");
+    }
+  });
+
   test("encoders follow the vendors' formulas; helpers", () => {
     const challenge = Buffer.from(CHALLENGE, "hex");
     const md5 = (...p: (Buffer | string)[]) => p.reduce((h, x) => h.update(x), createHash("md5")).digest();
@@ -434,6 +641,74 @@ test("PORTAL_ATTEMPTS_PER_ADDRESS and PORTAL_ATTEMPTS_PER_DEVICE: defaults 30 an
       statuses.push(post.status);
     }
     assert.deepEqual(statuses, [401, 401, 429]);
+  } finally {
+    await server.stop();
+  }
+});
+
+test("attempt limits count IPv6 by /64: 200 addresses of one /64 share one limit, and so do registrations", async () => {
+  // A window no test run straddles (fixed windows start at multiples of windowMs since the epoch).
+  const server = await startTestServer({
+    env: { TRUSTED_PROXIES: "127.0.0.1,::1" },
+    portal: { attemptsPerAddress: 30, attemptsPerDevice: 1000, windowMs: 2 ** 40 },
+  });
+  try {
+    const account = await server.account("default");
+    const network = await server.core.networks.create(account.id, { name: "v6", nas_ip: "192.0.2.78" });
+    const group = await server.core.groups.create(account.id, { name: "v6-guests" });
+    const portal = await server.core.portals.create(account.id, {
+      name: "P",
+      network_id: network.network.id,
+      methods: ["voucher", "registration"],
+      guest_group_id: group.id,
+    });
+    const gw = new URLSearchParams({ login_url: "http://10.0.0.1/login" }).toString();
+    const client = new ConsoleClient(server.url);
+    await client.get(`/portal/${portal.id}?${gw}`);
+    const from = (ip: string, fields: Record<string, string>) =>
+      client.post(`/portal/${portal.id}`, { ...fields, gw }, { headers: { "x-forwarded-for": ip } });
+    const tally = (statuses: number[]) => {
+      const counts: Record<number, number> = {};
+      for (const status of statuses) counts[status] = (counts[status] ?? 0) + 1;
+      return counts;
+    };
+
+    const codes: number[] = [];
+    for (let i = 1; i <= 200; i++) {
+      codes.push(
+        (
+          await from(`2001:db8:5:1:${i.toString(16)}::${i.toString(16)}`, {
+            method: "voucher",
+            code: "NOPE2345",
+          })
+        ).status,
+      );
+    }
+    assert.deepEqual(tally(codes), { 401: 30, 429: 170 });
+    assert.equal(
+      (await from("2001:db8:5:2::1", { method: "voucher", code: "NOPE2345" })).status,
+      401,
+      "another /64",
+    );
+    assert.equal(
+      (await from("::ffff:198.51.100.7", { method: "voucher", code: "NOPE2345" })).status,
+      401,
+      "an IPv4 client",
+    );
+
+    const registrations: number[] = [];
+    for (let i = 1; i <= 45; i++) {
+      const answer = await from(`2001:db8:5:3::${i.toString(16)}`, {
+        method: "registration",
+        name: `Guest ${i}`,
+        email: `guest${i}@example.org`,
+        terms: "yes",
+      });
+      registrations.push(answer.status);
+    }
+    assert.deepEqual(tally(registrations), { 200: 30, 429: 15 });
+    const users = await server.core.users.list(account.id, {}, { page: 1, limit: 1 });
+    assert.equal(users.total, 30, "no user registered past the limit");
   } finally {
     await server.stop();
   }

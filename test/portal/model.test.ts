@@ -216,6 +216,80 @@ for (const { dialect, skip } of await dialects()) {
       assert.deepEqual(pending, [], "consumed");
     });
 
+    test("the gateway allow-list: each entry checked, stored canonical, whole or not at all, applied to the page", async () => {
+      const field = "allowed_gateways";
+      await refused(
+        { allowed_gateways: ["10.0.0.0/33"] },
+        field,
+        /"10\.0\.0\.0\/33" has an invalid prefix length/,
+      );
+      await refused({ allowed_gateways: ["hotspot.lan", "evil example"] }, field, /"evil example" is not an/);
+      await refused({ allowed_gateways: ["http://hotspot.lan/"] }, field, /is a URL; give its host alone/);
+      await refused({ allowed_gateways: ["fe80::1%eth0"] }, field, /zone/);
+      await refused({ allowed_gateways: ["10.1.2"] }, field, /not an IPv4 or IPv6 address/);
+      await refused({ allowed_gateways: ["under_score.lan"] }, field, /host name/);
+      await refused({ allowed_gateways: ["::ffff:10.0.0.1"] }, field, /IPv4-mapped/);
+      const many = Array.from({ length: 33 }, (_, i) => `10.0.${i}.0/24`);
+      await refused({ allowed_gateways: many }, field, /at most 32/);
+
+      const portal = await server.core.portals.create(accountId, {
+        name: "By name",
+        network_id: networkId,
+        vendor: "mikrotik",
+        allowed_gateways: [" Hotspot.LAN ", "10.5.50.7/24", "FD00::1", "10.5.50.0/24", ""],
+      });
+      const stored = ["hotspot.lan", "10.5.50.0/24", "fd00::1/128"];
+      assert.deepEqual(portal.allowed_gateways, stored);
+      const row = await server.core.database.db
+        .selectFrom("captive_portals")
+        .select("allowed_gateways")
+        .where("id", "=", portal.id)
+        .executeTakeFirstOrThrow();
+      assert.equal(row.allowed_gateways, "hotspot.lan,10.5.50.0/24,fd00::1/128");
+      const api = await server.call("GET", `/api/captiveportals/${portal.id}`, { key });
+      assert.deepEqual(api.body.allowed_gateways, stored);
+      // A bad entry among good changes: nothing of the update is written.
+      await assert.rejects(
+        server.core.portals.update(accountId, portal.id, {
+          title: "Changed",
+          allowed_gateways: ["ok.lan", "a b"],
+        }),
+        /allowed_gateways/,
+      );
+      const after = await server.core.portals.get(accountId, portal.id);
+      assert.equal(after.title, "");
+      assert.deepEqual(after.allowed_gateways, stored);
+
+      const link = (login: string) =>
+        `${server.url}/portal/${portal.id}?${new URLSearchParams({ "link-login-only": login, mac: "aa:bb:cc:00:00:31" })}`;
+      assert.equal((await fetch(link("http://hotspot.lan/login"))).status, 200);
+      assert.equal((await fetch(link("http://10.5.50.1/login"))).status, 200);
+      assert.equal((await fetch(link("http://[fd00::1]/login"))).status, 200);
+      assert.equal((await fetch(link("http://192.168.88.1/login"))).status, 400, "outside the list");
+      const evil = await fetch(link("https://evil.example/collect"));
+      assert.equal(evil.status, 400);
+      assert.match(await evil.text(), /must be opened by the Wi-Fi network/);
+
+      // The CLI: set, refuse with the field named (nothing written), back to the default with ''.
+      const env = databaseEnv(server.database);
+      const id = String(portal.id);
+      const set = await wisp(["portals", "update", id, "--allowed-gateways", "gw.lan, 192.168.88.1"], env);
+      assert.equal(set.code, 0, set.stderr);
+      const listed = await wisp(["portals", "list", "--json"], env);
+      const mine = JSON.parse(listed.stdout).find((p: { id: number }) => p.id === portal.id);
+      assert.deepEqual(mine.allowed_gateways, ["gw.lan", "192.168.88.1/32"]);
+      const bad = await wisp(
+        ["portals", "update", id, "--title", "X", "--allowed-gateways", "10.0.0.0/99"],
+        env,
+      );
+      assert.equal(bad.code, 1);
+      assert.match(bad.stderr, /allowed_gateways "10\.0\.0\.0\/99" has an invalid prefix length/);
+      assert.equal((await server.core.portals.get(accountId, portal.id)).title, "");
+      const reset = await wisp(["portals", "update", id, "--allowed-gateways", ""], env);
+      assert.equal(reset.code, 0, reset.stderr);
+      assert.deepEqual((await server.core.portals.get(accountId, portal.id)).allowed_gateways, []);
+    });
+
     test("the CLI sets page fields, reads the UAM secret from stdin and never prints it", async () => {
       const env = { ...databaseEnv(server.database), PUBLIC_URL: "https://wifi.example.org" };
       const created = await wisp(

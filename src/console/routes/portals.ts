@@ -1,6 +1,7 @@
 // Captive portals: list, create, edit, delete (after a confirmation page). A portal belongs to a
 // network of the same account; its login URL is derived from PUBLIC_URL by the service.
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
+import { GatewayAllowList } from "../../core/portals/gateways.ts";
 import { MAX_LOGO_BYTES } from "../../core/portals/logo.ts";
 import {
   COLOR_PATTERN,
@@ -42,6 +43,8 @@ export interface PortalFormValues {
   generic_password_field: string;
   generic_redirect_field: string;
   generic_extra_fields: string;
+  /** As typed: entries separated by commas, spaces or new lines. */
+  allowed_gateways: string;
   clickthrough_validity: string;
   clickthrough_session_timeout: string;
   registration_validity: string;
@@ -72,6 +75,7 @@ function defaults(networkId: string): PortalFormValues {
     generic_password_field: PORTAL_DEFAULTS.generic_password_field,
     generic_redirect_field: "",
     generic_extra_fields: "",
+    allowed_gateways: "",
     clickthrough_validity: String(PORTAL_DEFAULTS.clickthrough_validity),
     clickthrough_session_timeout: String(PORTAL_DEFAULTS.clickthrough_session_timeout),
     registration_validity: String(PORTAL_DEFAULTS.registration_validity),
@@ -99,6 +103,7 @@ function valuesOf(portal: CaptivePortal): PortalFormValues {
     generic_password_field: portal.generic_password_field,
     generic_redirect_field: portal.generic_redirect_field,
     generic_extra_fields: portal.generic_extra_fields,
+    allowed_gateways: portal.allowed_gateways.join("\n"),
     clickthrough_validity: String(portal.clickthrough_validity),
     clickthrough_session_timeout: String(portal.clickthrough_session_timeout),
     registration_validity: String(portal.registration_validity),
@@ -126,6 +131,7 @@ function readForm(form: Form): PortalFormValues {
     generic_password_field: form.text("generic_password_field"),
     generic_redirect_field: form.text("generic_redirect_field"),
     generic_extra_fields: form.text("generic_extra_fields"),
+    allowed_gateways: form.raw("allowed_gateways"),
     clickthrough_validity: form.text("clickthrough_validity"),
     clickthrough_session_timeout: form.text("clickthrough_session_timeout"),
     registration_validity: form.text("registration_validity"),
@@ -163,6 +169,7 @@ function inputOf(values: PortalFormValues, form: Form): PortalInput {
     generic_password_field: values.generic_password_field,
     generic_redirect_field: values.generic_redirect_field,
     generic_extra_fields: values.generic_extra_fields,
+    allowed_gateways: values.allowed_gateways.split(/[\s,]+/).filter(Boolean),
     clickthrough_validity: seconds(values.clickthrough_validity),
     clickthrough_session_timeout: seconds(values.clickthrough_session_timeout),
     registration_validity: seconds(values.registration_validity),
@@ -197,6 +204,7 @@ function previewPage(request: FastifyRequest, values: PortalFormValues, logo?: s
     vendor: "generic",
     uamSecret: "",
     uamAuth: "chap",
+    allowedGateways: new GatewayAllowList([]),
     generic: { loginParam: "", usernameField: "", passwordField: "", redirectField: "", extraFields: [] },
     // The preview renders the forms only; these apply at sign-in.
     clickthrough: { validity: 0, sessionTimeout: 0 },

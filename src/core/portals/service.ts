@@ -8,6 +8,7 @@ import { parseSort } from "../shared/sort.ts";
 import { hasControlCharacters } from "../shared/text.ts";
 import { isoNow } from "../shared/time.ts";
 import type { SecretBox } from "../webhooks/crypto.ts";
+import { GatewayAllowList, parseAllowedGateways } from "./gateways.ts";
 import { checkLogo } from "./logo.ts";
 import {
   type GuestPortalRow,
@@ -77,6 +78,11 @@ export interface CaptivePortal {
   generic_redirect_field: string;
   /** Extra fields of the login form: `name=value&name=$gatewayParam`; empty for none. */
   generic_extra_fields: string;
+  /**
+   * Host names and CIDRs of the gateways guests may be handed to (the address in the link that
+   * opens the page); empty: private, CGNAT, link-local and unique local addresses only.
+   */
+  allowed_gateways: string[];
   /** Seconds a click-through credential stays valid, and one click-through session's limit. */
   clickthrough_validity: number;
   clickthrough_session_timeout: number;
@@ -107,6 +113,8 @@ export interface GuestPortal {
   /** In clear, for the hand-off's encoding; empty when none is set. */
   uamSecret: string;
   uamAuth: UamAuthMode;
+  /** The gateways the link may name (core/portals/gateways.ts). */
+  allowedGateways: GatewayAllowList;
   generic: {
     loginParam: string;
     usernameField: string;
@@ -164,6 +172,8 @@ export interface PortalInput {
   generic_password_field?: string | undefined;
   generic_redirect_field?: string | undefined;
   generic_extra_fields?: string | undefined;
+  /** Entries as typed; [] restores the default (private ranges). */
+  allowed_gateways?: string[] | undefined;
   clickthrough_validity?: number | undefined;
   clickthrough_session_timeout?: number | undefined;
   registration_validity?: number | undefined;
@@ -197,6 +207,13 @@ function checkPage(input: PortalInput, clean: PortalInput, problems: FieldProble
   }
   if (input.generic_extra_fields !== undefined && parseExtraFields(input.generic_extra_fields) === null) {
     problems.push({ field: "generic_extra_fields", message: EXTRA_FIELDS_RULE });
+  }
+  if (input.allowed_gateways !== undefined) {
+    try {
+      clean.allowed_gateways = parseAllowedGateways(input.allowed_gateways);
+    } catch (error) {
+      problems.push({ field: "allowed_gateways", message: (error as Error).message });
+    }
   }
   for (const [field, max, multiline] of TEXT_FIELDS) {
     const value = input[field];
@@ -313,6 +330,11 @@ function sealContext(accountId: number, id: number): string {
   return `captive portal uam secret ${accountId} ${id}`;
 }
 
+/** The stored allow-list's entries (comma-separated, checked when written). */
+function entriesOf(stored: string): string[] {
+  return stored === "" ? [] : stored.split(",");
+}
+
 function methodsOf(stored: string): PortalMethod[] {
   return PORTAL_METHODS.filter((m) => stored.split(",").includes(m));
 }
@@ -324,6 +346,7 @@ function pageColumns(clean: PortalInput): PortalChanges {
   if (clean.vendor !== undefined) changes.vendor = clean.vendor;
   if (clean.uam_auth !== undefined) changes.uam_auth = clean.uam_auth;
   if (clean.generic_extra_fields !== undefined) changes.generic_extra_fields = clean.generic_extra_fields;
+  if (clean.allowed_gateways !== undefined) changes.allowed_gateways = clean.allowed_gateways.join(",");
   if (clean.title !== undefined) changes.title = clean.title;
   if (clean.welcome_text !== undefined) changes.welcome_text = clean.welcome_text;
   if (clean.terms !== undefined) changes.terms = clean.terms;
@@ -390,6 +413,7 @@ export class PortalsService {
       generic_password_field: row.generic_password_field,
       generic_redirect_field: row.generic_redirect_field,
       generic_extra_fields: row.generic_extra_fields,
+      allowed_gateways: entriesOf(row.allowed_gateways),
       clickthrough_validity: row.clickthrough_validity,
       clickthrough_session_timeout: row.clickthrough_session_timeout,
       registration_validity: row.registration_validity,
@@ -446,6 +470,7 @@ export class PortalsService {
       vendor: row.vendor as PortalVendor,
       uamSecret: row.uam_secret ? this.box.open(row.uam_secret, sealContext(row.account_id, row.id)) : "",
       uamAuth: row.uam_auth as UamAuthMode,
+      allowedGateways: new GatewayAllowList(entriesOf(row.allowed_gateways)),
       generic: {
         loginParam: row.generic_login_param,
         usernameField: row.generic_username_field,

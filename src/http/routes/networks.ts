@@ -101,6 +101,10 @@ const CaptivePortal = Type.Object(
       description:
         "generic vendor: extra login form fields, name=value&name=$gatewayParam (pfSense: accept=Continue&zone=$zone); empty for none",
     }),
+    allowed_gateways: Type.Array(Type.String(), {
+      description:
+        "host names and CIDRs of the gateways guests may be handed to (the login address in the gateway's link: MikroTik link-login-only, the generic login URL, CoovaChilli uamip); empty: private, CGNAT, link-local and unique local addresses only",
+    }),
     clickthrough_validity: Type.Integer({
       description: "click-through: seconds the one-time guest credential stays valid from its first use",
     }),
