@@ -395,7 +395,7 @@ export async function portalPlugin(app: FastifyInstance, options: PortalOptions)
     const [byAddress, byDevice] = await Promise.all(hits);
     if ((byAddress && byAddress.count > perAddress) || (byDevice && byDevice.count > perDevice)) {
       const resetAt = Math.max(byAddress?.resetAt ?? 0, byDevice?.resetAt ?? 0);
-      reply.header("Retry-After", String(Math.max(1, Math.ceil((resetAt - Date.now()) / 1000))));
+      reply.header("Retry-After", String(Math.max(1, Math.ceil((resetAt - counters.now()) / 1000))));
       return send(reply, 429, messagePage(lang, ASSETS, portal.title, t.tooMany, { portal }));
     }
 
