@@ -1,8 +1,9 @@
-// The server as `npm start` runs it: `npm run build`, then dist/main.js with the sources removed
-// (as in the production image), on SQLite in a temporary folder, set up with the built `wisp`. Each
-// door gets the requests its src/ suites send (REST, console, portal, RADIUS with a data quota and
-// an EAP login), so a file the build leaves out fails here rather than in production. Then copies
-// of the build with one shipped file removed must refuse to start, in one line.
+// The server as `npm start` runs it: the build (`npm run build`, made once per `npm test`), then
+// dist/main.js installed as the production image holds it (no sources beside it), on SQLite in a
+// temporary folder, set up with the built `wisp`. Each door gets the requests its src/ suites send
+// (REST, console, portal, RADIUS with a data quota and an EAP login), so a file the build leaves
+// out fails here rather than in production. Then copies of the installation with one shipped file
+// removed must refuse to start, in one line.
 import assert from "node:assert/strict";
 import fs from "node:fs";
 import path from "node:path";
@@ -12,7 +13,7 @@ import { accessRequestPap, sendRadius } from "../../src/radius/client.ts";
 import type { AttributeInput } from "../../src/radius/packet.ts";
 import { attribute, eventually } from "../support/accounting.ts";
 import { ConsoleClient } from "../support/browser.ts";
-import { type BuiltCopy, buildCopy } from "../support/build.ts";
+import { type InstalledBuild, installedBuild } from "../support/build.ts";
 import { startTestDas, type TestDas } from "../support/das.ts";
 import { tempDir } from "../support/databases.ts";
 import { eapolTest, eapolTestUnavailable } from "../support/eapol.ts";
@@ -48,7 +49,7 @@ test("the templates loaded at start are every template in src/console/views", ()
 });
 
 describe("the built server (npm run build, then dist/main.js)", () => {
-  let built: BuiltCopy;
+  let built: InstalledBuild;
   let dataDir: string;
   let env: Env;
   let server: ServerProcess | undefined;
@@ -65,7 +66,8 @@ describe("the built server (npm run build, then dist/main.js)", () => {
     request(`${server!.url}${url}`, { method, key, body });
 
   before(async () => {
-    built = await buildCopy("built-server", { withoutSources: true });
+    built = await installedBuild("built-server");
+    if (built.built) console.log("dist/ is not current: built it in a copy of the checkout");
     dataDir = tempDir("built-data");
     [authPort, acctPort] = [await freeUdpPort(), await freeUdpPort()];
     env = {
