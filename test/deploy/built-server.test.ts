@@ -107,6 +107,17 @@ describe("the built server (npm run build, then dist/main.js)", () => {
     });
     assert.equal(quota.status, 201, quota.text);
     assert.equal(quota.body.attribute, "Wisp-Max-All-Octets", "stored with the dictionary's spelling");
+    // The API's document and its viewer, whose files @fastify/swagger-ui reads from node_modules.
+    const spec = await request(`${server!.url}/api/openapi.json`);
+    assert.equal(spec.status, 200);
+    assert.ok(spec.body.paths["/api/attributes"], "the document lists /api/attributes");
+    const viewer = await fetch(`${server!.url}/docs`);
+    assert.equal(viewer.status, 200);
+    const files = [...(await viewer.text()).matchAll(/(?:href|src)="(\/docs\/static\/[^"]+)"/g)].map(
+      (m) => m[1]!,
+    );
+    assert.ok(files.includes("/docs/static/swagger-ui-bundle.js"), files.join(", "));
+    for (const file of files) assert.equal((await fetch(`${server!.url}${file}`)).status, 200, file);
   });
 
   test("RADIUS: PAP over UDP sends what remains of the data quota, and refuses it once used up", async () => {
@@ -284,24 +295,32 @@ describe("the built server (npm run build, then dist/main.js)", () => {
       });
     }
 
-    test("the built CLI says so too, when a command needs the dictionary", async () => {
+    test("the built CLI and worker say so too, when they need the dictionary", async () => {
       const target = path.join(broken, "dist", "core", "aaa", "dictionary.wisp");
       const saved = fs.readFileSync(target);
       fs.rmSync(target);
+      const data = tempDir("built-broken-data");
       try {
-        const result = await builtWisp(
-          broken,
-          ["radius", "test", "q-built", USER_PASSWORD, "--port", String(authPort), "--timeout", "1000"],
-          env,
-        );
-        assert.equal(result.code, 1, describeRun(result));
-        assert.match(
-          result.stderr,
-          /^wisp: cannot read the RADIUS dictionary file .*dictionary\.wisp: it is missing/,
-        );
-        assert.equal(result.stderr.trimEnd().split("\n").length, 1, result.stderr);
+        // radius test on the server's database (it has the network); the worker on one of its own.
+        for (const [args, database] of [
+          [
+            ["radius", "test", "q-built", USER_PASSWORD, "--port", String(authPort), "--timeout", "1000"],
+            env,
+          ],
+          [["worker"], { DATA_DIR: data }],
+        ] as const) {
+          const result = await builtWisp(broken, [...args], database);
+          assert.equal(result.code, 1, `${args[0]}: ${describeRun(result)}`);
+          assert.equal(
+            result.stderr,
+            `wisp: cannot read the RADIUS dictionary file ${target}: it is missing; the installation is ` +
+              "incomplete (run npm run build, or reinstall)\n",
+            args[0],
+          );
+        }
       } finally {
         fs.writeFileSync(target, saved);
+        fs.rmSync(data, { recursive: true, force: true });
       }
     });
   });
