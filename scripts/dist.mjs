@@ -10,8 +10,6 @@ export const DIST = path.join(ROOT, "dist");
 export const STAMP = path.join(DIST, ".build-stamp");
 /** What the build reads besides src/: a change to any of them makes dist stale. */
 const INPUTS = ["package.json", "package-lock.json", "scripts/build.mjs"];
-/** Files the compiled code reads at run time, copied beside it (src/<dir> -> dist/<dir>). */
-export const ASSET_DIRS = ["portal/static", "console/views", "console/public"];
 
 /** The newest modification time under src/ (files and folders: a deleted file changes its folder's). */
 function newestSourceTime() {

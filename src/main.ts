@@ -1,10 +1,12 @@
 // Process entry for `npm start` / `wisp serve`: start everything, stop cleanly on SIGTERM/SIGINT.
 import { loadConfig } from "./config.ts";
-import { startServer } from "./server.ts";
 import { describeFailure } from "./startup.ts";
 
 async function main(): Promise<void> {
   const config = loadConfig();
+  // Imported here, not above: its modules read the static files they serve as they load, and one
+  // that cannot be read is then said in one line like any other failure to start.
+  const { startServer } = await import("./server.ts");
   const server = await startServer(config);
   let stopping = false;
   const stop = (signal: string) => {

@@ -2,6 +2,8 @@
 import type { FastifyInstance } from "fastify";
 import type { Config } from "./config.ts";
 import { consolePlugin } from "./console/plugin.ts";
+import { loadViews } from "./console/views.ts";
+import { loadDictionary } from "./core/aaa/dictionary.ts";
 import { DeploymentRepo } from "./core/deployment/repo.ts";
 import { type Core, createCore } from "./core/index.ts";
 import { apiPlugin } from "./http/app.ts";
@@ -45,6 +47,11 @@ export interface ServerOverrides {
 }
 
 export async function startServer(config: Config, overrides: ServerOverrides = {}): Promise<RunningServer> {
+  // The files Wisp ships, read before the database is touched: one that cannot be read stops the
+  // start in one line, rather than refusing Wisp's own (quota) attributes as unknown or failing a
+  // console page later. (The static files are read as their modules load: see main.ts.)
+  loadDictionary();
+  loadViews();
   const database = await openMigratedDatabase({ dataDir: config.dataDir, databaseUrl: config.databaseUrl });
   let counters: CounterStore | undefined;
   let app: FastifyInstance | undefined;

@@ -2,6 +2,7 @@
 // stderr an operator can act on, never a stack trace.
 import { ConfigError } from "./config.ts";
 import { AppError } from "./core/shared/errors.ts";
+import { ShippedFileError } from "./core/shared/shipped-files.ts";
 import { type Database, type DatabaseOptions, databaseLocation, openDatabase } from "./db/database.ts";
 import { migrate } from "./db/migrate.ts";
 import { ensurePartitions } from "./db/partitions.ts";
@@ -55,6 +56,7 @@ export function listenFailure(error: unknown, what: string, host: string, port: 
 /** The one line printed when a process cannot do what it was asked. */
 export function describeFailure(error: unknown): string {
   if (error instanceof ConfigError) return `configuration error: ${error.message}`;
-  if (error instanceof StartupError || error instanceof AppError) return error.message;
+  if (error instanceof StartupError || error instanceof AppError || error instanceof ShippedFileError)
+    return error.message;
   return `unexpected error: ${reason(error)}`;
 }

@@ -1,6 +1,7 @@
 import type { Command } from "commander";
 import pino from "pino";
 import { loadConfig } from "../config.ts";
+import { loadDictionary } from "../core/aaa/dictionary.ts";
 import { createCore } from "../core/index.ts";
 import { registerJobHandlers } from "../jobs/handlers.ts";
 import { Worker } from "../jobs/worker.ts";
@@ -17,6 +18,8 @@ export function registerWorkerCommand(program: Command): void {
     .action(async () => {
       const config = loadConfig();
       const log = pino({ level: config.logLevel });
+      // Disconnect-Requests (RFC 5176) are encoded with it: a missing file stops the start, as in the server.
+      loadDictionary();
       const database = await openMigratedDatabase({
         dataDir: config.dataDir,
         databaseUrl: config.databaseUrl,

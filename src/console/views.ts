@@ -1,11 +1,12 @@
 // Server-rendered pages: Eta templates from ./views, every interpolation HTML-escaped, wrapped in
 // the layout with what every page shows (who is logged in, navigation, the CSRF token, notices).
 import { createHash } from "node:crypto";
-import fs from "node:fs";
+import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { Eta } from "eta";
 import type { FastifyReply, FastifyRequest } from "fastify";
 import type { FieldProblem } from "../core/shared/errors.ts";
+import { readShippedFile, shippedFileError } from "../core/shared/shipped-files.ts";
 import { helpers } from "./format.ts";
 
 const VIEWS = fileURLToPath(new URL("./views", import.meta.url));
@@ -63,7 +64,7 @@ export interface Asset {
 }
 
 function loadAsset(name: string, type: string): Asset {
-  const body = fs.readFileSync(`${PUBLIC}/${name}`);
+  const body = readShippedFile(`${PUBLIC}/${name}`, "the console's static file");
   return { type, body, version: createHash("sha256").update(body).digest("hex").slice(0, 10) };
 }
 
@@ -74,8 +75,75 @@ export const assets: Record<string, Asset> = {
 
 const eta = new Eta({ views: VIEWS, cache: true, autoEscape: true, autoTrim: [false, "nl"] });
 
+/** Every template in ./views: pages, and the parts they include. A page names one of these. */
+export const VIEW_NAMES = [
+  "batch-print",
+  "batch",
+  "chart",
+  "eap-settings",
+  "error",
+  "field",
+  "group-delete",
+  "groups",
+  "home",
+  "key-created",
+  "key-revoke",
+  "keys",
+  "layout",
+  "login",
+  "network-delete",
+  "network-form",
+  "network-rotate",
+  "network-secret",
+  "network",
+  "networks",
+  "pager",
+  "portal-delete",
+  "portal-form",
+  "portals",
+  "radius-settings",
+  "report-task",
+  "reports",
+  "sessions-live",
+  "sessions",
+  "setup",
+  "user-delete",
+  "user-new",
+  "user",
+  "users",
+  "voucher-table",
+  "vouchers",
+  "webhook-delete",
+  "webhook-rotate",
+  "webhook-secret",
+  "webhook",
+  "webhooks",
+] as const;
+export type ViewName = (typeof VIEW_NAMES)[number];
+
+let viewsLoaded = false;
+
+/**
+ * Reads and compiles every template into eta's cache, under the path eta resolves the name (or an
+ * include of it) to, so no page reads a file. Run as the server starts (once per process): a
+ * template missing or broken stops the start (ShippedFileError) instead of failing its page.
+ */
+export function loadViews(): void {
+  if (viewsLoaded) return;
+  for (const name of VIEW_NAMES) {
+    const file = path.join(VIEWS, `${name}.eta`);
+    const text = readShippedFile(file, "the console template").toString("utf8");
+    try {
+      eta.templatesSync.define(file, eta.compile(text, { filepath: file }));
+    } catch (error) {
+      throw shippedFileError("the console template", file, error);
+    }
+  }
+  viewsLoaded = true;
+}
+
 /** A part of a page alone (no layout), for scripts that refresh it in place. */
-export function showPart(reply: FastifyReply, view: string, data: Record<string, unknown>): FastifyReply {
+export function showPart(reply: FastifyReply, view: ViewName, data: Record<string, unknown>): FastifyReply {
   const html = eta.render(`./${view}`, { ...data, h: helpers });
   return reply.type("text/html; charset=utf-8").header("Cache-Control", "no-store").send(html);
 }
@@ -102,7 +170,7 @@ export interface PageOptions {
 export function show(
   request: FastifyRequest,
   reply: FastifyReply,
-  view: string,
+  view: ViewName,
   options: PageOptions,
   data: Record<string, unknown> = {},
 ): FastifyReply {

@@ -4,7 +4,6 @@
 // vendor's protocol (gateway.ts). Security headers, a double-submit CSRF token and attempt limits
 // per client address and device MAC are applied here, for every portal route.
 import { createHash, timingSafeEqual } from "node:crypto";
-import fs from "node:fs";
 import { fileURLToPath } from "node:url";
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import type { Core } from "../core/index.ts";
@@ -20,6 +19,7 @@ import {
   type SignInProblem,
 } from "../core/portals/signin.ts";
 import { randomToken } from "../core/shared/random-pool.ts";
+import { readShippedFile } from "../core/shared/shipped-files.ts";
 import { addressGroup, type CounterStore } from "../http/rate-limit.ts";
 import {
   coovaChecksumValid,
@@ -75,7 +75,7 @@ const FORM_LIMIT = 16 * 1024;
 
 const STATIC = fileURLToPath(new URL("./static", import.meta.url));
 function asset(name: string, type: string) {
-  const body = fs.readFileSync(`${STATIC}/${name}`);
+  const body = readShippedFile(`${STATIC}/${name}`, "the portal's static file");
   return { type, body, version: createHash("sha256").update(body).digest("hex").slice(0, 10) };
 }
 const FILES: Record<string, { type: string; body: Buffer; version: string }> = {

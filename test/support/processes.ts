@@ -114,10 +114,10 @@ export function entryArgs(entry: "main" | "cli"): string[] {
   return ["--import", "tsx", entry === "main" ? "src/main.ts" : "src/cli/main.ts"];
 }
 
-function run(command: string, args: string[], env: Env, input?: string): Promise<ProcessResult> {
+function run(command: string, args: string[], env: Env, input?: string, cwd = ROOT): Promise<ProcessResult> {
   return new Promise((resolve, reject) => {
     const child = spawn(command, args, {
-      cwd: ROOT,
+      cwd,
       env: childEnv(env),
       stdio: [input === undefined ? "ignore" : "pipe", "pipe", "pipe"],
     }) as ChildProcessByStdio<Writable | null, Readable, Readable>;
@@ -152,7 +152,20 @@ const DATABASE_LINE = /^wisp: database (.+)\n/;
  * The "wisp: database ..." line a changing command starts stderr with is moved to `database`.
  */
 export async function wisp(args: string[], env: Env, input?: string): Promise<ProcessResult> {
-  const result = await run(process.execPath, [...entryArgs("cli"), ...args], env, input);
+  return withDatabaseLine(await run(process.execPath, [...entryArgs("cli"), ...args], env, input));
+}
+
+/** Runs `wisp <args>` as the package's bin runs it (node bin/wisp.mjs) in `dir`, an installed build. */
+export async function builtWisp(
+  dir: string,
+  args: string[],
+  env: Env,
+  input?: string,
+): Promise<ProcessResult> {
+  return withDatabaseLine(await run(process.execPath, ["bin/wisp.mjs", ...args], env, input, dir));
+}
+
+function withDatabaseLine(result: ProcessResult): ProcessResult {
   const line = DATABASE_LINE.exec(result.stderr);
   if (!line) return result;
   return { ...result, stderr: result.stderr.slice(line[0].length), database: line[1] };
@@ -166,6 +179,11 @@ export function npm(args: string[], env: Env): Promise<ProcessResult> {
 /** Runs the server to its end (for configurations that must not start). */
 export function runServerToExit(env: Env): Promise<ProcessResult> {
   return run(process.execPath, entryArgs("main"), env);
+}
+
+/** Runs `node dist/main.js` in `dir`, an installed build, to its end (for installations that must not start). */
+export function runBuiltServerToExit(dir: string, env: Env): Promise<ProcessResult> {
+  return run(process.execPath, ["dist/main.js"], env, undefined, dir);
 }
 
 /** A loopback port nobody listens on at the moment of asking. */
@@ -211,13 +229,28 @@ export interface ServerProcess extends WispProcess {
 export const STARTED = /^wisp \S+ started: /;
 
 /** Starts the server on a free loopback port and waits for "wisp ... started". */
-export async function startServerProcess(env: Env, timeoutMs = 60_000): Promise<ServerProcess> {
+export function startServerProcess(env: Env, timeoutMs = 60_000): Promise<ServerProcess> {
+  return startServerOn(entryArgs("main"), ROOT, env, timeoutMs);
+}
+
+/** Starts `node dist/main.js` in `dir`, an installed build (as npm start and the image run it), likewise. */
+export function startBuiltServerProcess(dir: string, env: Env, timeoutMs = 60_000): Promise<ServerProcess> {
+  return startServerOn(["dist/main.js"], dir, env, timeoutMs);
+}
+
+async function startServerOn(
+  args: string[],
+  cwd: string,
+  env: Env,
+  timeoutMs: number,
+): Promise<ServerProcess> {
   const port = await freePort();
   const server = await startProcess(
-    entryArgs("main"),
+    args,
     { HOST: "127.0.0.1", PORT: String(port), ...env },
     (line) => STARTED.test(line.msg ?? ""),
     timeoutMs,
+    cwd,
   );
   return { ...server, port, url: `http://127.0.0.1:${port}` };
 }
@@ -237,9 +270,10 @@ async function startProcess(
   env: Env,
   ready: (line: LogLine) => boolean,
   timeoutMs: number,
+  cwd = ROOT,
 ): Promise<WispProcess> {
   const child = spawn(process.execPath, args, {
-    cwd: ROOT,
+    cwd,
     env: childEnv({ LOG_LEVEL: "info", ...env }),
     stdio: ["ignore", "pipe", "pipe"],
   });

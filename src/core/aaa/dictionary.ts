@@ -4,6 +4,7 @@
 import { existsSync, readFileSync } from "node:fs";
 import { basename, dirname, isAbsolute, join } from "node:path";
 import { performance } from "node:perf_hooks";
+import { shippedFileError } from "../shared/shipped-files.ts";
 import {
   dictionaryDirectory,
   FREERADIUS_INTERNAL_ATTRIBUTES,
@@ -72,6 +73,8 @@ export interface Dictionary {
   skipped: number;
   /** Problems met while loading (unreadable file, bad line); loading carries on past them. */
   warnings: string[];
+  /** The files of `warnings` that could not be read, with why. */
+  unreadable: { path: string; error: unknown }[];
   loadMs: number;
 }
 
@@ -238,6 +241,7 @@ function parseFile(path: string, state: ParseState): void {
     text = readFileSync(path, "utf8");
   } catch (err) {
     dict.warnings.push(`cannot read ${path}: ${(err as Error).message}`);
+    dict.unreadable.push({ path, error: err });
     return;
   }
   dict.files++;
@@ -333,6 +337,7 @@ function emptyDictionary(): Dictionary {
     files: 0,
     skipped: 0,
     warnings: [],
+    unreadable: [],
     loadMs: 0,
   };
 }
@@ -363,11 +368,24 @@ export function parseDictionary(mainFile: string, extraFiles: readonly string[] 
 
 let cached: Dictionary | undefined;
 
-/** The process-wide dictionary, parsed on first call. `reload` parses the files again. */
+/**
+ * The process-wide dictionary, parsed on first call. `reload` parses the files again. A file of it
+ * that cannot be read throws (ShippedFileError): without Wisp's own file, for one, its quota
+ * attributes would be refused as unknown. The server and the worker load it before they start.
+ */
 export function loadDictionary(options: { reload?: boolean } = {}): Dictionary {
   if (!cached || options.reload) {
+    let directory: string;
+    try {
+      directory = dictionaryDirectory();
+    } catch (error) {
+      throw shippedFileError("the RADIUS dictionaries of", "node-radius-utils", error);
+    }
     // Wisp's own attributes (quotas), in a dictionary file of their own, as vendors ship theirs.
-    cached = parseDictionary(join(dictionaryDirectory(), MAIN_DICTIONARY_FILE), [WISP_DICTIONARY_FILE]);
+    const dict = parseDictionary(join(directory, MAIN_DICTIONARY_FILE), [WISP_DICTIONARY_FILE]);
+    const [first] = dict.unreadable;
+    if (first) throw shippedFileError("the RADIUS dictionary file", first.path, first.error);
+    cached = dict;
   }
   return cached;
 }
