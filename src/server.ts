@@ -40,6 +40,8 @@ export interface ServerOverrides {
   /** Prefix of the Redis rate-limit keys (before the deployment identity); tests set their own. */
   redisPrefix?: string;
   counters?: CounterStore;
+  /** The rate-limit counters' clock (tests hold it still, so no test straddles a window's end). */
+  clock?: () => number;
   /** Captive-portal attempt limits (tests use small ones). */
   portal?: Pick<PortalOptions, "attemptsPerAddress" | "attemptsPerDevice" | "windowMs">;
   /** EAP's certificates and client-certificate checks (tests give their own; see radius/eap/types.ts). */
@@ -87,8 +89,9 @@ export async function startServer(config: Config, overrides: ServerOverrides = {
             identity: await new DeploymentRepo(database.db).identity(),
             prefix: overrides.redisPrefix,
             log: app.log,
+            now: overrides.clock,
           })
-        : new MemoryCounterStore());
+        : new MemoryCounterStore({ now: overrides.clock }));
     core.sessions.das = new DasClient({ log: app.log });
     core.sessions.log = app.log;
     healthRoute(app, { database, counters });

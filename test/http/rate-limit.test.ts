@@ -11,11 +11,12 @@ import { REDIS_URL, redisUnavailable } from "../support/databases.ts";
 import { RedisProxy, refusedByRedis62 } from "../support/redis-proxy.ts";
 import { startTestServer, type TestServer } from "../support/server.ts";
 
-/** Counters use fixed one-minute windows: start a test well inside one, so it never straddles two. */
-async function freshWindow(): Promise<void> {
-  const intoMinute = Date.now() % 60_000;
-  if (intoMinute > 50_000) await new Promise((resolve) => setTimeout(resolve, 60_000 - intoMinute + 50));
-}
+/**
+ * Counters use fixed one-minute windows. The servers here count on a clock that stands 10 s into a
+ * minute, so a test never straddles two windows however slow the machine.
+ */
+const STILL_AT = Math.floor(Date.now() / 60_000) * 60_000 + 10_000;
+const clock = () => STILL_AT;
 
 async function expectLimited(server: TestServer, key: string, limit: number) {
   const res = await server.call("GET", "/api/users", { key });
@@ -30,9 +31,8 @@ async function expectLimited(server: TestServer, key: string, limit: number) {
 
 describe("rate limit in one process", () => {
   test("the default is 100 per minute per key, with the headers on every answer", async () => {
-    const server = await startTestServer();
+    const server = await startTestServer({ clock });
     try {
-      await freshWindow();
       const key = await server.key("default");
       const other = await server.key("default");
       for (let i = 1; i <= 100; i++) {
@@ -41,7 +41,7 @@ describe("rate limit in one process", () => {
         assert.equal(res.headers.get("x-ratelimit-limit"), "100");
         assert.equal(res.headers.get("x-ratelimit-remaining"), String(100 - i));
         const reset = Number(res.headers.get("x-ratelimit-reset"));
-        assert.ok(reset * 1000 > Date.now() && reset * 1000 <= Date.now() + 61_000);
+        assert.equal(reset * 1000, STILL_AT + 50_000, "the end of the clock's minute");
         assert.equal(res.headers.get("ratelimit-policy"), '"default";q=100;w=60');
         assert.match(res.headers.get("ratelimit") ?? "", new RegExp(`^"default";r=${100 - i};t=\\d+$`));
       }
@@ -54,9 +54,8 @@ describe("rate limit in one process", () => {
   });
 
   test("a key's own limit replaces the default; refused requests also count", async () => {
-    const server = await startTestServer({ env: { RATE_LIMIT_PER_MINUTE: "50" } });
+    const server = await startTestServer({ clock, env: { RATE_LIMIT_PER_MINUTE: "50" } });
     try {
-      await freshWindow();
       const key = await server.key("default", { rateLimit: 3 });
       for (let i = 0; i < 3; i++) assert.equal((await server.call("GET", "/api/users", { key })).status, 200);
       await expectLimited(server, key, 3);
@@ -77,15 +76,15 @@ const redisSkip = (await redisUnavailable()) ?? false;
 describe("rate limit shared through Redis", { skip: redisSkip }, () => {
   test("two instances count against one budget", async () => {
     const prefix = `wisp:test:${randomBytes(6).toString("hex")}:`;
-    const first = await startTestServer({ env: { REDIS_URL }, redisPrefix: prefix });
+    const first = await startTestServer({ clock, env: { REDIS_URL }, redisPrefix: prefix });
     const second = await startTestServer({
+      clock,
       env: { REDIS_URL },
       redisPrefix: prefix,
       database: first.database,
     });
     const redis = new Redis(REDIS_URL);
     try {
-      await freshWindow();
       const key = await first.key("default", { rateLimit: 4 });
       for (const server of [first, second, first, second]) {
         assert.equal((await server.call("GET", "/api/users", { key })).status, 200);
@@ -109,8 +108,8 @@ describe("rate limit shared through Redis", { skip: redisSkip }, () => {
   });
 
   test("revocation through one instance is seen by the other at once", async () => {
-    const first = await startTestServer({ env: { REDIS_URL } });
-    const second = await startTestServer({ env: { REDIS_URL }, database: first.database });
+    const first = await startTestServer({ clock, env: { REDIS_URL } });
+    const second = await startTestServer({ clock, env: { REDIS_URL }, database: first.database });
     try {
       const key = await first.key("default");
       assert.equal((await second.call("GET", "/api/users", { key })).status, 200);
@@ -154,12 +153,12 @@ describe("Redis 6.2 and two databases on one Redis", { skip: redisSkip }, () => 
     await proxy.listen();
     const prefix = `wisp:test:${randomBytes(6).toString("hex")}:`;
     const server = await startTestServer({
+      clock,
       env: { REDIS_URL: proxy.url, AUTH_FAILURE_LIMIT_PER_MINUTE: "5" },
       redisPrefix: prefix,
     });
     const redis = new Redis(REDIS_URL);
     try {
-      await freshWindow();
       const key = await server.key("default", { rateLimit: 3 });
       for (let i = 0; i < 3; i++) assert.equal((await server.call("GET", "/api/users", { key })).status, 200);
       await expectLimited(server, key, 3);
@@ -197,11 +196,10 @@ describe("Redis 6.2 and two databases on one Redis", { skip: redisSkip }, () => 
   test("two databases sharing one Redis never share a counter", async () => {
     // Same prefix for both (isolated from other test runs); only the databases differ.
     const prefix = `wisp:test:${randomBytes(6).toString("hex")}:`;
-    const first = await startTestServer({ env: { REDIS_URL }, redisPrefix: prefix });
-    const second = await startTestServer({ env: { REDIS_URL }, redisPrefix: prefix });
+    const first = await startTestServer({ clock, env: { REDIS_URL }, redisPrefix: prefix });
+    const second = await startTestServer({ clock, env: { REDIS_URL }, redisPrefix: prefix });
     const redis = new Redis(REDIS_URL);
     try {
-      await freshWindow();
       const key = await first.key("default", { rateLimit: 2 });
       const otherKey = await second.key("default", { rateLimit: 2 });
       const [a] = await first.core.keys.list();
@@ -225,8 +223,8 @@ describe("Redis 6.2 and two databases on one Redis", { skip: redisSkip }, () => 
   });
 
   test("instances on one database share one deployment identity", async () => {
-    const first = await startTestServer({ env: { REDIS_URL } });
-    const second = await startTestServer({ env: { REDIS_URL }, database: first.database });
+    const first = await startTestServer({ clock, env: { REDIS_URL } });
+    const second = await startTestServer({ clock, env: { REDIS_URL }, database: first.database });
     try {
       const read = async (server: TestServer) =>
         (await server.core.database.db
@@ -274,10 +272,10 @@ async function until(condition: () => boolean | Promise<boolean>, what: string, 
 describe("rate limit store failure", () => {
   test("an unreachable Redis does not take the API down: limits hold in this process's memory", async () => {
     const server = await startTestServer({
+      clock,
       env: { REDIS_URL: `redis://127.0.0.1:${await deadPort()}`, AUTH_FAILURE_LIMIT_PER_MINUTE: "2" },
     });
     try {
-      await freshWindow();
       const key = await server.key("default", { rateLimit: 3 });
       for (let i = 0; i < 3; i++) {
         const res = await server.call("GET", "/api/users", { key });
@@ -339,10 +337,9 @@ describe("rate limit store failure", () => {
     const { lines, log } = logSpy();
     const identity = randomBytes(6).toString("hex");
     const prefix = "wisp:test:";
-    const store = new RedisCounterStore(proxy.url, { identity, prefix, log });
+    const store = new RedisCounterStore(proxy.url, { identity, prefix, log, now: clock });
     const redis = new Redis(REDIS_URL);
     try {
-      await freshWindow();
       const index = Math.floor(Date.now() / 60_000);
       const stored = `${prefix}${identity}:k:${index}`;
       for (let i = 0; i < 3; i++) await store.hit("k", 60_000);
