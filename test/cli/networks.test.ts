@@ -508,9 +508,39 @@ for (const { dialect, skip } of await dialects()) {
       );
       assert.equal((await nasRow(campus)).nasname, "10.0.0.0/8");
 
-      // The server names it at start-up, once, with what to do.
+      // The server names it at start-up, once, with what to do. (Without PUBLIC_URL: see below.)
       const server = await startServerProcess({ ...env, PUBLIC_URL: undefined, WORKER: "0" });
       try {
+        // PUBLIC_URL unset: login URLs are on the server's HOST and PORT, in the CLI run with the
+        // server's settings and in the API, and they reach the server.
+        const narrow = (await nasRow(campus)).account_id;
+        const net = await db
+          .selectFrom("nas")
+          .select("id")
+          .where("account_id", "=", narrow)
+          .where("nasname", "=", "10.30.0.0/16")
+          .executeTakeFirstOrThrow();
+        const serverEnv = { ...env, PUBLIC_URL: undefined, HOST: "127.0.0.1", PORT: String(server.port) };
+        const [created, key] = await Promise.all([
+          wisp(argv(`portals create --name Port --network ${net.id} --account other`), serverEnv),
+          wisp(argv("keys create --name port --account other"), serverEnv),
+        ]);
+        assertSucceeded(created);
+        const portalId = /created captive portal (\d+) /.exec(created.stdout)?.[1];
+        const loginUrl = `http://127.0.0.1:${server.port}/portal/${portalId}`;
+        assert.ok(created.stdout.includes(`login URL ${loginUrl}\n`), describeRun(created));
+        assert.match(created.stderr, /PUBLIC_URL is not set for this command/);
+        assertSucceeded(key);
+        const api = await fetch(`${server.url}/api/captiveportals/${portalId}`, {
+          headers: { authorization: `Bearer ${key.stdout.trim()}` },
+        });
+        assert.equal(api.status, 200);
+        assert.equal(((await api.json()) as { login_url: string }).login_url, loginUrl);
+        // Opened without a gateway's parameters, the page answers with its friendly 400: it is ours.
+        const page = await fetch(loginUrl);
+        assert.equal(page.status, 400);
+        assert.match(page.headers.get("content-type") ?? "", /^text\/html/);
+
         const warning = await server.waitForLog((line) => line.network === campus && line.level === 40);
         assert.equal(
           warning.msg,
