@@ -90,7 +90,7 @@ function tooWideNote(core: Core): string {
   const { ipv4, ipv6 } = core.networks.minPrefix;
   return (
     `too wide: wider than NETWORK_MIN_PREFIX_IPV4=${ipv4} / NETWORK_MIN_PREFIX_IPV6=${ipv6} allow ` +
-    "(made before the limit); it keeps working, but no other account can add a network inside it, " +
+    "(made before this limit, or under a lower one); it keeps working, but no other account can add a network inside it, " +
     "and a change of its address must narrow it: wisp networks update <id> --nas-ip <narrower range>"
   );
 }

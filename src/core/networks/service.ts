@@ -249,7 +249,7 @@ export class NetworksService {
    */
   async tooWide(): Promise<NetworkListing[]> {
     const rows = await this.repo.listWithAccounts({ ranges: true });
-    return rows.filter((row) => widthProblem(row.nasname, this.minPrefix)).map((row) => this.listing(row));
+    return rows.map((row) => this.listing(row)).filter((network) => network.too_wide);
   }
 
   private listing(row: NetworkListRow): NetworkListing {
