@@ -3,6 +3,7 @@ import net from "node:net";
 import path from "node:path";
 import { EapFileError, type EapFiles, loadEapFiles } from "./core/certs/files.ts";
 import { isServerName } from "./core/certs/rules.ts";
+import { DEFAULT_MIN_PREFIX, type NetworkPrefixLimits } from "./core/networks/rules.ts";
 import { DEFAULT_RETENTION_DAYS, MAX_RETENTION_DAYS, type RetentionDays } from "./core/retention/rules.ts";
 import { parseCidr } from "./core/shared/ip.ts";
 import { decodeKey } from "./core/webhooks/crypto.ts";
@@ -49,6 +50,11 @@ export interface Config {
    */
   portalAttemptsPerAddress: number;
   portalAttemptsPerDevice: number;
+  /**
+   * NETWORK_MIN_PREFIX_IPV4 / _IPV6: the widest range a network may claim (networks of different
+   * accounts cannot overlap, so one very wide range would lock every other account out); 0: any.
+   */
+  networkMinPrefix: NetworkPrefixLimits;
   /** EAP conversations kept between round trips: idle timeout, caps and byte budgets (EAP_IDLE_TIMEOUT, ...). */
   eapLimits: EapLimits;
   /** EAP_FRAGMENT_SIZE: TLS data per EAP packet (RFC 5216 section 2.1.5). */
@@ -122,9 +128,24 @@ function retentionDays(env: NodeJS.ProcessEnv): RetentionDays {
   };
 }
 
+/**
+ * Where the server is reached when PUBLIC_URL is unset: PORT, on HOST when that is one IP address
+ * (the only address it answers on; guests cannot reach "localhost"), else on localhost. A host name
+ * in HOST is left out: it would also become the EAP server name (certs/rules.ts defaultServerName).
+ * IPv6 literals go in brackets (RFC 3986 section 3.2.2).
+ */
+function defaultPublicUrl(env: NodeJS.ProcessEnv, host: string): string {
+  const port = integer(env, "PORT", 8080, 0, 65535);
+  const family = net.isIP(host);
+  // Every address (0.0.0.0, ::), or a zoned link-local one, which no browser address bar takes.
+  const local = family === 0 || host.includes("%") || /^(0\.0\.0\.0|[:0]+)$/.test(host);
+  const name = local ? "localhost" : family === 6 ? `[${host}]` : host;
+  return `http://${name}:${port}`;
+}
+
 /** PUBLIC_URL: an http(s) URL, maybe with a path; no credentials, trailing slash, query or fragment. */
-function publicUrl(env: NodeJS.ProcessEnv): string {
-  const raw = env.PUBLIC_URL || `http://localhost:${integer(env, "PORT", 8080, 0, 65535)}`;
+function publicUrl(env: NodeJS.ProcessEnv, host: string): string {
+  const raw = env.PUBLIC_URL || defaultPublicUrl(env, host);
   const problem =
     "PUBLIC_URL must be an http:// or https:// URL without credentials, trailing slash, query or fragment " +
     `(like https://wifi.example.com), got "${raw}"`;
@@ -319,7 +340,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     defaultRateLimit: integer(env, "RATE_LIMIT_PER_MINUTE", 100, 1, 1_000_000),
     authFailureLimit: integer(env, "AUTH_FAILURE_LIMIT_PER_MINUTE", 30, 1, 1_000_000),
     shutdownTimeoutMs: integer(env, "SHUTDOWN_TIMEOUT_MS", 10_000, 0, 600_000),
-    publicUrl: publicUrl(env),
+    publicUrl: publicUrl(env, host),
     runWorker: flag(env, "WORKER", true),
     radiusAuthPort: integer(env, "RADIUS_AUTH_PORT", 1812, 0, 65535),
     radiusAcctPort: integer(env, "RADIUS_ACCT_PORT", 1813, 0, 65535),
@@ -331,6 +352,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     reportRunningPerAccount: integer(env, "REPORT_RUNNING_PER_ACCOUNT", 3, 1, 100_000),
     portalAttemptsPerAddress: integer(env, "PORTAL_ATTEMPTS_PER_ADDRESS", 30, 1, 1_000_000),
     portalAttemptsPerDevice: integer(env, "PORTAL_ATTEMPTS_PER_DEVICE", 10, 1, 1_000_000),
+    networkMinPrefix: {
+      ipv4: integer(env, "NETWORK_MIN_PREFIX_IPV4", DEFAULT_MIN_PREFIX.ipv4, 0, 32),
+      ipv6: integer(env, "NETWORK_MIN_PREFIX_IPV6", DEFAULT_MIN_PREFIX.ipv6, 0, 128),
+    },
     eapLimits: eapLimits(env),
     eapFragmentSize: integer(env, "EAP_FRAGMENT_SIZE", DEFAULT_FRAGMENT_SIZE, 64, 4000),
     eapFiles: files,

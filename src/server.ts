@@ -153,6 +153,7 @@ export async function startServer(config: Config, overrides: ServerOverrides = {
       url,
       metricsUrl: metricsListener?.url,
     });
+    await warnTooWideNetworks(app, core, config);
     const [http, udp, store, scrapes] = [app, radius, counters, metricsListener];
     return {
       app: http,
@@ -191,6 +192,25 @@ interface StartedFacts {
   radiusPorts: { auth?: number; acct?: number };
   url: string;
   metricsUrl: string | undefined;
+}
+
+/**
+ * One warning per network wider than NETWORK_MIN_PREFIX_IPV4 / _IPV6 allow (made before the limits,
+ * or under lower ones): each keeps working, but keeps other accounts from adding networks inside it.
+ */
+async function warnTooWideNetworks(app: FastifyInstance, core: Core, config: Config): Promise<void> {
+  for (const network of await core.networks.tooWide()) {
+    const ipv6 = network.nas_ip.includes(":");
+    const setting = ipv6 ? "NETWORK_MIN_PREFIX_IPV6" : "NETWORK_MIN_PREFIX_IPV4";
+    const limit = ipv6 ? config.networkMinPrefix.ipv6 : config.networkMinPrefix.ipv4;
+    app.log.warn(
+      { network: network.id, account: network.account, nas_ip: network.nas_ip },
+      `network ${network.id} (account ${network.account}) is ${network.nas_ip}, wider than ` +
+        `${setting}=${limit} allows: it keeps working, but no other account can add a network inside it; ` +
+        `narrow it (wisp networks update ${network.id} --nas-ip <narrower range>) or set ` +
+        `${setting}=${network.nas_ip.split("/")[1]} or lower`,
+    );
+  }
 }
 
 /** One line that tells an operator what started, where its data is and where to go next. */

@@ -2,7 +2,7 @@
 // and only when one was just set; everything else a person should read goes to stderr.
 import { type Command, InvalidArgumentError } from "commander";
 import type { Core } from "../core/index.ts";
-import type { NetworkInput } from "../core/networks/service.ts";
+import type { NetworkInput, NetworkListing } from "../core/networks/service.ts";
 import { ValidationError } from "../core/shared/errors.ts";
 import { positiveInteger, type WithCore } from "./main.ts";
 import { jsonOption, printList, secretOption } from "./output.ts";
@@ -80,6 +80,21 @@ export function printFields(fields: [string, string | number | null | undefined]
   }
 }
 
+/** A network's address as operators' listings show it: flagged when wider than the limits allow. */
+function addressCell(network: NetworkListing): string {
+  return network.too_wide ? `${network.nas_ip} (too wide)` : network.nas_ip;
+}
+
+/** Said on stderr under a listing that flags a network: what "too wide" means and what to do. */
+function tooWideNote(core: Core): string {
+  const { ipv4, ipv6 } = core.networks.minPrefix;
+  return (
+    `too wide: wider than NETWORK_MIN_PREFIX_IPV4=${ipv4} / NETWORK_MIN_PREFIX_IPV6=${ipv6} allow ` +
+    "(made before this limit, or under a lower one); it keeps working, but no other account can add a network inside it, " +
+    "and a change of its address must narrow it: wisp networks update <id> --nas-ip <narrower range>"
+  );
+}
+
 const SECRET_NOTE = "configure the devices with this shared secret now; it is not shown again";
 /** FreeRADIUS reads the nas table only when it starts (read_clients = yes). */
 const RESTART_NOTE = "a FreeRADIUS reading the nas table sees this change after its next restart";
@@ -137,13 +152,14 @@ export function registerNetworkCommands(program: Command, withCore: WithCore): v
             n.id,
             n.account,
             n.name,
-            n.nas_ip,
+            addressCell(n),
             n.nas_identifier,
             n.require_message_authenticator ? "required" : "",
             n.created,
             n.description,
           ],
         );
+        if (!options.json && rows.some((n) => n.too_wide)) console.error(tooWideNote(core));
       }),
     );
 
@@ -160,7 +176,7 @@ export function registerNetworkCommands(program: Command, withCore: WithCore): v
           ["id", network.id],
           ["account", network.account],
           ["name", network.name],
-          ["nas_ip", network.nas_ip],
+          ["nas_ip", addressCell(network)],
           ["nas_identifier", network.nas_identifier],
           ["description", network.description],
           ["require_message_authenticator", network.require_message_authenticator ? "yes" : "no"],
@@ -172,6 +188,7 @@ export function registerNetworkCommands(program: Command, withCore: WithCore): v
           ["updated", network.updated],
           ["captive portals", portals.map((p) => `${p.id} "${p.name}"`).join(", ")],
         ]);
+        if (network.too_wide) console.error(tooWideNote(core));
       }),
     );
 

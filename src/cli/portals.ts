@@ -173,6 +173,13 @@ export function registerPortalCommands(program: Command, withCore: WithCore): vo
           `created captive portal ${portal.id} "${portal.name}" on network ${portal.network_id} ` +
             `for account ${account.name}; login URL ${portal.login_url}`,
         );
+        // The CLI reads its own environment: a server started with other settings has another URL.
+        if (!process.env.PUBLIC_URL) {
+          console.error(
+            "PUBLIC_URL is not set for this command: the login URL is made from its HOST and PORT; " +
+              "run the CLI with the server's PUBLIC_URL (or HOST and PORT)",
+          );
+        }
       }),
     );
 

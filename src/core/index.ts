@@ -15,6 +15,7 @@ import { JobQueue } from "./jobs/queue.ts";
 import { KeysRepo } from "./keys/repo.ts";
 import { KeysService } from "./keys/service.ts";
 import { NetworksRepo } from "./networks/repo.ts";
+import type { NetworkPrefixLimits } from "./networks/rules.ts";
 import { NetworksService } from "./networks/service.ts";
 import { PortalsRepo } from "./portals/repo.ts";
 import { PortalsService } from "./portals/service.ts";
@@ -71,6 +72,8 @@ export interface CoreOptions {
   eapServerName?: string | undefined;
   /** Sends RFC 5176 Disconnect/CoA-Requests (the RADIUS door's DasClient); without it disconnects answer 409. */
   das?: DynamicAuthorization | undefined;
+  /** NETWORK_MIN_PREFIX_IPV4 / _IPV6: the widest range a network may claim (default /16 and /48). */
+  networkMinPrefix?: NetworkPrefixLimits | undefined;
   /** RETENTION_*_DAYS (defaults in core/retention/rules.ts). */
   retention?: RetentionDays | undefined;
 }
@@ -95,7 +98,7 @@ export function createCore(database: Database, options: CoreOptions): Core {
     reports,
     attributes: new AttributesService(new AttributesRepo(db, database.dialect)),
     groups: new GroupsService(new GroupsRepo(db, database.dialect)),
-    networks: new NetworksService(new NetworksRepo(db, database.dialect)),
+    networks: new NetworksService(new NetworksRepo(db, database.dialect), options.networkMinPrefix),
     portals: new PortalsService(
       new PortalsRepo(db, database.dialect),
       options.publicUrl,

@@ -10,7 +10,7 @@ import { after, before, describe, test } from "node:test";
 import { type Database, openDatabase } from "../../src/db/database.ts";
 import { HTML_AS_PNG, png } from "../console/logo-fixtures.ts";
 import { createTestDatabase, dialects, type TestDatabase } from "../support/databases.ts";
-import { databaseEnv, type Env, type ProcessResult, wisp } from "../support/processes.ts";
+import { databaseEnv, type Env, type ProcessResult, startServerProcess, wisp } from "../support/processes.ts";
 
 const PUBLIC_URL = "https://guest.example.org/wisp";
 const GENERATED = /^[A-Za-z2-9]{24,}$/;
@@ -177,8 +177,8 @@ for (const { dialect, skip } of await dialects()) {
           /^wisp: nas_ip 203\.0\.0\.0\/16 overlaps another account's network\n$/,
         ],
         [
-          `networks update ${theirs} --nas-ip 192.0.0.0/8`,
-          /^wisp: nas_ip 192\.0\.0\.0\/8 overlaps another account's network\n$/,
+          `networks update ${theirs} --nas-ip 192.0.0.0/16`,
+          /^wisp: nas_ip 192\.0\.0\.0\/16 overlaps another account's network\n$/,
         ],
         [`networks update ${lobby}`, /nothing to change/],
         [`networks update ${lobby} --eap-method md5`, /^wisp: eap_method must be one of peap, ttls, tls\n$/],
@@ -425,6 +425,134 @@ for (const { dialect, skip } of await dialects()) {
         secretOnly(await cli("networks create --name Lobby-again --nas-ip 192.0.2.0/25")),
         GENERATED,
       );
+    });
+
+    test("ranges wider than NETWORK_MIN_PREFIX_IPV4 / _IPV6 are refused; the setting moves the bound", async () => {
+      const before = await counts();
+      const wide: [string, string][] = [
+        ["0.0.0.0/0", "IPv4 networks may be /16"],
+        ["10.0.0.0/8", "IPv4 networks may be /16"],
+        ["::/0", "IPv6 networks may be /48"],
+        ["2001:db8::/32", "IPv6 networks may be /48"],
+      ];
+      const refused = await reads(
+        ...wide.map(([nasIp]) => `networks create --name Wide --nas-ip ${nasIp} --account other`),
+      );
+      for (const [i, result] of refused.entries()) {
+        const [nasIp, rule] = wide[i]!;
+        assertFailed(
+          result,
+          new RegExp(
+            `^wisp: nas_ip ${nasIp.replace(/\./g, "\\.")} is wider than this server allows: ${rule} at the widest`,
+          ),
+        );
+      }
+      assert.deepEqual(await counts(), before, "nothing written");
+      for (const result of await writes(
+        "networks create --name Narrow --nas-ip 10.30.0.0/16 --account other",
+        "networks create --name Narrow --nas-ip 10.31.1.0/24 --account other",
+        "networks create --name Narrow --nas-ip 2001:db8:30::/48 --account other",
+      )) {
+        secretOnly(result);
+      }
+      const [loose, strict] = await Promise.all([
+        wisp(argv("networks create --name Campus --nas-ip 10.0.0.0/8 --account other"), {
+          ...env,
+          NETWORK_MIN_PREFIX_IPV4: "8",
+        }),
+        wisp(argv("networks create --name Strict --nas-ip 172.30.0.0/16"), {
+          ...env,
+          NETWORK_MIN_PREFIX_IPV4: "24",
+        }),
+      ]);
+      secretOnly(loose);
+      assertFailed(
+        strict,
+        /^wisp: nas_ip 172\.30\.0\.0\/16 is wider than this server allows: IPv4 networks may be \/24 /,
+      );
+    });
+
+    test("a too-wide network: flagged by list and show, editable, moved only when narrowed; the server names it", async () => {
+      // 10.0.0.0/8 was made under NETWORK_MIN_PREFIX_IPV4=8; these commands run with the default.
+      const campus = (
+        await db.selectFrom("nas").select("id").where("nasname", "=", "10.0.0.0/8").executeTakeFirstOrThrow()
+      ).id;
+      const [list, json, show] = await reads(
+        "networks list",
+        "networks list --json",
+        `networks show ${campus}`,
+      );
+      assertSucceeded(list!);
+      assert.match(list!.stdout, /other +Campus +10\.0\.0\.0\/8 \(too wide\) /);
+      assert.match(list!.stdout, /other +Narrow +10\.30\.0\.0\/16 +- /);
+      assert.match(
+        list!.stderr,
+        /too wide: wider than NETWORK_MIN_PREFIX_IPV4=16 \/ NETWORK_MIN_PREFIX_IPV6=48 allow/,
+      );
+      assertSucceeded(json!);
+      const flagged = (JSON.parse(json!.stdout) as { nas_ip: string; too_wide: boolean }[])
+        .filter((n) => n.too_wide)
+        .map((n) => n.nas_ip);
+      assert.deepEqual(flagged, ["10.0.0.0/8"]);
+      assert.match(show!.stdout, /\nnas_ip +10\.0\.0\.0\/8 \(too wide\)\n/);
+      assert.match(show!.stderr, /a change of its address must narrow it/);
+
+      const [renamed, moved] = await writes(
+        `networks update ${campus} --name Campus-North --description kept`,
+        `networks update ${campus} --nas-ip 10.0.0.0/9`,
+      );
+      assertSucceeded(renamed!);
+      assertFailed(
+        moved!,
+        /^wisp: nas_ip 10\.0\.0\.0\/9 is wider than this server allows: IPv4 networks may be \/16 /,
+      );
+      assert.equal((await nasRow(campus)).nasname, "10.0.0.0/8");
+
+      // The server names it at start-up, once, with what to do. (Without PUBLIC_URL: see below.)
+      const server = await startServerProcess({ ...env, PUBLIC_URL: undefined, WORKER: "0" });
+      try {
+        // PUBLIC_URL unset: login URLs are on the server's HOST and PORT, in the CLI run with the
+        // server's settings and in the API, and they reach the server.
+        const narrow = (await nasRow(campus)).account_id;
+        const net = await db
+          .selectFrom("nas")
+          .select("id")
+          .where("account_id", "=", narrow)
+          .where("nasname", "=", "10.30.0.0/16")
+          .executeTakeFirstOrThrow();
+        const serverEnv = { ...env, PUBLIC_URL: undefined, HOST: "127.0.0.1", PORT: String(server.port) };
+        const [created, key] = await Promise.all([
+          wisp(argv(`portals create --name Port --network ${net.id} --account other`), serverEnv),
+          wisp(argv("keys create --name port --account other"), serverEnv),
+        ]);
+        assertSucceeded(created);
+        const portalId = /created captive portal (\d+) /.exec(created.stdout)?.[1];
+        const loginUrl = `http://127.0.0.1:${server.port}/portal/${portalId}`;
+        assert.ok(created.stdout.includes(`login URL ${loginUrl}\n`), describeRun(created));
+        assert.match(created.stderr, /PUBLIC_URL is not set for this command/);
+        assertSucceeded(key);
+        const api = await fetch(`${server.url}/api/captiveportals/${portalId}`, {
+          headers: { authorization: `Bearer ${key.stdout.trim()}` },
+        });
+        assert.equal(api.status, 200);
+        assert.equal(((await api.json()) as { login_url: string }).login_url, loginUrl);
+        // Opened without a gateway's parameters, the page answers with its friendly 400: it is ours.
+        const page = await fetch(loginUrl);
+        assert.equal(page.status, 400);
+        assert.match(page.headers.get("content-type") ?? "", /^text\/html/);
+
+        const warning = await server.waitForLog((line) => line.network === campus && line.level === 40);
+        assert.equal(
+          warning.msg,
+          `network ${campus} (account other) is 10.0.0.0/8, wider than NETWORK_MIN_PREFIX_IPV4=16 allows: ` +
+            "it keeps working, but no other account can add a network inside it; narrow it " +
+            `(wisp networks update ${campus} --nas-ip <narrower range>) or set NETWORK_MIN_PREFIX_IPV4=8 or lower`,
+        );
+        assert.equal(server.log().filter((line) => line.level === 40 && "nas_ip" in line).length, 1);
+      } finally {
+        await server.stop();
+      }
+      secretOnly(await cli(`networks update ${campus} --nas-ip 10.0.0.0/16 --secret Narrowed-Secret-1`));
     });
   });
 }

@@ -8,7 +8,7 @@ import { addressRange } from "../../src/core/networks/address.ts";
 import { NetworksRepo } from "../../src/core/networks/repo.ts";
 import { NetworksService } from "../../src/core/networks/service.ts";
 import { createDemoSeeder } from "../../src/core/reports/demo.ts";
-import { ConflictError } from "../../src/core/shared/errors.ts";
+import { ConflictError, ValidationError } from "../../src/core/shared/errors.ts";
 import { migrate } from "../../src/db/migrate.ts";
 import { dialects, withDatabase } from "../support/databases.ts";
 
@@ -107,6 +107,20 @@ for (const { dialect, skip } of await dialects()) {
           // Within a's own 0.0.0.0/0, clear of b's networks: fine.
           const inside = await networks.create(a!, { name: "new", nas_ip: "10.200.0.0/16" });
           assert.equal(await owner("10.200.1.1"), inside.network.nas_ip);
+
+          // The ranges wider than /16 and /48 are listed for the operator (start-up, networks list).
+          assert.deepEqual(
+            (await networks.tooWide()).map((n) => n.nas_ip),
+            ["0.0.0.0/0", "2001:db8::/32", "fe80::/10", "::/0"],
+          );
+          // a's 0.0.0.0/0 cannot move to another too-wide range; narrowed, it frees the rest for b.
+          await assert.rejects(
+            networks.update(a!, id("0.0.0.0/0"), { nas_ip: "0.0.0.0/1" }),
+            ValidationError,
+          );
+          await networks.update(a!, id("0.0.0.0/0"), { nas_ip: "198.51.0.0/16" });
+          await networks.create(b!, { name: "new", nas_ip: "172.16.0.1" });
+          assert.equal(await owner("10.1.0.1"), undefined);
         },
         "009_console_pending_secrets",
       );
@@ -141,6 +155,40 @@ for (const { dialect, skip } of await dialects()) {
           assert.deepEqual([row.range_start, row.range_end], [start, end]);
         }
         await assert.rejects(networks.create(a!, { name: "a", nas_ip: "198.18.0.0/16" }), ConflictError);
+      });
+    });
+  });
+}
+
+for (const { dialect, skip } of await dialects()) {
+  describe(`one account cannot claim the world on ${dialect}`, { skip }, () => {
+    test("ranges wider than /16 and /48 are refused, so a second account can still add its network", async () => {
+      await withDatabase(dialect, async (database) => {
+        const { db } = database;
+        for (const name of ["a", "b"]) {
+          await sql`insert into accounts (name, created) values (${name}, ${NOW})`.execute(db);
+        }
+        const [a, b] = (await db.selectFrom("accounts").select("id").orderBy("id").execute()).map(
+          (r) => r.id,
+        );
+        const networks = new NetworksService(new NetworksRepo(db, dialect));
+        for (const nasIp of ["0.0.0.0/0", "10.0.0.0/8", "128.0.0.0/1", "::/0", "2001:db8::/32", "2000::/3"]) {
+          await assert.rejects(
+            networks.create(a!, { name: "world", nas_ip: nasIp }),
+            (error: unknown) =>
+              error instanceof ValidationError &&
+              /^nas_ip \S+ is wider than this server allows: /.test(error.message),
+            nasIp,
+          );
+        }
+        assert.equal((await db.selectFrom("nas").select("id").execute()).length, 0);
+        // a takes a site-sized range of each family; b adds its own beside them.
+        await networks.create(a!, { name: "a", nas_ip: "10.1.0.0/16" });
+        await networks.create(a!, { name: "a6", nas_ip: "2001:db8:1::/48" });
+        const theirs = await networks.create(b!, { name: "b", nas_ip: "10.2.3.0/24" });
+        const theirs6 = await networks.create(b!, { name: "b6", nas_ip: "2001:db8:2::/48" });
+        assert.equal((await networks.findClientByAddress("10.2.3.4"))?.id, theirs.network.id);
+        assert.equal((await networks.findClientByAddress("2001:db8:2::9"))?.id, theirs6.network.id);
       });
     });
   });

@@ -1,7 +1,8 @@
 import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
 import { ConfigError, loadConfig } from "../../src/config.ts";
-import type { Network } from "../../src/core/networks/service.ts";
+import { NetworksRepo } from "../../src/core/networks/repo.ts";
+import { type Network, NetworksService } from "../../src/core/networks/service.ts";
 import type { CaptivePortal } from "../../src/core/portals/service.ts";
 import { ConflictError, NotFoundError, ValidationError } from "../../src/core/shared/errors.ts";
 import { ConsoleClient } from "../support/browser.ts";
@@ -436,7 +437,10 @@ for (const { dialect, skip } of await dialects()) {
     });
 
     test("a network may not overlap another account's networks; the refusal names none of them", async () => {
-      const networks = server.core.networks;
+      // With the width limits off (NETWORK_MIN_PREFIX_*=0, a one-account deployment), so that the
+      // widest claims are refused for the overlap alone.
+      const { db, dialect: name } = server.core.database;
+      const networks = new NetworksService(new NetworksRepo(db, name), { ipv4: 0, ipv6: 0 });
       const count = async () => (await networks.listAll()).length;
       const before = await count();
       const stored = async () =>
@@ -529,7 +533,7 @@ for (const { dialect, skip } of await dialects()) {
       });
       for (const [nasIp, canonical] of [
         ["192.0.2.10", "192.0.2.10"],
-        ["192.0.0.0/8", "192.0.0.0/8"],
+        ["192.0.0.0/16", "192.0.0.0/16"],
         ["2001:db8:10::1", "2001:db8:10::1"],
       ] as const) {
         const res = await client.post("/console/networks", fields(nasIp));
@@ -551,6 +555,169 @@ for (const { dialect, skip } of await dialects()) {
       assert.equal(moved.status, 400);
       assert.ok(!moved.text.includes("Lobby APs"));
       assert.equal((await server.core.networks.get(otherAccountId, theirs.id)).nas_ip, "203.0.113.0/24");
+    });
+
+    /** A console session of a new admin of the account. */
+    async function consoleOf(account: string, email: string): Promise<ConsoleClient> {
+      const row = await server.account(account);
+      await server.core.admins.create(row, { email, password: "a long enough password" });
+      const client = new ConsoleClient(server.url);
+      assert.equal((await client.login(email, "a long enough password")).status, 303);
+      return client;
+    }
+    const formOf = (nasIp: string, name = "Wide") => ({
+      name,
+      nas_ip: nasIp,
+      secret: "",
+      nas_identifier: "",
+      description: "",
+    });
+    /** The refusal of a range wider than the limits, as the service words it (escaped for a page). */
+    const tooWide = (canonical: string, min = canonical.includes(":") ? 48 : 16) =>
+      `nas_ip ${canonical} is wider than this server allows: ${canonical.includes(":") ? "IPv6" : "IPv4"} ` +
+      `networks may be /${min} at the widest (give the range of the site's access points or controller)`;
+    /** The same at the console form's address field, escaped as the page has it. */
+    const atField = (message: string) => `Address ${message.slice("nas_ip ".length)}`.replace(/'/g, "&#39;");
+
+    test("ranges wider than /16 (IPv4) or /48 (IPv6) are refused by the service and the console, writing nothing", async () => {
+      const networks = server.core.networks;
+      const stored = async () =>
+        JSON.stringify(await server.core.database.db.selectFrom("nas").selectAll().orderBy("id").execute());
+      const rows = await stored();
+      const wide: [string, string][] = [
+        ["0.0.0.0/0", "0.0.0.0/0"],
+        ["10.1.2.3/8", "10.0.0.0/8"],
+        ["172.17.0.0/15", "172.16.0.0/15"],
+        ["::/0", "::/0"],
+        ["2001:DB8::/32", "2001:db8::/32"],
+        ["2001:db8:21::/47", "2001:db8:20::/47"],
+      ];
+      const refused = (message: string) => (error: unknown) => {
+        assert.ok(error instanceof ValidationError, String(error));
+        assert.equal(error.message, message);
+        assert.deepEqual(error.details, [{ field: "nas_ip", message: message.slice("nas_ip ".length) }]);
+        return true;
+      };
+      for (const [given, canonical] of wide) {
+        for (const account of [accountId, otherAccountId]) {
+          await assert.rejects(
+            networks.create(account, { name: "Wide", nas_ip: given }),
+            refused(tooWide(canonical)),
+          );
+        }
+        // The CLI's check before it writes anything (even the default account).
+        assert.throws(
+          () => networks.validateNew({ name: "Wide", nas_ip: given }),
+          refused(tooWide(canonical)),
+        );
+        // Moving a network to such a range is refused the same way.
+        await assert.rejects(
+          networks.update(otherAccountId, theirs.id, { nas_ip: given, name: "moved" }),
+          refused(tooWide(canonical)),
+        );
+      }
+      // The console: the form comes back with the message at the address field.
+      const client = await consoleOf("default", "wide@example.com");
+      await client.get("/console/networks/new");
+      for (const [given, canonical] of wide) {
+        const res = await client.post("/console/networks", formOf(given));
+        assert.equal(res.status, 400, given);
+        assert.ok(res.text.includes(atField(tooWide(canonical))), res.text);
+      }
+      await client.get(`/console/networks/${lobby.id}/edit`);
+      const moved = await client.post(`/console/networks/${lobby.id}`, formOf("192.0.0.0/8", "Lobby APs"));
+      assert.equal(moved.status, 400);
+      assert.ok(moved.text.includes(atField(tooWide("192.0.0.0/8"))));
+      assert.equal(await stored(), rows, "nothing was written");
+
+      // At the limits and narrower: accepted by both.
+      const made: number[] = [];
+      for (const nasIp of ["172.20.0.0/16", "172.21.5.0/24", "2001:db8:77::/48"]) {
+        made.push((await network(otherAccountId, { name: "Narrow enough", nas_ip: nasIp })).id);
+      }
+      await client.get("/console/networks/new");
+      for (const nasIp of ["172.22.0.0/16", "172.23.1.0/24", "2001:db8:78::/48"]) {
+        assert.equal(
+          (await client.post("/console/networks", formOf(nasIp, "Narrow enough"))).status,
+          303,
+          nasIp,
+        );
+      }
+      const listed = (await networks.listAll()).filter((n) => n.name === "Narrow enough");
+      assert.equal(listed.length, 6);
+      assert.ok(listed.every((n) => !n.too_wide));
+      for (const n of listed) await networks.delete(n.account_id, n.id);
+    });
+
+    test("a network made wider before the limits keeps working, is flagged, and moving it must narrow it", async () => {
+      // Made as an older Wisp (or NETWORK_MIN_PREFIX_*=0) would have made it.
+      const { db, dialect: name } = server.core.database;
+      const before = new NetworksService(new NetworksRepo(db, name), { ipv4: 0, ipv6: 0 });
+      const legacy = (await before.create(accountId, { name: "Campus", nas_ip: "100.64.0.0/10" })).network;
+      const legacy6 = (await before.create(accountId, { name: "Campus v6", nas_ip: "2001:db8:8000::/33" }))
+        .network;
+      const networks = server.core.networks;
+      assert.equal(
+        (await networks.findClientByAddress("100.100.1.2"))?.id,
+        legacy.id,
+        "RADIUS still finds it",
+      );
+      assert.equal((await networks.findClientByAddress("2001:db8:9000::5"))?.id, legacy6.id);
+      assert.deepEqual(
+        (await networks.tooWide()).map((n) => [n.id, n.nas_ip, n.account, n.too_wide]),
+        [
+          [legacy.id, "100.64.0.0/10", "default", true],
+          [legacy6.id, "2001:db8:8000::/33", "default", true],
+        ],
+      );
+      const flags = new Map((await networks.listAll()).map((n) => [n.id, n.too_wide]));
+      assert.deepEqual(
+        [flags.get(legacy.id), flags.get(legacy6.id), flags.get(lobby.id)],
+        [true, true, false],
+      );
+      assert.equal((await networks.locate(legacy.id)).too_wide, true);
+
+      // Editing anything but the address works, also when the unchanged address is given again.
+      await networks.update(accountId, legacy.id, { name: "Campus North" });
+      await networks.update(accountId, legacy.id, { nas_ip: "100.64.1.1/10", description: "since 2019" });
+      const client = await consoleOf("default", "campus@example.com");
+      const page = await client.get(`/console/networks/${legacy.id}`);
+      assert.ok(
+        page.text.includes(tooWide("100.64.0.0/10").slice("nas_ip ".length).replace(/'/g, "&#39;")),
+        page.text,
+      );
+      assert.ok(page.text.includes("a change of its address must narrow it"));
+      assert.ok(!(await client.get(`/console/networks/${lobby.id}`)).text.includes("wider than this server"));
+      await client.get(`/console/networks/${legacy.id}/edit`);
+      const saved = await client.post(`/console/networks/${legacy.id}`, formOf("100.64.0.0/10", "Campus"));
+      assert.equal(saved.status, 303, saved.text);
+      assert.equal((await networks.get(accountId, legacy.id)).name, "Campus");
+
+      // Moving it: only to a range within the limits.
+      await assert.rejects(
+        networks.update(accountId, legacy.id, { nas_ip: "100.64.0.0/11" }),
+        ValidationError,
+      );
+      await assert.rejects(
+        networks.update(accountId, legacy6.id, { nas_ip: "2001:db8:8000::/47" }),
+        ValidationError,
+      );
+      // Until it is narrowed, no other account can add a network inside it; then they can.
+      await assert.rejects(
+        networks.create(otherAccountId, { name: "Next door", nas_ip: "100.100.0.0/24" }),
+        ConflictError,
+      );
+      await networks.update(accountId, legacy.id, { nas_ip: "100.64.0.0/16" });
+      await networks.update(accountId, legacy6.id, { nas_ip: "2001:db8:8000::/48" });
+      assert.deepEqual(await networks.tooWide(), []);
+      const next = await network(otherAccountId, { name: "Next door", nas_ip: "100.100.0.0/24" });
+      for (const [account, id] of [
+        [otherAccountId, next.id],
+        [accountId, legacy.id],
+        [accountId, legacy6.id],
+      ] as const) {
+        await networks.delete(account, id);
+      }
     });
 
     test("two accounts creating overlapping networks at the same moment: exactly one succeeds", async () => {
@@ -658,8 +825,26 @@ for (const { dialect, skip } of await dialects()) {
       assert.equal((await get(`/api/captiveportals/${made.id}`)).status, 404);
     });
 
-    test("PUBLIC_URL: http(s), no trailing slash; defaults to localhost and the port", () => {
+    test("PUBLIC_URL: http(s), no trailing slash; defaults to the port, on HOST when that is one address", () => {
       assert.equal(loadConfig({ PORT: "9000" }).publicUrl, "http://localhost:9000");
+      assert.equal(loadConfig({}).publicUrl, "http://localhost:8080");
+      for (const [host, url] of [
+        ["127.0.0.2", "http://127.0.0.2:18081"],
+        ["192.168.1.10", "http://192.168.1.10:18081"],
+        ["::1", "http://[::1]:18081"],
+        ["2001:db8::5", "http://[2001:db8::5]:18081"],
+        // Every address, a zoned link-local one, or a name (it would become the EAP server name).
+        ["0.0.0.0", "http://localhost:18081"],
+        ["::", "http://localhost:18081"],
+        ["fe80::1%eth0", "http://localhost:18081"],
+        ["wisp-box", "http://localhost:18081"],
+      ]) {
+        assert.equal(loadConfig({ HOST: host, PORT: "18081" }).publicUrl, url, host);
+      }
+      assert.equal(
+        loadConfig({ HOST: "10.0.0.1", PUBLIC_URL: "https://wifi.example.com" }).publicUrl,
+        "https://wifi.example.com",
+      );
       assert.equal(
         loadConfig({ PUBLIC_URL: "https://wifi.example.com/wisp" }).publicUrl,
         "https://wifi.example.com/wisp",
@@ -677,3 +862,81 @@ for (const { dialect, skip } of await dialects()) {
     });
   });
 }
+
+describe("NETWORK_MIN_PREFIX_IPV4 and NETWORK_MIN_PREFIX_IPV6", () => {
+  test("are whole prefix lengths, /16 and /48 unless set", () => {
+    assert.deepEqual(loadConfig({}).networkMinPrefix, { ipv4: 16, ipv6: 48 });
+    const set = { NETWORK_MIN_PREFIX_IPV4: "24", NETWORK_MIN_PREFIX_IPV6: "0" };
+    assert.deepEqual(loadConfig(set).networkMinPrefix, { ipv4: 24, ipv6: 0 });
+    for (const [name, bad] of [
+      ["NETWORK_MIN_PREFIX_IPV4", "33"],
+      ["NETWORK_MIN_PREFIX_IPV4", "-1"],
+      ["NETWORK_MIN_PREFIX_IPV4", "/16"],
+      ["NETWORK_MIN_PREFIX_IPV6", "129"],
+      ["NETWORK_MIN_PREFIX_IPV6", "48.5"],
+    ] as const) {
+      assert.throws(() => loadConfig({ [name]: bad }), ConfigError, `${name}=${bad}`);
+    }
+  });
+
+  for (const [env, refused, accepted] of [
+    [
+      { NETWORK_MIN_PREFIX_IPV4: "24", NETWORK_MIN_PREFIX_IPV6: "64" },
+      ["10.0.0.0/16", "10.1.0.0/23", "2001:db8::/48", "2001:db8:1::/63"],
+      ["10.2.0.0/24", "10.3.0.0/30", "2001:db8:2::/64", "10.4.0.1"],
+    ],
+    [
+      { NETWORK_MIN_PREFIX_IPV4: "8", NETWORK_MIN_PREFIX_IPV6: "32" },
+      ["0.0.0.0/0", "10.0.0.0/7", "::/0", "2001:db8::/31"],
+      ["10.0.0.0/8", "2001:db8::/32"],
+    ],
+    // Off, for a deployment of one account: any range, the whole address space included.
+    [{ NETWORK_MIN_PREFIX_IPV4: "0", NETWORK_MIN_PREFIX_IPV6: "0" }, [], ["0.0.0.0/0", "::/0"]],
+  ] as const) {
+    test(`the server enforces ${JSON.stringify(env)} in the service and the console`, async () => {
+      const server = await startTestServer({ env });
+      try {
+        const account = await server.account("default");
+        const min = (nasIp: string) =>
+          nasIp.includes(":") ? env.NETWORK_MIN_PREFIX_IPV6 : env.NETWORK_MIN_PREFIX_IPV4;
+        for (const nasIp of refused) {
+          await assert.rejects(
+            server.core.networks.create(account.id, { name: "Wide", nas_ip: nasIp }),
+            (error: unknown) =>
+              error instanceof ValidationError &&
+              error.message.startsWith(`nas_ip ${nasIp} is wider than this server allows:`) &&
+              error.message.includes(` networks may be /${min(nasIp)} at the widest `),
+            nasIp,
+          );
+        }
+        for (const nasIp of accepted) {
+          const { network } = await server.core.networks.create(account.id, { name: "Ok", nas_ip: nasIp });
+          assert.equal(network.nas_ip, nasIp);
+        }
+        // The console follows the same setting.
+        await server.core.admins.create(account, {
+          email: "limits@example.com",
+          password: "a long enough password",
+        });
+        const client = new ConsoleClient(server.url);
+        assert.equal((await client.login("limits@example.com", "a long enough password")).status, 303);
+        await client.get("/console/networks/new");
+        const form = (nasIp: string) => ({
+          name: "Form",
+          nas_ip: nasIp,
+          secret: "",
+          nas_identifier: "",
+          description: "",
+        });
+        if (refused[0]) {
+          const res = await client.post("/console/networks", form(refused[0]));
+          assert.equal(res.status, 400);
+          assert.ok(res.text.includes(`networks may be /${min(refused[0])} at the widest`), res.text);
+        }
+        assert.equal((await client.post("/console/networks", form("198.51.100.0/24"))).status, 303);
+      } finally {
+        await server.stop();
+      }
+    });
+  }
+});

@@ -162,7 +162,14 @@ export async function networkRoutes(app: FastifyInstance, { core }: ConsoleConte
       reply,
       "network",
       { title: network.name, ...section },
-      { network, portals: portals.data, authentications, radius: core.activity.radiusSettings(), eap },
+      {
+        network,
+        portals: portals.data,
+        authentications,
+        radius: core.activity.radiusSettings(),
+        eap,
+        tooWide: core.networks.widthProblem(network.nas_ip),
+      },
     );
   });
 

@@ -10,6 +10,7 @@ import {
   unmapped,
   widthOf,
 } from "../shared/ip.ts";
+import type { NetworkPrefixLimits } from "./rules.ts";
 
 /** The canonical text of a network: "address" for a single host, "network/prefix" otherwise. */
 function canonical(network: Cidr): string {
@@ -24,6 +25,28 @@ function canonical(network: Cidr): string {
  */
 export function canonicalNasIp(text: string): string {
   return canonical(parseNetwork(text.trim()));
+}
+
+/**
+ * Why a network (canonical text) is wider than the limits allow, or null when it is not (or is no
+ * network at all: rows older than the address rules are listed as they are). The message follows
+ * "nas_ip " in the refusal.
+ */
+export function widthProblem(nasIp: string, limits: NetworkPrefixLimits): string | null {
+  let network: Cidr;
+  try {
+    network = parseNetwork(nasIp);
+  } catch {
+    return null;
+  }
+  const { address, prefix } = network;
+  const ipv4 = widthOf(address) === 32;
+  const min = ipv4 ? limits.ipv4 : limits.ipv6;
+  if (prefix >= min) return null;
+  return (
+    `${nasIp} is wider than this server allows: ${ipv4 ? "IPv4" : "IPv6"} networks may be ` +
+    `/${min} at the widest (give the range of the site's access points or controller)`
+  );
 }
 
 /** The sortable key of an address: "4" and 8 hex digits, or "6" and 32 (see addressRange). */

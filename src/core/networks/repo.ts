@@ -104,8 +104,13 @@ export class NetworksRepo {
     return { rows, total: Number(count.total) };
   }
 
-  /** Operators' listing (CLI): every account's networks unless one is given, or one network by id. */
-  listWithAccounts(filter: { accountId?: number; id?: number } = {}): Promise<NetworkListRow[]> {
+  /**
+   * Operators' listing (CLI): every account's networks unless one is given, or one network by id;
+   * `ranges`: only networks written as a CIDR (single addresses are never too wide).
+   */
+  listWithAccounts(
+    filter: { accountId?: number; id?: number; ranges?: boolean } = {},
+  ): Promise<NetworkListRow[]> {
     let query = this.db
       .selectFrom("nas")
       .innerJoin("accounts", "accounts.id", "nas.account_id")
@@ -114,6 +119,7 @@ export class NetworksRepo {
       .orderBy("nas.id");
     if (filter.accountId !== undefined) query = query.where("nas.account_id", "=", filter.accountId);
     if (filter.id !== undefined) query = query.where("nas.id", "=", filter.id);
+    if (filter.ranges) query = query.where("nas.nasname", "like", "%/%");
     return query.execute();
   }
 

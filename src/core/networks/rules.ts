@@ -41,6 +41,18 @@ export function shortnameOf(name: string): string {
   return Array.from(name).slice(0, MAX_SHORTNAME).join("").trimEnd();
 }
 
+/**
+ * The widest range a network may claim, as the shortest prefix length per family
+ * (NETWORK_MIN_PREFIX_IPV4 / _IPV6). Networks of different accounts may not overlap, so a network
+ * of 0.0.0.0/0 would keep every other account from adding one. A /16 (65,536 addresses) or a /48
+ * (a whole IPv6 site, RFC 6177) is more than one site's access points need. 0: any range.
+ */
+export interface NetworkPrefixLimits {
+  ipv4: number;
+  ipv6: number;
+}
+export const DEFAULT_MIN_PREFIX: NetworkPrefixLimits = { ipv4: 16, ipv6: 48 };
+
 /** What a networks list may be sorted by. */
 export const NETWORK_SORT_FIELDS = ["id", "name", "created", "updated"] as const;
 export type NetworkSortField = (typeof NETWORK_SORT_FIELDS)[number];

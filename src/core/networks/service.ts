@@ -8,11 +8,12 @@ import type { Page, PageRequest } from "../shared/pages.ts";
 import { parseSort } from "../shared/sort.ts";
 import { hasControlCharacters } from "../shared/text.ts";
 import { isoNow } from "../shared/time.ts";
-import { addressRange, canonicalNasIp, containingNetworks } from "./address.ts";
+import { addressRange, canonicalNasIp, containingNetworks, widthProblem } from "./address.ts";
 import type { NetworkChanges, NetworkFilter, NetworkListRow, NetworkRow, NetworksRepo } from "./repo.ts";
 import {
   checkSecret,
   DEFAULT_COA_PORT,
+  DEFAULT_MIN_PREFIX,
   EAP_METHOD_CHOICES,
   type EapMethodChoice,
   eapMethodOf,
@@ -24,6 +25,7 @@ import {
   MAX_STALE_AFTER,
   MIN_INTERIM_INTERVAL,
   NETWORK_SORT_FIELDS,
+  type NetworkPrefixLimits,
   shortnameOf,
 } from "./rules.ts";
 
@@ -52,6 +54,11 @@ export interface Network {
 export interface NetworkListing extends Network {
   account_id: number;
   account: string;
+  /**
+   * Wider than NETWORK_MIN_PREFIX_IPV4 / _IPV6 allow (made before the limit, or under a lower
+   * one): it keeps working, and a change of its address must narrow it.
+   */
+  too_wide: boolean;
 }
 
 export interface NetworkInput {
@@ -100,8 +107,9 @@ function text(value: string, max: number): boolean {
   return value.length <= max && !hasControlCharacters(value);
 }
 
-function listing(row: NetworkListRow): NetworkListing {
-  return { ...present(row), account_id: row.account_id, account: row.account_name };
+function listing(row: NetworkListRow, limits: NetworkPrefixLimits): NetworkListing {
+  const too_wide = widthProblem(row.nasname, limits) !== null;
+  return { ...present(row), account_id: row.account_id, account: row.account_name, too_wide };
 }
 
 /** Checks every given field; returns the input with the name trimmed and nas_ip canonical. */
@@ -214,7 +222,39 @@ function notFound(id: number): NotFoundError {
 }
 
 export class NetworksService {
-  constructor(private readonly repo: NetworksRepo) {}
+  /** `minPrefix`: NETWORK_MIN_PREFIX_IPV4 / _IPV6, the widest range a network may be given. */
+  constructor(
+    private readonly repo: NetworksRepo,
+    readonly minPrefix: NetworkPrefixLimits = DEFAULT_MIN_PREFIX,
+  ) {}
+
+  /**
+   * The one rule for a network's width, for every door: a range wider than the limits is refused
+   * before anything is written. Networks stored wider keep working (see tooWide).
+   */
+  private checkWidth(nasIp: string): void {
+    const problem = this.widthProblem(nasIp);
+    if (problem) throw ValidationError.field("nas_ip", problem);
+  }
+
+  /** Why the network's address is wider than the limits allow, or null (for doors that flag it). */
+  widthProblem(nasIp: string): string | null {
+    return widthProblem(nasIp, this.minPrefix);
+  }
+
+  /**
+   * Networks wider than the limits allow, in every account: made before the limits (or under
+   * lower ones). They keep working; the server names each at start-up and `wisp networks list`
+   * flags them, so an operator can narrow them (a change of address must) or raise the limits.
+   */
+  async tooWide(): Promise<NetworkListing[]> {
+    const rows = await this.repo.listWithAccounts({ ranges: true });
+    return rows.map((row) => this.listing(row)).filter((network) => network.too_wide);
+  }
+
+  private listing(row: NetworkListRow): NetworkListing {
+    return listing(row, this.minPrefix);
+  }
 
   /** `sort`: a field of NETWORK_SORT_FIELDS, "-" first for descending; by id by default. */
   async list(
@@ -236,7 +276,7 @@ export class NetworksService {
 
   /** Operators' listing (CLI): all accounts, or one. Never carries secrets. */
   async listAll(accountId?: number): Promise<NetworkListing[]> {
-    return (await this.repo.listWithAccounts({ accountId })).map(listing);
+    return (await this.repo.listWithAccounts({ accountId })).map((row) => this.listing(row));
   }
 
   /**
@@ -249,14 +289,16 @@ export class NetworksService {
     if (accountId !== undefined && row.account_id !== accountId) {
       throw new NotFoundError(`network ${id} belongs to another account`);
     }
-    return listing(row);
+    return this.listing(row);
   }
 
   /** Validates a new network without writing, so a door can refuse before it writes anything else. */
   validateNew(input: NetworkInput): NetworkInput {
     if (input.name === undefined) throw ValidationError.field("name", "is required");
     if (input.nas_ip === undefined) throw ValidationError.field("nas_ip", "is required");
-    return check(input);
+    const clean = check(input);
+    this.checkWidth(clean.nas_ip ?? "");
+    return clean;
   }
 
   /** Creates the network; the returned secret (given or generated) is never available again. */
@@ -313,7 +355,11 @@ export class NetworksService {
           changes.name = clean.name;
           changes.shortname = shortnameOf(clean.name);
         }
+        // Giving the stored address again is no change, so a network made wider than the limits
+        // before them can still be edited (the console's form sends every field); moving it cannot
+        // keep it too wide.
         if (clean.nas_ip !== undefined && clean.nas_ip !== current.nasname) {
+          this.checkWidth(clean.nas_ip);
           Object.assign(changes, await claimAddress(repo, accountId, clean.nas_ip, id));
           changes.nasname = clean.nas_ip;
         }
