@@ -13,6 +13,8 @@ import {
   request,
   runServerToExit,
   type ServerProcess,
+  STARTED,
+  spawnStartingServer,
   startServerProcess,
   wisp,
 } from "../support/processes.ts";
@@ -269,6 +271,23 @@ for (const { dialect, skip } of await dialects()) {
         }
         assert.ok(!output.includes("in-flight secret"), "the log holds a password");
       }
+    });
+
+    test("SIGTERM while the server is still starting: it finishes starting, then shuts down cleanly", async () => {
+      // A supervisor may stop a server the moment it has said anything (the start-up line is written
+      // before the start completes). The signal is honoured once the server is up, never lost, and
+      // never the default kill: exit 0 after "shutdown complete".
+      const starting = await spawnStartingServer(env);
+      starting.child.kill("SIGTERM");
+      const exit = await starting.exited;
+      const context = `${starting.stdout()}\n${starting.stderr()}`;
+      assert.deepEqual(exit, { code: 0, signal: null }, context);
+      const messages = starting.log().map((line) => String(line.msg));
+      assert.ok(
+        messages.some((m) => STARTED.test(m)),
+        context,
+      );
+      assert.ok(messages.includes("shutdown complete"), context);
     });
 
     test("a bad PORT or DATABASE_URL stops the server at once with a configuration error", async () => {

@@ -233,6 +233,11 @@ export function startServerProcess(env: Env, timeoutMs = 60_000): Promise<Server
   return startServerOn(entryArgs("main"), ROOT, env, timeoutMs);
 }
 
+/** Spawns the server and resolves at its first log line, while it is still starting. */
+export function spawnStartingServer(env: Env, timeoutMs = 60_000): Promise<ServerProcess> {
+  return startServerOn(entryArgs("main"), ROOT, env, timeoutMs, () => true);
+}
+
 /** Starts `node dist/main.js` in `dir`, an installed build (as npm start and the image run it), likewise. */
 export function startBuiltServerProcess(dir: string, env: Env, timeoutMs = 60_000): Promise<ServerProcess> {
   return startServerOn(["dist/main.js"], dir, env, timeoutMs);
@@ -243,12 +248,13 @@ async function startServerOn(
   cwd: string,
   env: Env,
   timeoutMs: number,
+  ready: (line: LogLine) => boolean = (line) => STARTED.test(line.msg ?? ""),
 ): Promise<ServerProcess> {
   const port = await freePort();
   const server = await startProcess(
     args,
     { HOST: "127.0.0.1", PORT: String(port), ...env },
-    (line) => STARTED.test(line.msg ?? ""),
+    ready,
     timeoutMs,
     cwd,
   );
