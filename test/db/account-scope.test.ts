@@ -75,7 +75,8 @@ const ALLOWED: { table: string; match: RegExp; reason: string }[] = [
   },
   {
     table: "nas",
-    match: /^select "nas"\.\*, "accounts"\."name" as "account_name" from "nas" inner join "accounts" .* where "nas"\."nasname" like \$1/,
+    match:
+      /^select "nas"\.\*, "accounts"\."name" as "account_name" from "nas" inner join "accounts" .* where "nas"\."nasname" like \$1/,
     reason:
       "start-up: networks of every account wider than NETWORK_MIN_PREFIX_* are named in the log (once per start; reference table)",
   },
