@@ -71,7 +71,11 @@ describe("npm start and the build's freshness", () => {
         await new Promise((resolve) => setTimeout(resolve, 50));
       }
       assert.match(output, /wisp: built dist\/ in [\d.]+ s/);
-      assert.match(output, /wisp \S+ started: /);
+      // The start-up line is logged just after the port opens: it may reach us after /healthz did.
+      while (!/wisp \S+ started: /.test(output)) {
+        assert.ok(Date.now() < deadline, `no start-up line within 60 s:\n${output}`);
+        await new Promise((resolve) => setTimeout(resolve, 50));
+      }
       assert.equal(state(), "current");
     } finally {
       // npm and its node child are one process group (detached): stop both.
