@@ -2,7 +2,7 @@
 // counters, and Wisp's after them). A test that seeds sessions minutes back and expects them in
 // today's sum would fail when run just after midnight. Tests of those periods therefore run in a
 // time zone where it is about noon now, so every day's and month's edge is hours away. (FreeRADIUS
-// cannot be given another clock: it times each request by the kernel's packet timestamp.)
+// under faketime(1) logged the fake date but still counted its daily quota by the real one.)
 
 /**
  * An IANA zone (`Etc/GMT-11`: UTC+11, the sign is POSIX's) whose local time is within half an hour
