@@ -3,16 +3,25 @@
 // are found as before, and new overlaps are refused from then on.
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
-import { sql } from "kysely";
+import { type Kysely, sql } from "kysely";
 import { addressRange } from "../../src/core/networks/address.ts";
 import { NetworksRepo } from "../../src/core/networks/repo.ts";
 import { NetworksService } from "../../src/core/networks/service.ts";
 import { createDemoSeeder } from "../../src/core/reports/demo.ts";
 import { ConflictError, ValidationError } from "../../src/core/shared/errors.ts";
 import { migrate } from "../../src/db/migrate.ts";
+import type { Schema } from "../../src/db/schema.ts";
 import { dialects, withDatabase } from "../support/databases.ts";
 
 const NOW = "2026-01-01T00:00:00Z";
+
+/** Accounts a and b, made directly in the database; their ids. */
+async function twoAccounts(db: Kysely<Schema>): Promise<number[]> {
+  for (const name of ["a", "b"]) {
+    await sql`insert into accounts (name, created) values (${name}, ${NOW})`.execute(db);
+  }
+  return (await db.selectFrom("accounts").select("id").orderBy("id").execute()).map((r) => r.id);
+}
 /** docs/radius.md's query for networks of different accounts that share addresses. */
 const OVERLAPS = `select a.id as first, b.id as second from nas a join nas b
   on a.account_id <> b.account_id and a.id < b.id
@@ -133,12 +142,7 @@ for (const { dialect, skip } of await dialects()) {
     test("keep apart from other accounts' networks, with their range keys", async () => {
       await withDatabase(dialect, async (database) => {
         const { db } = database;
-        for (const name of ["a", "b"]) {
-          await sql`insert into accounts (name, created) values (${name}, ${NOW})`.execute(db);
-        }
-        const [a, b] = (await db.selectFrom("accounts").select("id").orderBy("id").execute()).map(
-          (r) => r.id,
-        );
+        const [a, b] = await twoAccounts(db);
         // Account a holds the start of the demo range (198.18.0.0/15), where the seed would begin.
         const networks = new NetworksService(new NetworksRepo(db, dialect));
         await networks.create(a!, { name: "a", nas_ip: "198.18.0.0/24" });
@@ -165,12 +169,7 @@ for (const { dialect, skip } of await dialects()) {
     test("ranges wider than /16 and /48 are refused, so a second account can still add its network", async () => {
       await withDatabase(dialect, async (database) => {
         const { db } = database;
-        for (const name of ["a", "b"]) {
-          await sql`insert into accounts (name, created) values (${name}, ${NOW})`.execute(db);
-        }
-        const [a, b] = (await db.selectFrom("accounts").select("id").orderBy("id").execute()).map(
-          (r) => r.id,
-        );
+        const [a, b] = await twoAccounts(db);
         const networks = new NetworksService(new NetworksRepo(db, dialect));
         for (const nasIp of ["0.0.0.0/0", "10.0.0.0/8", "128.0.0.0/1", "::/0", "2001:db8::/32", "2000::/3"]) {
           await assert.rejects(

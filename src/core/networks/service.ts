@@ -107,11 +107,6 @@ function text(value: string, max: number): boolean {
   return value.length <= max && !hasControlCharacters(value);
 }
 
-function listing(row: NetworkListRow, limits: NetworkPrefixLimits): NetworkListing {
-  const too_wide = widthProblem(row.nasname, limits) !== null;
-  return { ...present(row), account_id: row.account_id, account: row.account_name, too_wide };
-}
-
 /** Checks every given field; returns the input with the name trimmed and nas_ip canonical. */
 function check(input: NetworkInput): NetworkInput {
   const problems: FieldProblem[] = [];
@@ -253,7 +248,8 @@ export class NetworksService {
   }
 
   private listing(row: NetworkListRow): NetworkListing {
-    return listing(row, this.minPrefix);
+    const too_wide = this.widthProblem(row.nasname) !== null;
+    return { ...present(row), account_id: row.account_id, account: row.account_name, too_wide };
   }
 
   /** `sort`: a field of NETWORK_SORT_FIELDS, "-" first for descending; by id by default. */
