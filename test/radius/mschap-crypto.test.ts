@@ -11,7 +11,7 @@ import {
   papNtPasswordHash,
   parseNtPassword,
 } from "../../src/core/aaa/nt-hash.ts";
-import { desEncryptBlock, desKeyFrom7 } from "../../src/radius/mschap/des.ts";
+import { desEncryptBlock, desKeyFrom7 } from "../../src/core/aaa/des.ts";
 import {
   challengeHash,
   challengeResponse,
