@@ -135,8 +135,7 @@ function readIterations(text: Buffer, base64: boolean): number | ReturnType<type
   if (base64) {
     const decoded = frBase64Decode(text, 4);
     // Fewer than 4 octets leave the rest of FreeRADIUS's integer unset: no defined meaning.
-    if (!decoded || decoded.length !== 4)
-      return problem("malformed", "PBKDF2-Password iterations not 4 octets");
+    if (decoded?.length !== 4) return problem("malformed", "PBKDF2-Password iterations not 4 octets");
     iterations = decoded.readUInt32BE(0);
   } else {
     // strtoul over at most 11 characters (rlm_pap's buffer), the whole of them digits. FreeRADIUS

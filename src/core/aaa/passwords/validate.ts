@@ -6,7 +6,6 @@ import {
   AUTHORIZE_MIN_LENGTH,
   type KnownGood,
   normify,
-  type PasswordItem,
   passwordItem,
   STRING_ITEMS,
   withHeader,
