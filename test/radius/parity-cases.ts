@@ -4,6 +4,7 @@ import { createHash } from "node:crypto";
 import { ntPasswordHash, papNtPasswordHash } from "../../src/core/aaa/nt-hash.ts";
 import type { Pair } from "../../src/core/aaa/pairs.ts";
 import { generateNtResponse } from "../../src/radius/mschap/mschapv2.ts";
+import { PASSWORD_PARITY_CASES } from "./parity-password-cases.ts";
 
 export interface SessionRow {
   /** Seconds before now the session started. */
@@ -20,6 +21,8 @@ export interface CaseUser {
   groups?: [string, number][];
   status?: "enabled" | "disabled";
   sessions?: SessionRow[];
+  /** Check rows written straight into radcheck, as an imported database holds them (no API checks). */
+  imported?: boolean;
 }
 
 export interface CaseGroup {
@@ -727,6 +730,39 @@ export const PARITY_CASES: ParityCase[] = [
     request: mschapv2("mschap-accept", "anything"),
     expect: "Access-Accept",
   },
+  // CHAP and MS-CHAPv2 need the clear or NT form, which a Password-With-Header may give.
+  {
+    name: "CHAP with a Password-With-Header {clear}",
+    users: [{ username: "chap-pwh", check: [["Password-With-Header", ":=", "{clear}chap pw"]] }],
+    request: chap("chap-pwh", "chap pw"),
+    expect: "Access-Accept",
+  },
+  {
+    name: "CHAP for a user with only an SSHA-Password",
+    users: [{ username: "chap-ssha", check: [["SSHA-Password", ":=", "qUqP5cyxm6YcTAhz05Hph5gvu9M2YWx0"]] }],
+    request: chap("chap-ssha", "chap pw"),
+    expect: "Access-Reject",
+  },
+  {
+    name: "MS-CHAPv2 with a Password-With-Header {nthash}",
+    users: [
+      {
+        username: "mschap-pwh",
+        check: [["Password-With-Header", ":=", `{nthash}${ntPasswordHash("nt pw").toString("hex")}`]],
+      },
+    ],
+    request: mschapv2("mschap-pwh", "nt pw"),
+    expect: "Access-Accept",
+  },
+  {
+    name: "MS-CHAPv2 for a user with only a Crypt-Password",
+    users: [
+      { username: "mschap-crypt", check: [["Crypt-Password", ":=", "$1$salt$qJH7.N4xYta3aEG/dfqo/0"]] },
+    ],
+    request: mschapv2("mschap-crypt", "password"),
+    expect: "Access-Reject",
+  },
+  ...PASSWORD_PARITY_CASES,
 ];
 
 export type { Pair };

@@ -5,7 +5,7 @@ import type { Authorization } from "./authorize.ts";
 import { parseAttributeName } from "./dictionary.ts";
 import { ntPasswordHash } from "./nt-hash.ts";
 import { firstValue, type Pair } from "./pairs.ts";
-import { firstKnown, type KnownGood, knownGoodPasswords } from "./passwords/items.ts";
+import { firstKnown, type KnownGood, knownGoodPasswords, type PapAuthorization } from "./passwords/items.ts";
 import { NO_PASSWORD, papFailure } from "./passwords/pap.ts";
 import { applyQuotas, type QuotaCounters } from "./quotas.ts";
 
@@ -98,11 +98,13 @@ export function wireReply(reply: readonly Pair[]): Pair[] {
  * unchecked, as the named module alone authenticates in FreeRADIUS. undefined when proven.
  */
 async function authenticate(
-  known: readonly KnownGood[],
+  { known, found }: PapAuthorization,
   credentials: Credentials,
   authType: string | undefined,
 ): Promise<{ reason: string; detail?: string | undefined } | undefined> {
   if (credentials.password !== undefined && authType !== "chap" && authType !== "ms-chap") {
+    // rlm_pap sets Auth-Type PAP only when its authorize step found a password (see found).
+    if (!found && authType !== "pap") return { reason: NO_PASSWORD };
     return papFailure(known, credentials.password);
   }
   if (credentials.chap && authType !== "pap" && authType !== "ms-chap") {

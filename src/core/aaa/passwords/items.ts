@@ -178,13 +178,25 @@ function storedOctets(attribute: string, value: string): Buffer | undefined {
   return sqlOctets(value);
 }
 
+/** What rlm_pap's authorize step leaves: the password items, and whether it saw a "known good" one. */
+export interface PapAuthorization {
+  /** The password items in list order, normalised. */
+  known: KnownGood[];
+  /**
+   * found_pw: a password item its authorize step knows was there (every item but PBKDF2-Password,
+   * which 3.2's authorize step omits), or a Password-With-Header. Without it rlm_pap does not set
+   * Auth-Type PAP, and a PAP request is rejected unless the user's items set Auth-Type PAP.
+   */
+  found: boolean;
+}
+
 /**
- * rlm_pap's authorize step over a control list: the password items it leaves, in list order. A
- * Password-With-Header is ignored when the list holds a Cleartext-Password (anywhere, or one an
- * earlier header became), else replaced by its item at the end of the list, which is then
- * normalised like the others. A control:User-Password is ignored (rlm_pap warns about it).
+ * rlm_pap's authorize step over a control list. A Password-With-Header is ignored when the list
+ * holds a Cleartext-Password (anywhere, or one an earlier header became), else replaced by its item
+ * at the end of the list, which is then normalised like the others. A control:User-Password is
+ * ignored (rlm_pap warns about it).
  */
-export function knownGoodPasswords(control: readonly Pair[]): KnownGood[] {
+export function knownGoodPasswords(control: readonly Pair[]): PapAuthorization {
   const list: Entry[] = [];
   for (const pair of control) {
     const lower = pair.attribute.toLowerCase();
@@ -192,20 +204,24 @@ export function knownGoodPasswords(control: readonly Pair[]): KnownGood[] {
     list.push({ attribute: lower, octets: storedOctets(lower, pair.value) });
   }
   const known: KnownGood[] = [];
+  let found = false;
   for (let i = 0; i < list.length; i++) {
     const entry = list[i]!;
     if (entry.attribute === "password-with-header") {
       const hasCleartext = list.some((e) => e.attribute === "cleartext-password");
-      const converted = hasCleartext || !entry.octets ? undefined : withHeader(entry.octets);
+      if (hasCleartext) continue;
+      const converted = entry.octets ? withHeader(entry.octets) : undefined;
       if (converted) list.push({ attribute: converted.item.toLowerCase(), ...converted });
+      found = true;
       continue;
     }
     const item = passwordItem(entry.attribute)!;
+    if (item !== "PBKDF2-Password") found = true;
     const minLength = AUTHORIZE_MIN_LENGTH[item];
     const octets = entry.octets && minLength !== undefined ? normify(entry.octets, minLength) : entry.octets;
     known.push({ item, octets, ...(entry.fromHeader ? { fromHeader: true } : {}) });
   }
-  return known;
+  return { known, found };
 }
 
 /** The first item of a kind in the list (rlm_chap and rlm_mschap take the first one). */
