@@ -63,3 +63,37 @@ function decodedText(value: string): string {
   const decoded = Buffer.from(value, "base64").toString("latin1");
   return decoded.startsWith("{") ? decoded : value;
 }
+
+/** A pre-hashed password as the API takes it, and the radcheck item it is stored as. */
+export interface StoredPasswordHash {
+  attribute: "Password-With-Header";
+  value: string;
+}
+
+/** Bare forms taken without a {scheme}, and the header they are stored under. */
+const BARE_FORMS: [RegExp, string][] = [
+  [/^\$(1|5|6|2a|2b|2y)\$/, "{crypt}"],
+  [/^\$(pbkdf2-|PBKDF2\$)/, "{x-pbkdf2}"],
+];
+
+/**
+ * The radcheck item for a pre-hashed password given to the API: "{SCHEME}..." as LDAP's
+ * userPassword writes it (any header rlm_pap knows but {clear}), or a bare crypt(3) string ($1$,
+ * $5$, $6$, $2a$, $2b$, $2y$) or PBKDF2 string ($pbkdf2-..., $PBKDF2$...), stored as
+ * Password-With-Header := "{crypt}..." / "{x-pbkdf2}...". Password-With-Header is the one item every
+ * form fits, and FreeRADIUS in front of the same database reads it the same way. A reason string
+ * when the hash is not usable.
+ */
+export function passwordHashItem(hash: string): StoredPasswordHash | string {
+  let value = hash;
+  if (!value.startsWith("{")) {
+    const bare = BARE_FORMS.find(([pattern]) => pattern.test(value));
+    if (!bare) {
+      return "must be a {SCHEME} hash such as {SSHA}..., {SHA256}..., {crypt}..., or a crypt(3) string ($1$, $5$, $6$, $2a$, $2b$, $2y$) or PBKDF2 string ($pbkdf2-...)";
+    }
+    value = `${bare[1]}${value}`;
+  }
+  if (/^\{clear(text)?\}/i.test(value)) return "is a cleartext password: set password instead";
+  const bad = passwordValueProblem("Password-With-Header", value);
+  return bad ?? { attribute: "Password-With-Header", value };
+}
