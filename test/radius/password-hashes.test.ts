@@ -91,6 +91,32 @@ describe("pre-hashed passwords through the API and every door", () => {
     assert.equal((await lab.server.call("GET", "/api/users?search=refused-hash", { key })).body.total, 0);
   });
 
+  test("an imported hash Wisp cannot use is rejected, and the auth log says why", async () => {
+    await createUser({ username: "yescrypt-user" });
+    await lab.server.core.database.db
+      .insertInto("radcheck")
+      .values({
+        account_id: lab.accountId,
+        username: "yescrypt-user",
+        attribute: "Crypt-Password",
+        op: ":=",
+        value: "$y$j9T$WispSaltWispSalt$k56dIbKoRbCk56BBlawADFBah1wjxhhx3X1/u7KdxQB",
+      })
+      .execute();
+    assert.equal(await pap("yescrypt-user", "crypt pw ü"), "Access-Reject");
+    await lab.server.core.aaa.drain();
+    const logged = await lab.server.core.database.db
+      .selectFrom("radpostauth")
+      .select(["reason"])
+      .where("account_id", "=", lab.accountId)
+      .where("username", "=", "yescrypt-user")
+      .executeTakeFirstOrThrow();
+    assert.equal(
+      logged.reason,
+      "the stored Crypt-Password uses a scheme Wisp does not check (crypt scheme $y$)",
+    );
+  });
+
   test("a new password or hash replaces every password item, so the new one decides", async () => {
     const created = await createUser({ username: "switcher", password: "old clear" });
     const id = created.body.id;
