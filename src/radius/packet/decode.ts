@@ -296,14 +296,13 @@ function hiddenState(code: number, authenticator: Buffer, max: number, options: 
 
 /** RADIUS/1.1 (RFC 9765): no secret, nothing hidden. */
 function plainState(max: number): DecodeState {
-  const none = undefined;
   return {
     dict: loadDictionary(),
     attributes: [],
     max,
-    secret: none,
-    passwordAuth: none,
-    tunnelAuth: none,
+    secret: undefined,
+    passwordAuth: undefined,
+    tunnelAuth: undefined,
     radius11: true,
   };
 }
