@@ -10,6 +10,8 @@ import {
   isResponseCode,
   PacketCode,
   type RadiusPacket,
+  tokenCounter,
+  tokenOf,
   verifyResponse,
 } from "../packet.ts";
 
@@ -103,5 +105,37 @@ function requestCodeOf(code: number): number {
       return PacketCode.CoaRequest;
     default:
       return code;
+  }
+}
+
+/**
+ * RADIUS/1.1 (RFC 9765): requests tracked by their Token alone, per connection (section 4.2);
+ * answers repeat the request's Token and Identifier; nothing to sign or check (TLS protects it).
+ */
+export class Radius11Wire implements Wire {
+  readonly protocol = "radius/1.1";
+  readonly unsigned = true;
+  private readonly nextToken = tokenCounter();
+
+  decode(message: Buffer): RadiusPacket {
+    return decodePacket(message, { radius11: true });
+  }
+
+  key(message: Buffer): string {
+    return tokenOf(message).toString("hex");
+  }
+
+  answerer(request: RadiusPacket) {
+    const token = request.token!;
+    return (code: number, attributes: AttributeInput[]) =>
+      encodePacket({ code, identifier: request.identifier, attributes }, "", { radius11: { token } });
+  }
+
+  request(code: number, attributes: readonly AttributeInput[]): OutgoingRequest {
+    const token = this.nextToken();
+    const bytes = encodePacket({ code, identifier: 0, attributes: [...attributes] }, "", {
+      radius11: { token },
+    });
+    return { bytes, key: token.toString("hex"), answers: () => true };
   }
 }
