@@ -3,6 +3,7 @@ import net from "node:net";
 import path from "node:path";
 import { EapFileError, type EapFiles, loadEapFiles } from "./core/certs/files.ts";
 import { isServerName } from "./core/certs/rules.ts";
+import { DEFAULT_ACCOUNT_SENDS_PER_HOUR, SMTP_SECURITY, type SmtpSettings } from "./core/guests/rules.ts";
 import { DEFAULT_MIN_PREFIX, type NetworkPrefixLimits } from "./core/networks/rules.ts";
 import { DEFAULT_RETENTION_DAYS, MAX_RETENTION_DAYS, type RetentionDays } from "./core/retention/rules.ts";
 import { parseCidr } from "./core/shared/ip.ts";
@@ -69,6 +70,10 @@ export interface Config {
   metricsToken: string | undefined;
   /** METRICS_LISTEN (host:port): a listener of its own serving /metrics without a token. */
   metricsListen: { host: string; port: number } | undefined;
+  /** SMTP_HOST, SMTP_PORT, SMTP_SECURITY, SMTP_USER, SMTP_PASSWORD, SMTP_FROM, SMTP_TIMEOUT_MS, SMTP_CA_FILE; unset host: no mail. */
+  smtp: SmtpSettings | undefined;
+  /** GUEST_SENDS_PER_ACCOUNT_HOUR: verification messages (email, SMS) one account may send per hour. */
+  guestSendsPerAccountHour: number;
 }
 
 export class ConfigError extends Error {}
@@ -319,6 +324,36 @@ function metricsListen(env: NodeJS.ProcessEnv): { host: string; port: number } |
   }
 }
 
+/** A display name and address, or an address: `Wi-Fi <wifi@example.com>`; no line breaks. */
+const FROM = /^(?:[^\x00-\x1f<>"]{0,100} ?<[^\s<>@]{1,64}@[^\s<>@]{1,253}>|[^\s<>@]{1,64}@[^\s<>@]{1,253})$/;
+
+/** The SMTP settings, or undefined when SMTP_HOST is unset (verification by email is then refused). */
+function smtpSettings(env: NodeJS.ProcessEnv): SmtpSettings | undefined {
+  const host = env.SMTP_HOST;
+  if (host === undefined || host === "") return undefined;
+  listenHost({ SMTP_HOST: host }, "SMTP_HOST", host);
+  const security = oneOf(env, "SMTP_SECURITY", "starttls", SMTP_SECURITY) as SmtpSettings["security"];
+  const from = env.SMTP_FROM ?? "";
+  if (!FROM.test(from)) {
+    throw new ConfigError(`SMTP_FROM must be an address like wifi@example.com or "Wi-Fi <wifi@example.com>"`);
+  }
+  const user = env.SMTP_USER || undefined;
+  const password = env.SMTP_PASSWORD || undefined;
+  if ((user === undefined) !== (password === undefined)) {
+    throw new ConfigError("SMTP_USER and SMTP_PASSWORD go together (both set, or neither)");
+  }
+  return {
+    host,
+    port: integer(env, "SMTP_PORT", security === "tls" ? 465 : 587, 1, 65535),
+    security,
+    user,
+    password,
+    from,
+    timeoutMs: integer(env, "SMTP_TIMEOUT_MS", 10_000, 100, 120_000),
+    caFile: env.SMTP_CA_FILE || undefined,
+  };
+}
+
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const databaseUrl = serviceUrl(
     env,
@@ -363,5 +398,13 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     retention: retentionDays(env),
     metricsToken: metricsToken(env),
     metricsListen: metricsListen(env),
+    smtp: smtpSettings(env),
+    guestSendsPerAccountHour: integer(
+      env,
+      "GUEST_SENDS_PER_ACCOUNT_HOUR",
+      DEFAULT_ACCOUNT_SENDS_PER_HOUR,
+      1,
+      1_000_000,
+    ),
   };
 }
