@@ -7,6 +7,7 @@ import { DEFAULT_ACCOUNT_SENDS_PER_HOUR, SMTP_SECURITY, type SmtpSettings } from
 import { DEFAULT_MIN_PREFIX, type NetworkPrefixLimits } from "./core/networks/rules.ts";
 import { DEFAULT_RETENTION_DAYS, MAX_RETENTION_DAYS, type RetentionDays } from "./core/retention/rules.ts";
 import { parseCidr } from "./core/shared/ip.ts";
+import { hasControlCharacters } from "./core/shared/text.ts";
 import { decodeKey } from "./core/webhooks/crypto.ts";
 import { DEFAULT_RETRY_SCHEDULE_MS } from "./core/webhooks/rules.ts";
 import { DEFAULT_EAP_LIMITS, DEFAULT_FRAGMENT_SIZE, type EapLimits } from "./radius/eap/types.ts";
@@ -325,7 +326,7 @@ function metricsListen(env: NodeJS.ProcessEnv): { host: string; port: number } |
 }
 
 /** A display name and address, or an address: `Wi-Fi <wifi@example.com>`; no line breaks. */
-const FROM = /^(?:[^\x00-\x1f<>"]{0,100} ?<[^\s<>@]{1,64}@[^\s<>@]{1,253}>|[^\s<>@]{1,64}@[^\s<>@]{1,253})$/;
+const FROM = /^(?:[^<>"]{0,100} ?<[^\s<>@]{1,64}@[^\s<>@]{1,253}>|[^\s<>@]{1,64}@[^\s<>@]{1,253})$/;
 
 /** The SMTP settings, or undefined when SMTP_HOST is unset (verification by email is then refused). */
 function smtpSettings(env: NodeJS.ProcessEnv): SmtpSettings | undefined {
@@ -334,7 +335,7 @@ function smtpSettings(env: NodeJS.ProcessEnv): SmtpSettings | undefined {
   listenHost({ SMTP_HOST: host }, "SMTP_HOST", host);
   const security = oneOf(env, "SMTP_SECURITY", "starttls", SMTP_SECURITY) as SmtpSettings["security"];
   const from = env.SMTP_FROM ?? "";
-  if (!FROM.test(from)) {
+  if (!FROM.test(from) || hasControlCharacters(from)) {
     throw new ConfigError(`SMTP_FROM must be an address like wifi@example.com or "Wi-Fi <wifi@example.com>"`);
   }
   const user = env.SMTP_USER || undefined;

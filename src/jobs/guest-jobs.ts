@@ -1,8 +1,9 @@
 // The worker's guest jobs: a verification message (email or SMS) that did not go out when the guest
 // asked is tried again on core/guests DELIVERY_RETRIES' schedule, with a fresh code or link each
 // time, then given up (the guest's page says so and offers to send again).
-import type { Core } from "../core/index.ts";
+
 import { DELIVER_JOB } from "../core/guests/service.ts";
+import type { Core } from "../core/index.ts";
 import { RetryLater, type Worker } from "./worker.ts";
 
 export function registerGuestJobs(worker: Worker, core: Core): void {

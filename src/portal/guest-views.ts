@@ -51,7 +51,10 @@ ${form}`;
 
 function resendSection(view: RequestView): Html {
   const g = GUEST_WORDS[view.lang];
-  const later = view.resendIn > 0 ? html`<p class="hint" id="resend-in">${fill(g.resendIn, { time: wait(g, view.resendIn) })}</p>` : "";
+  const later =
+    view.resendIn > 0
+      ? html`<p class="hint" id="resend-in">${fill(g.resendIn, { time: wait(g, view.resendIn) })}</p>`
+      : "";
   return html`<form method="post" action="${view.path}/resend">${hidden(view)}
 <button type="submit" class="secondary" id="resend">${g.resendButton}</button></form>${later}`;
 }
@@ -92,11 +95,20 @@ ${codeSection(view)}${resendSection(view)}</section>
 ${preverifySection(view)}`;
   // A link is confirmed elsewhere (the mail app's browser): this page looks again by itself.
   const waiting = row.kind === "email_link" && !view.error;
-  return layout(waiting ? { ...frame, refresh: view.path, refreshAfter: WAITING_REFRESH_SECONDS } : frame, body);
+  return layout(
+    waiting ? { ...frame, refresh: view.path, refreshAfter: WAITING_REFRESH_SECONDS } : frame,
+    body,
+  );
 }
 
 /** A page with a heading and a message, in the portal's frame. */
-export function notePage(portal: GuestPortal, lang: PortalLanguage, assets: Assets, title: string, text: string): string {
+export function notePage(
+  portal: GuestPortal,
+  lang: PortalLanguage,
+  assets: Assets,
+  title: string,
+  text: string,
+): string {
   return layout(
     { lang, portal, assets, title },
     html`<section><h2 id="state">${title}</h2><p id="note">${text}</p></section>`,

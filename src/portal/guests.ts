@@ -5,8 +5,8 @@
 // Every POST checks the double-submit CSRF token and counts against the portal's attempt limits;
 // the decisions themselves are the guests core's (core/guests/service.ts).
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
-import type { Core } from "../core/index.ts";
 import type { StartResult } from "../core/guests/service.ts";
+import type { Core } from "../core/index.ts";
 import type { PortalLanguage, PortalMethod } from "../core/portals/rules.ts";
 import type { GuestPortal } from "../core/portals/service.ts";
 import type { Gateway } from "./gateway.ts";
@@ -52,7 +52,11 @@ const GUEST_PROBLEMS: Record<string, keyof Messages> = {
 };
 
 /** What the sign-in page says when a verified registration cannot start. */
-export function startProblemText(lang: PortalLanguage, result: StartResult & { ok: false }, portal: GuestPortal): string {
+export function startProblemText(
+  lang: PortalLanguage,
+  result: StartResult & { ok: false },
+  portal: GuestPortal,
+): string {
   const g = GUEST_WORDS[lang];
   if (result.problem === "limited") return fill(g.limited, { time: wait(g, result.retryAfter) });
   if (result.problem === "phone_country") return g.phoneCountry;
@@ -106,7 +110,11 @@ export async function guestRoutes(app: FastifyInstance, h: GuestRouteHelpers): P
   }
 
   /** The common checks of a POST: portal, language, CSRF, attempt limits; a reply when one fails. */
-  async function admit(request: FastifyRequest<Params>, reply: FastifyReply, clientMac: string | null = null) {
+  async function admit(
+    request: FastifyRequest<Params>,
+    reply: FastifyReply,
+    clientMac: string | null = null,
+  ) {
     const portal = await portalOf(request);
     if (!portal) return { reply: h.notFound(request, reply) };
     const form = formOf(request);
@@ -131,7 +139,11 @@ export async function guestRoutes(app: FastifyInstance, h: GuestRouteHelpers): P
     if (!admitted.portal) return admitted.reply;
     const { portal, form, lang } = admitted;
     const g = GUEST_WORDS[lang];
-    const result = await core.guests.checkCode(portal, request.params.token, (form.get("code") ?? "").slice(0, 20));
+    const result = await core.guests.checkCode(
+      portal,
+      request.params.token,
+      (form.get("code") ?? "").slice(0, 20),
+    );
     if (result.ok) return reply.redirect(`${pathOf(portal, request.params.token)}?lang=${lang}`, 303);
     if (result.problem === "not_found") return showRequest(request, reply, portal, lang, { status: 404 });
     const error =
@@ -140,7 +152,10 @@ export async function guestRoutes(app: FastifyInstance, h: GuestRouteHelpers): P
         : result.problem === "locked"
           ? g.codeLocked
           : g.codeExpired;
-    return showRequest(request, reply, portal, lang, { status: result.problem === "locked" ? 429 : 400, error });
+    return showRequest(request, reply, portal, lang, {
+      status: result.problem === "locked" ? 429 : 400,
+      error,
+    });
   });
 
   app.post<Params>("/:id/guest/:token/resend", async (request, reply) => {
@@ -166,14 +181,19 @@ export async function guestRoutes(app: FastifyInstance, h: GuestRouteHelpers): P
     const { portal, lang } = admitted;
     const row = await core.guests.request(portal, request.params.token);
     const gateway = row ? h.gatewayOf(request, portal, row.gateway) : null;
-    if (!row || !gateway) return showRequest(request, reply, portal, lang, { status: 400, error: CATALOGUE[lang].noGateway });
+    if (!row || !gateway)
+      return showRequest(request, reply, portal, lang, { status: 400, error: CATALOGUE[lang].noGateway });
     const result = await core.guests.preverify(portal, request.params.token, gateway.clientMac);
     const g = GUEST_WORDS[lang];
     if (!result.ok && result.problem === "limited") {
       reply.header("Retry-After", String(result.retryAfter));
-      return showRequest(request, reply, portal, lang, { status: 429, error: fill(g.limited, { time: wait(g, result.retryAfter) }) });
+      return showRequest(request, reply, portal, lang, {
+        status: 429,
+        error: fill(g.limited, { time: wait(g, result.retryAfter) }),
+      });
     }
-    if (!result.ok) return showRequest(request, reply, portal, lang, { status: 403, error: CATALOGUE[lang].staleForm });
+    if (!result.ok)
+      return showRequest(request, reply, portal, lang, { status: 403, error: CATALOGUE[lang].staleForm });
     const back = `${request.protocol}://${request.host}${pathOf(portal, request.params.token)}`;
     return h.handOff(reply, portal, gateway, lang, "registration", result, back);
   });
@@ -184,11 +204,17 @@ export async function guestRoutes(app: FastifyInstance, h: GuestRouteHelpers): P
     const { portal, lang } = admitted;
     const row = await core.guests.request(portal, request.params.token);
     const gateway = row ? h.gatewayOf(request, portal, row.gateway) : null;
-    if (!row || !gateway) return showRequest(request, reply, portal, lang, { status: 400, error: CATALOGUE[lang].noGateway });
+    if (!row || !gateway)
+      return showRequest(request, reply, portal, lang, { status: 400, error: CATALOGUE[lang].noGateway });
     const result = await core.guests.connect(portal, request.params.token, gateway.clientMac);
     if (result.ok) return h.handOff(reply, portal, gateway, lang, "registration", result);
     const t = CATALOGUE[lang];
-    const error = result.problem === "guest_refused" ? t.guestRefused : result.problem === "expired" ? GUEST_WORDS[lang].expiredText : t.staleForm;
+    const error =
+      result.problem === "guest_refused"
+        ? t.guestRefused
+        : result.problem === "expired"
+          ? GUEST_WORDS[lang].expiredText
+          : t.staleForm;
     return showRequest(request, reply, portal, lang, { status: 403, error });
   });
 
@@ -202,9 +228,13 @@ export async function guestRoutes(app: FastifyInstance, h: GuestRouteHelpers): P
     if (!portal) return h.notFound(request, reply);
     const row = await core.guests.byLinkToken(portal, request.params.token);
     const lang = h.languageOf(request, portal, row?.lang);
-    if (!row || row.kind !== "email_link" || row.status !== "pending") return linkUsed(reply, portal, lang);
+    if (row?.kind !== "email_link" || row.status !== "pending") return linkUsed(reply, portal, lang);
     const path = `/portal/${portal.id}/confirm/${request.params.token}`;
-    return h.send(reply, 200, confirmPage(portal, lang, ASSETS, h.csrfToken(request, reply), path, row.email));
+    return h.send(
+      reply,
+      200,
+      confirmPage(portal, lang, ASSETS, h.csrfToken(request, reply), path, row.email),
+    );
   });
 
   app.post<Params>("/:id/confirm/:token", async (request, reply) => {
@@ -228,7 +258,11 @@ export async function guestRoutes(app: FastifyInstance, h: GuestRouteHelpers): P
     const suggested = (request.query as Record<string, unknown>)?.decision === "deny" ? "deny" : "approve";
     const path = sponsorPath(portal, request.params.token);
     const csrf = h.csrfToken(request, reply);
-    return h.send(reply, 200, sponsorPage({ portal, lang, assets: ASSETS, csrf, path, row: found.row, suggested }));
+    return h.send(
+      reply,
+      200,
+      sponsorPage({ portal, lang, assets: ASSETS, csrf, path, row: found.row, suggested }),
+    );
   });
 
   app.post<Params>("/:id/sponsor/:token", async (request, reply) => {
@@ -239,12 +273,25 @@ export async function guestRoutes(app: FastifyInstance, h: GuestRouteHelpers): P
     if (!found.ok) return linkUsed(reply, portal, lang);
     const approve = form.get("decision") === "approve";
     const seconds = Number(form.get("duration") ?? "");
-    const result = await core.guests.decide(portal, found.row, { approve, duration: seconds, by: found.row.sponsor_email });
+    const result = await core.guests.decide(portal, found.row, {
+      approve,
+      duration: seconds,
+      by: found.row.sponsor_email,
+    });
     const g = GUEST_WORDS[lang];
     if (!result.ok && result.problem === "bad_duration") {
       const path = sponsorPath(portal, request.params.token);
       const csrf = h.csrfToken(request, reply);
-      const page = sponsorPage({ portal, lang, assets: ASSETS, csrf, path, row: found.row, suggested: "approve", error: g.badDuration });
+      const page = sponsorPage({
+        portal,
+        lang,
+        assets: ASSETS,
+        csrf,
+        path,
+        row: found.row,
+        suggested: "approve",
+        error: g.badDuration,
+      });
       return h.send(reply, 400, page);
     }
     if (!result.ok) return linkUsed(reply, portal, lang);

@@ -115,7 +115,8 @@ const es: GuestWords = {
   resendIn: "Podrá pedirlo de nuevo dentro de {time}.",
   preverifyButton: "Conectarme {minutes} minutos para leer mi correo",
   preverifyText: "¿Sin conexión para leer el correo? Obtenga una conexión breve.",
-  deliveryQueued: "No se ha podido enviar el mensaje ahora; seguimos intentándolo. Puede tardar unos minutos.",
+  deliveryQueued:
+    "No se ha podido enviar el mensaje ahora; seguimos intentándolo. Puede tardar unos minutos.",
   deliveryFailed: "No se ha podido enviar el mensaje. Pídalo de nuevo o pida ayuda al personal.",
   wrongCode: "Ese código no es correcto. Quedan {left} intentos.",
   codeLocked: "Demasiados códigos erróneos. Pida un código nuevo.",
@@ -158,14 +159,16 @@ const fr: GuestWords = {
   checkTitle: "Consultez vos messages",
   codeSentEmail: "Nous avons envoyé un code à 6 chiffres à {to}. Saisissez-le ici.",
   codeSentSms: "Nous avons envoyé un code à 6 chiffres par SMS au {to}. Saisissez-le ici.",
-  linkSent: "Nous avons envoyé un lien à {to}. Ouvrez-le pour confirmer votre adresse : cette page avancera seule.",
+  linkSent:
+    "Nous avons envoyé un lien à {to}. Ouvrez-le pour confirmer votre adresse : cette page avancera seule.",
   codeLabel: "Code",
   codeButton: "Vérifier",
   resendButton: "Renvoyer",
   resendIn: "Vous pourrez le redemander dans {time}.",
   preverifyButton: "Me connecter {minutes} minutes pour lire mes e-mails",
   preverifyText: "Pas de connexion pour lire vos e-mails ? Obtenez une connexion courte.",
-  deliveryQueued: "Le message n’a pas pu partir pour l’instant ; nous réessayons. Cela peut prendre quelques minutes.",
+  deliveryQueued:
+    "Le message n’a pas pu partir pour l’instant ; nous réessayons. Cela peut prendre quelques minutes.",
   deliveryFailed: "Le message n’a pas pu être envoyé. Redemandez-le, ou demandez de l’aide au personnel.",
   wrongCode: "Ce code n’est pas le bon. Encore {left} essais.",
   codeLocked: "Trop de codes erronés. Demandez un nouveau code.",

@@ -6,6 +6,7 @@
 import { createHash, timingSafeEqual } from "node:crypto";
 import { fileURLToPath } from "node:url";
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
+import { kindOf } from "../core/guests/service.ts";
 import type { Core } from "../core/index.ts";
 import { PORTAL_METHODS, type PortalLanguage, type PortalMethod } from "../core/portals/rules.ts";
 import type { GuestPortal } from "../core/portals/service.ts";
@@ -21,7 +22,6 @@ import {
 import { randomToken } from "../core/shared/random-pool.ts";
 import { readShippedFile } from "../core/shared/shipped-files.ts";
 import { addressGroup, type CounterStore } from "../http/rate-limit.ts";
-import { kindOf } from "../core/guests/service.ts";
 import {
   coovaChecksumValid,
   type Gateway,
@@ -32,8 +32,8 @@ import {
   refusedGatewayHost,
   safeHttpUrl,
 } from "./gateway.ts";
-import { escapeHtml, Html, html } from "./html.ts";
 import { guestRoutes, startProblemText } from "./guests.ts";
+import { escapeHtml, Html, html } from "./html.ts";
 import { CATALOGUE, chooseLanguage, type Messages } from "./i18n.ts";
 import { type Assets, colorsCss, handoffPage, messagePage, signInPage } from "./views.ts";
 

@@ -42,7 +42,13 @@ export async function guestRoutes(app: FastifyInstance, { core }: ConsoleContext
       durations: portals.get(r.portal_id)?.durations ?? [],
       decidable: r.kind === "sponsor" && r.status === "pending" && (r.secret_expires ?? 0) > now,
     }));
-    return show(request, reply, "guests", { title: "Pending guests", ...section, status }, { requests, error });
+    return show(
+      request,
+      reply,
+      "guests",
+      { title: "Pending guests", ...section, status },
+      { requests, error },
+    );
   }
 
   app.get("/guests", (request, reply) => page(request, reply));
@@ -56,7 +62,8 @@ export async function guestRoutes(app: FastifyInstance, { core }: ConsoleContext
       duration: Number(form.text("duration")),
       by: `console:${session.email}`,
     });
-    if (!result.ok) return page(request, reply, PROBLEMS[result.problem], result.problem === "bad_duration" ? 400 : 409);
+    if (!result.ok)
+      return page(request, reply, PROBLEMS[result.problem], result.problem === "bad_duration" ? 400 : 409);
     return reply.redirect(`/console/guests?notice=${approve ? "guest-approved" : "guest-denied"}`, 303);
   });
 }

@@ -1,6 +1,15 @@
 // Captive portals: list, create, edit, delete (after a confirmation page). A portal belongs to a
 // network of the same account; its login URL is derived from PUBLIC_URL by the service.
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
+import {
+  DEFAULT_SPONSOR_DURATIONS,
+  EMAIL_VERIFICATION,
+  GUEST_LIMIT_FIELDS,
+  GUEST_LIMITS,
+  type GuestLimitField,
+  SMS_METHODS,
+  SMS_PROVIDERS,
+} from "../../core/guests/rules.ts";
 import { GatewayAllowList } from "../../core/portals/gateways.ts";
 import { MAX_LOGO_BYTES } from "../../core/portals/logo.ts";
 import {
@@ -16,15 +25,6 @@ import {
 } from "../../core/portals/rules.ts";
 import type { CaptivePortal, GuestPortal, PortalInput } from "../../core/portals/service.ts";
 import type { GuestVerification, VerificationInput } from "../../core/portals/verification.ts";
-import {
-  DEFAULT_SPONSOR_DURATIONS,
-  EMAIL_VERIFICATION,
-  GUEST_LIMIT_FIELDS,
-  GUEST_LIMITS,
-  type GuestLimitField,
-  SMS_METHODS,
-  SMS_PROVIDERS,
-} from "../../core/guests/rules.ts";
 import { chooseLanguage } from "../../portal/i18n.ts";
 import { ASSETS } from "../../portal/plugin.ts";
 import { signInPage } from "../../portal/views.ts";
@@ -79,7 +79,10 @@ export interface PortalFormValues {
 }
 
 const limitDefaults = () =>
-  Object.fromEntries(GUEST_LIMIT_FIELDS.map((f) => [f, String(GUEST_LIMITS[f][2])])) as Record<GuestLimitField, string>;
+  Object.fromEntries(GUEST_LIMIT_FIELDS.map((f) => [f, String(GUEST_LIMITS[f][2])])) as Record<
+    GuestLimitField,
+    string
+  >;
 
 /** The verification fields of a new portal (migration 027's defaults). */
 function verificationDefaults() {
@@ -165,7 +168,10 @@ function valuesOf(portal: CaptivePortal): PortalFormValues {
     sms_verification: portal.sms_verification,
     sponsor_required: portal.sponsor_required,
     preverify: portal.preverify,
-    limits: Object.fromEntries(GUEST_LIMIT_FIELDS.map((f) => [f, String(portal[f])])) as Record<GuestLimitField, string>,
+    limits: Object.fromEntries(GUEST_LIMIT_FIELDS.map((f) => [f, String(portal[f])])) as Record<
+      GuestLimitField,
+      string
+    >,
     sms_countries: portal.sms_countries.join(", "),
     sms_provider: portal.sms_provider,
     sms_url: portal.sms_url,
@@ -209,7 +215,10 @@ function readForm(form: Form): PortalFormValues {
     sms_verification: form.checked("sms_verification"),
     sponsor_required: form.checked("sponsor_required"),
     preverify: form.checked("preverify"),
-    limits: Object.fromEntries(GUEST_LIMIT_FIELDS.map((f) => [f, form.text(f)])) as Record<GuestLimitField, string>,
+    limits: Object.fromEntries(GUEST_LIMIT_FIELDS.map((f) => [f, form.text(f)])) as Record<
+      GuestLimitField,
+      string
+    >,
     sms_countries: form.raw("sms_countries"),
     sms_provider: form.text("sms_provider"),
     sms_url: form.text("sms_url"),
@@ -326,13 +335,27 @@ function previewPage(request: FastifyRequest, values: PortalFormValues, logo?: s
     clickthrough: { validity: 0, sessionTimeout: 0 },
     registration: { validity: 0, groupId: null },
     verification: {
-      email: values.email_verification === "code" || values.email_verification === "link" ? values.email_verification : "off",
+      email:
+        values.email_verification === "code" || values.email_verification === "link"
+          ? values.email_verification
+          : "off",
       sms: values.sms_verification,
       sponsor: values.sponsor_required,
       preverify: false,
-      limits: Object.fromEntries(GUEST_LIMIT_FIELDS.map((f) => [f, GUEST_LIMITS[f][2]])) as GuestVerification["limits"],
+      limits: Object.fromEntries(
+        GUEST_LIMIT_FIELDS.map((f) => [f, GUEST_LIMITS[f][2]]),
+      ) as GuestVerification["limits"],
       smsCountries: [],
-      smsGateway: { provider: "generic", url: "", method: "POST", template: "", username: "", from: "", authHeader: "", secret: "" },
+      smsGateway: {
+        provider: "generic",
+        url: "",
+        method: "POST",
+        template: "",
+        username: "",
+        from: "",
+        authHeader: "",
+        secret: "",
+      },
       sponsorDomains: [],
       sponsorEmails: [],
       sponsorDurations: [],
@@ -386,7 +409,11 @@ export async function portalRoutes(app: FastifyInstance, { core }: ConsoleContex
         emailModes: EMAIL_VERIFICATION,
         smsProviders: SMS_PROVIDERS,
         smsMethods: SMS_METHODS,
-        limitFields: GUEST_LIMIT_FIELDS.map((f) => ({ name: f, min: GUEST_LIMITS[f][0], max: GUEST_LIMITS[f][1] })),
+        limitFields: GUEST_LIMIT_FIELDS.map((f) => ({
+          name: f,
+          min: GUEST_LIMITS[f][0],
+          max: GUEST_LIMITS[f][1],
+        })),
         logo,
         maxLogoKb: MAX_LOGO_BYTES / 1024,
       },

@@ -34,7 +34,10 @@ export function createGuests(
     jobs: JobQueue;
   },
 ): GuestsService {
-  const http = new WebhookSender({ allowPrivate: options.webhookAllowPrivate ?? false, timeoutMs: SMS_TIMEOUT_MS });
+  const http = new WebhookSender({
+    allowPrivate: options.webhookAllowPrivate ?? false,
+    timeoutMs: SMS_TIMEOUT_MS,
+  });
   let codeKey: Buffer | undefined;
   return new GuestsService({
     repo: new GuestsRepo(database.db),

@@ -41,12 +41,29 @@ function freshSecret(deps: DeliveryDeps, portal: GuestPortal, row: VerificationR
 }
 
 function brandOf(portal: GuestPortal, lang: PortalLanguage) {
-  return { title: portal.title, colorPrimary: portal.colorPrimary, colorBackground: portal.colorBackground, lang };
+  return {
+    title: portal.title,
+    colorPrimary: portal.colorPrimary,
+    colorBackground: portal.colorBackground,
+    lang,
+  };
 }
 
-async function mail(deps: DeliveryDeps, portal: GuestPortal, row: VerificationRow, to: string, subject: string, body: MailBody) {
+async function mail(
+  deps: DeliveryDeps,
+  portal: GuestPortal,
+  row: VerificationRow,
+  to: string,
+  subject: string,
+  body: MailBody,
+) {
   const lang = row.lang as PortalLanguage;
-  await deps.mailer.send({ to, subject, text: composeText(body), html: composeHtml(brandOf(portal, lang), body) });
+  await deps.mailer.send({
+    to,
+    subject,
+    text: composeText(body),
+    html: composeHtml(brandOf(portal, lang), body),
+  });
 }
 
 /** The message of each kind, in the guest's language. */

@@ -60,11 +60,19 @@ export class SmtpMailer implements MailSender {
     let timer: NodeJS.Timeout | undefined;
     const limit = this.settings.timeoutMs * 3;
     const timeout = new Promise<never>((_, reject) => {
-      timer = setTimeout(() => reject(new MailError(`the mail server did not answer within ${limit} ms`)), limit);
+      timer = setTimeout(
+        () => reject(new MailError(`the mail server did not answer within ${limit} ms`)),
+        limit,
+      );
     });
     try {
       await Promise.race([
-        transport.sendMail({ from: this.settings.from, ...mail, disableFileAccess: true, disableUrlAccess: true }),
+        transport.sendMail({
+          from: this.settings.from,
+          ...mail,
+          disableFileAccess: true,
+          disableUrlAccess: true,
+        }),
         timeout,
       ]);
     } catch (error) {
@@ -81,8 +89,14 @@ export class SmtpMailer implements MailSender {
   }
 }
 
-const ENTITIES: Record<string, string> = { "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;" };
-const escape = (text: string) => text.replace(/[&<>"']/g, (c) => ENTITIES[c] as string);
+const ENTITIES: Record<string, string> = {
+  "&": "&amp;",
+  "<": "&lt;",
+  ">": "&gt;",
+  '"': "&quot;",
+  "'": "&#39;",
+};
+const escapeHtml = (text: string) => text.replace(/[&<>"']/g, (c) => ENTITIES[c] as string);
 
 export interface Branding {
   title: string;
@@ -109,21 +123,21 @@ export function composeText(body: MailBody): string {
 
 /** The HTML part: inline styles only (mail clients drop stylesheets), every value escaped. */
 export function composeHtml(brand: Branding, body: MailBody): string {
-  const p = (text: string) => `<p style="margin:0 0 12px">${escape(text)}</p>`;
+  const p = (text: string) => `<p style="margin:0 0 12px">${escapeHtml(text)}</p>`;
   const code = body.code
-    ? `<p style="font-size:28px;letter-spacing:6px;font-weight:bold;margin:16px 0">${escape(body.code)}</p>`
+    ? `<p style="font-size:28px;letter-spacing:6px;font-weight:bold;margin:16px 0">${escapeHtml(body.code)}</p>`
     : "";
   const links = (body.links ?? [])
     .map(
       (l) =>
-        `<p style="margin:16px 0"><a href="${escape(l.url)}" style="background:${brand.colorPrimary};color:#ffffff;padding:10px 16px;border-radius:4px;text-decoration:none">${escape(l.text)}</a></p>`,
+        `<p style="margin:16px 0"><a href="${escapeHtml(l.url)}" style="background:${brand.colorPrimary};color:#ffffff;padding:10px 16px;border-radius:4px;text-decoration:none">${escapeHtml(l.text)}</a></p>`,
     )
     .join("");
-  return `<!doctype html><html lang="${brand.lang}"><head><meta charset="utf-8"><title>${escape(brand.title)}</title></head>
+  return `<!doctype html><html lang="${brand.lang}"><head><meta charset="utf-8"><title>${escapeHtml(brand.title)}</title></head>
 <body style="background:${brand.colorBackground};font-family:sans-serif;padding:16px">
 <div style="background:#ffffff;max-width:480px;margin:0 auto;padding:16px;border-top:4px solid ${brand.colorPrimary}">
-<h1 style="font-size:20px">${escape(brand.title)}</h1>
+<h1 style="font-size:20px">${escapeHtml(brand.title)}</h1>
 ${body.paragraphs.map(p).join("")}${code}${links}
-<p style="color:#666666;font-size:12px">${escape(body.footer)}</p>
+<p style="color:#666666;font-size:12px">${escapeHtml(body.footer)}</p>
 </div></body></html>`;
 }

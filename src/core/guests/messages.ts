@@ -35,7 +35,8 @@ const en: MailWords = {
   sponsorDeny: "Deny",
   sponsorExpires: "These links work once, for {minutes} minutes.",
   waitingSubject: "Your Wi-Fi request at {portal}",
-  waitingIntro: "Hello {name}, we asked {sponsor} to approve your access. Follow this link to see your request:",
+  waitingIntro:
+    "Hello {name}, we asked {sponsor} to approve your access. Follow this link to see your request:",
   waitingButton: "See my request",
   ignore: "If you did not ask for this, ignore this message.",
   smsCode: "{code} is your Wi-Fi code for {portal}. It works for {minutes} minutes.",
@@ -54,7 +55,8 @@ const es: MailWords = {
   sponsorDeny: "Rechazar",
   sponsorExpires: "Estos enlaces sirven una vez, durante {minutes} minutos.",
   waitingSubject: "Tu solicitud de Wi-Fi en {portal}",
-  waitingIntro: "Hola {name}, hemos pedido a {sponsor} que apruebe tu acceso. Sigue este enlace para ver tu solicitud:",
+  waitingIntro:
+    "Hola {name}, hemos pedido a {sponsor} que apruebe tu acceso. Sigue este enlace para ver tu solicitud:",
   waitingButton: "Ver mi solicitud",
   ignore: "Si no lo has pedido tú, ignora este mensaje.",
   smsCode: "{code} es tu código de Wi-Fi para {portal}. Sirve durante {minutes} minutos.",
@@ -73,7 +75,8 @@ const fr: MailWords = {
   sponsorDeny: "Refuser",
   sponsorExpires: "Ces liens ne servent qu'une fois, pendant {minutes} minutes.",
   waitingSubject: "Votre demande de Wi-Fi à {portal}",
-  waitingIntro: "Bonjour {name}, nous avons demandé à {sponsor} d'approuver votre accès. Suivez ce lien pour voir votre demande :",
+  waitingIntro:
+    "Bonjour {name}, nous avons demandé à {sponsor} d'approuver votre accès. Suivez ce lien pour voir votre demande :",
   waitingButton: "Voir ma demande",
   ignore: "Si vous n'avez rien demandé, ignorez ce message.",
   smsCode: "{code} est votre code Wi-Fi pour {portal}. Valable {minutes} minutes.",

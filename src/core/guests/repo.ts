@@ -92,7 +92,11 @@ export class GuestsRepo {
       .executeTakeFirst();
   }
 
-  findBySecret(accountId: number, portalId: number, secretHash: string): Promise<VerificationRow | undefined> {
+  findBySecret(
+    accountId: number,
+    portalId: number,
+    secretHash: string,
+  ): Promise<VerificationRow | undefined> {
     return this.db
       .selectFrom("guest_verifications")
       .selectAll()

@@ -5,13 +5,21 @@
 // optional short pre-verification login that lets the guest reach their mailbox.
 import type { AaaService } from "../aaa/service.ts";
 import type { NewJob } from "../jobs/queue.ts";
-import { checkGuestFields, type GuestProblem, type GuestResult, issueGuest } from "../portals/signin.ts";
 import type { GuestPortal, PortalsService } from "../portals/service.ts";
+import { checkGuestFields, type GuestProblem, type GuestResult, issueGuest } from "../portals/signin.ts";
 import type { SessionsService } from "../sessions/create.ts";
 import type { UsersService } from "../users/service.ts";
 import type { VouchersService } from "../vouchers/service.ts";
-import { codeDigest, newToken, recipientDigest, sameDigest, TOKEN_PATTERN, tokenDigest, typedCode } from "./codes.ts";
-import { DeliveryError, type DeliveryDeps, deliver } from "./deliver.ts";
+import {
+  codeDigest,
+  newToken,
+  recipientDigest,
+  sameDigest,
+  TOKEN_PATTERN,
+  tokenDigest,
+  typedCode,
+} from "./codes.ts";
+import { type DeliveryDeps, DeliveryError, deliver } from "./deliver.ts";
 import { cooldownWait, sendWait } from "./limits.ts";
 import { normalisePhone } from "./phone.ts";
 import type { GuestsRepo, VerificationRow } from "./repo.ts";
@@ -21,7 +29,12 @@ export const DELIVER_JOB = "guest.deliver";
 /** Seconds before each retry of a message that did not go out; then it is given up. */
 export const DELIVERY_RETRIES = [30, 120, 600, 1_800];
 
-export type StartProblem = GuestProblem | "method_off" | "phone_country" | "sponsor_missing" | "sponsor_not_allowed";
+export type StartProblem =
+  | GuestProblem
+  | "method_off"
+  | "phone_country"
+  | "sponsor_missing"
+  | "sponsor_not_allowed";
 export type Limited = { ok: false; problem: "limited"; retryAfter: number };
 export type StartResult =
   | { ok: true; token: string; delivered: boolean }
@@ -74,7 +87,9 @@ export function kindOf(portal: GuestPortal): VerificationKind | null {
 /** Whether a sponsor's address is one the portal lists or of one of its sponsor domains. */
 export function allowedSponsor(portal: GuestPortal, email: string): boolean {
   const domain = email.slice(email.lastIndexOf("@") + 1);
-  return portal.verification.sponsorEmails.includes(email) || portal.verification.sponsorDomains.includes(domain);
+  return (
+    portal.verification.sponsorEmails.includes(email) || portal.verification.sponsorDomains.includes(domain)
+  );
 }
 
 const secondsNow = () => Math.floor(Date.now() / 1000);
@@ -185,7 +200,10 @@ export class GuestsService {
     }
   }
 
-  private event(row: VerificationRow, kind: "guest.verified" | "guest.sponsor_requested" | "guest.approved" | "guest.denied") {
+  private event(
+    row: VerificationRow,
+    kind: "guest.verified" | "guest.sponsor_requested" | "guest.approved" | "guest.denied",
+  ) {
     return {
       accountId: row.account_id,
       kind,
@@ -205,7 +223,11 @@ export class GuestsService {
   }
 
   /** The guest's request by its page token, while it is readable. */
-  async request(portal: GuestPortal, token: string, now = secondsNow()): Promise<VerificationRow | undefined> {
+  async request(
+    portal: GuestPortal,
+    token: string,
+    now = secondsNow(),
+  ): Promise<VerificationRow | undefined> {
     if (!TOKEN_PATTERN.test(token)) return undefined;
     const row = await this.repo.findByPage(portal.accountId, portal.id, tokenDigest(token));
     return row && row.expires > now ? row : undefined;
@@ -215,9 +237,18 @@ export class GuestsService {
   async resendWait(portal: GuestPortal, row: VerificationRow, now = secondsNow()): Promise<number> {
     const limits = portal.verification.limits;
     const cooldown = cooldownWait(row.last_sent, limits.resend_cooldown, now);
-    const recipient = recipientDigest(row.kind === "sms" ? row.phone : row.kind === "sponsor" ? row.sponsor_email : row.email);
+    const recipient = recipientDigest(
+      row.kind === "sms" ? row.phone : row.kind === "sponsor" ? row.sponsor_email : row.email,
+    );
     const keys = { recipient, clientMac: row.client_mac, address: row.address };
-    const caps = await sendWait(this.repo, portal.accountId, limits, this.deps.accountSendsPerHour, keys, now);
+    const caps = await sendWait(
+      this.repo,
+      portal.accountId,
+      limits,
+      this.deps.accountSendsPerHour,
+      keys,
+      now,
+    );
     return Math.max(cooldown, caps);
   }
 
@@ -228,10 +259,13 @@ export class GuestsService {
     now = secondsNow(),
   ): Promise<{ ok: true; delivered: boolean } | { ok: false; problem: "not_found" } | Limited> {
     const row = await this.request(portal, token, now);
-    if (!row || (row.status !== "pending" && row.status !== "locked")) return { ok: false, problem: "not_found" };
+    if (!row || (row.status !== "pending" && row.status !== "locked"))
+      return { ok: false, problem: "not_found" };
     const wait = await this.resendWait(portal, row, now);
     if (wait > 0) return { ok: false, problem: "limited", retryAfter: wait };
-    const recipient = recipientDigest(row.kind === "sms" ? row.phone : row.kind === "sponsor" ? row.sponsor_email : row.email);
+    const recipient = recipientDigest(
+      row.kind === "sms" ? row.phone : row.kind === "sponsor" ? row.sponsor_email : row.email,
+    );
     await this.recordSend(this.repo, row, recipient, now);
     return { ok: true, delivered: await this.deliverOrQueue(portal, row, now) };
   }
@@ -240,7 +274,12 @@ export class GuestsService {
    * A code typed on the guest's page. The attempt is counted before the code is compared (so
    * parallel guesses cannot pass the limit); the last allowed wrong one locks the code.
    */
-  async checkCode(portal: GuestPortal, token: string, typed: string, now = secondsNow()): Promise<CodeResult> {
+  async checkCode(
+    portal: GuestPortal,
+    token: string,
+    typed: string,
+    now = secondsNow(),
+  ): Promise<CodeResult> {
     const row = await this.request(portal, token, now);
     if (!row || (row.kind !== "email_code" && row.kind !== "sms")) return { ok: false, problem: "not_found" };
     if (row.status === "verified") return { ok: true };
@@ -286,7 +325,7 @@ export class GuestsService {
     now = secondsNow(),
   ): Promise<{ ok: true } | { ok: false; problem: "not_found" | "used" | "expired" }> {
     const row = await this.byLinkToken(portal, token);
-    if (!row || row.kind !== "email_link") return { ok: false, problem: "not_found" };
+    if (row?.kind !== "email_link") return { ok: false, problem: "not_found" };
     if (row.status !== "pending") return { ok: false, problem: "used" };
     if ((row.secret_expires ?? 0) <= now) return { ok: false, problem: "expired" };
     return (await this.verify(row, now)) ? { ok: true } : { ok: false, problem: "used" };
@@ -305,7 +344,7 @@ export class GuestsService {
     now = secondsNow(),
   ): Promise<{ ok: true; row: VerificationRow } | { ok: false; problem: "not_found" | "expired" }> {
     const row = await this.byLinkToken(portal, token);
-    if (!row || row.kind !== "sponsor" || row.status !== "pending") return { ok: false, problem: "not_found" };
+    if (row?.kind !== "sponsor" || row.status !== "pending") return { ok: false, problem: "not_found" };
     if ((row.secret_expires ?? 0) <= now) return { ok: false, problem: "expired" };
     return { ok: true, row };
   }
@@ -370,23 +409,30 @@ export class GuestsService {
     now = secondsNow(),
   ): Promise<GuestResult | { ok: false; problem: "not_verified" | "expired" }> {
     const row = await this.request(portal, token, now);
-    if (!row || row.status !== "verified" || row.decided_at === null) return { ok: false, problem: "not_verified" };
-    const expiration = row.decided_at + (row.kind === "sponsor" ? (row.duration ?? 0) : portal.registration.validity);
+    if (row?.status !== "verified" || row.decided_at === null) return { ok: false, problem: "not_verified" };
+    const expiration =
+      row.decided_at + (row.kind === "sponsor" ? (row.duration ?? 0) : portal.registration.validity);
     if (expiration <= now) return { ok: false, problem: "expired" };
     await this.endPreverify(row);
-    return issueGuest(this.deps, portal, { name: row.name, email: row.email, phone: row.phone }, {
-      expiration,
-      clientMac: clientMac ?? row.client_mac,
-      now,
-      event: { verification: row.kind, ...(row.sponsor_email ? { sponsor_email: row.sponsor_email } : {}) },
-    });
+    return issueGuest(
+      this.deps,
+      portal,
+      { name: row.name, email: row.email, phone: row.phone },
+      {
+        expiration,
+        clientMac: clientMac ?? row.client_mac,
+        now,
+        event: { verification: row.kind, ...(row.sponsor_email ? { sponsor_email: row.sponsor_email } : {}) },
+      },
+    );
   }
 
   /** Disables the pre-verification voucher and asks the gateway to end its session (RFC 5176, if it can). */
   private async endPreverify(row: VerificationRow): Promise<void> {
     if (!row.preverify_code) return;
     const voucher = await this.deps.vouchers.findByCode(row.account_id, row.preverify_code);
-    if (voucher && voucher.status !== "disabled") await this.deps.vouchers.setEnabled(row.account_id, voucher.id, false);
+    if (voucher && voucher.status !== "disabled")
+      await this.deps.vouchers.setEnabled(row.account_id, voucher.id, false);
     await this.deps.sessions.disconnectUsernames(row.account_id, [row.preverify_code], "guest verified");
   }
 
@@ -399,7 +445,9 @@ export class GuestsService {
     token: string,
     clientMac: string | null,
     now = secondsNow(),
-  ): Promise<{ ok: true; username: string; password: string } | { ok: false; problem: "not_allowed" } | Limited> {
+  ): Promise<
+    { ok: true; username: string; password: string } | { ok: false; problem: "not_allowed" } | Limited
+  > {
     const row = await this.request(portal, token, now);
     const pending = row && (row.status === "pending" || row.status === "locked");
     const mac = clientMac ?? row?.client_mac ?? null;
@@ -417,7 +465,15 @@ export class GuestsService {
     });
     await this.repo.transaction(async (repo) => {
       await repo.recordSend(
-        { account_id: row.account_id, portal_id: row.portal_id, channel: "preverify", recipient: recipientDigest(mac), client_mac: mac, address: row.address, created: now },
+        {
+          account_id: row.account_id,
+          portal_id: row.portal_id,
+          channel: "preverify",
+          recipient: recipientDigest(mac),
+          client_mac: mac,
+          address: row.address,
+          created: now,
+        },
         now,
       );
       await repo.update(row.account_id, row.id, { preverify_code: voucher.code });
@@ -426,11 +482,17 @@ export class GuestsService {
   }
 
   /** The worker's retry of a message that did not go out; a fresh secret each time. */
-  async retryDelivery(accountId: number, id: number, portalId: number, attempt: number): Promise<"sent" | "done" | number> {
+  async retryDelivery(
+    accountId: number,
+    id: number,
+    portalId: number,
+    attempt: number,
+  ): Promise<"sent" | "done" | number> {
     const row = await this.repo.findById(accountId, id);
     const portal = await this.deps.portals.forGuests(portalId);
     const now = secondsNow();
-    if (!row || !portal || (row.status !== "pending" && row.status !== "locked") || row.expires <= now) return "done";
+    if (!row || !portal || (row.status !== "pending" && row.status !== "locked") || row.expires <= now)
+      return "done";
     try {
       await deliver(this.deps.delivery, this.repo, portal, row, now);
       return "sent";

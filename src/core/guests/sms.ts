@@ -25,11 +25,19 @@ function twilioRequest(gateway: SmsGateway, to: string, text: string) {
   const sender = /^MG[0-9a-f]{32}$/i.test(gateway.from) ? "MessagingServiceSid" : "From";
   const body = new URLSearchParams({ To: to, [sender]: gateway.from, Body: text }).toString();
   const auth = Buffer.from(`${gateway.username}:${gateway.secret}`).toString("base64");
-  return { url, body, headers: { authorization: `Basic ${auth}` }, contentType: "application/x-www-form-urlencoded" };
+  return {
+    url,
+    body,
+    headers: { authorization: `Basic ${auth}` },
+    contentType: "application/x-www-form-urlencoded",
+  };
 }
 
 /** The generic body: placeholders filled, escaped for the template's own syntax. */
-export function fillTemplate(template: string, values: Record<string, string>): { body: string; json: boolean } {
+export function fillTemplate(
+  template: string,
+  values: Record<string, string>,
+): { body: string; json: boolean } {
   const json = template.trim().startsWith("{");
   const encode = json ? (v: string) => JSON.stringify(v).slice(1, -1) : encodeURIComponent;
   const body = template.replace(/\{(to|text|from)\}/g, (_, name: string) => encode(values[name] ?? ""));
@@ -39,7 +47,9 @@ export function fillTemplate(template: string, values: Record<string, string>): 
 function genericRequest(gateway: SmsGateway, to: string, text: string) {
   const template = gateway.template || "to={to}&text={text}";
   const { body, json } = fillTemplate(template, { to, text, from: gateway.from });
-  const headers: Record<string, string> = gateway.secret ? { [gateway.authHeader.toLowerCase()]: gateway.secret } : {};
+  const headers: Record<string, string> = gateway.secret
+    ? { [gateway.authHeader.toLowerCase()]: gateway.secret }
+    : {};
   return {
     url: gateway.url,
     body,
@@ -49,8 +59,14 @@ function genericRequest(gateway: SmsGateway, to: string, text: string) {
 }
 
 /** Sends one SMS or throws SmsError saying what the gateway did. */
-export async function sendSms(http: WebhookSender, gateway: SmsGateway, to: string, text: string): Promise<void> {
-  const request = gateway.provider === "twilio" ? twilioRequest(gateway, to, text) : genericRequest(gateway, to, text);
+export async function sendSms(
+  http: WebhookSender,
+  gateway: SmsGateway,
+  to: string,
+  text: string,
+): Promise<void> {
+  const request =
+    gateway.provider === "twilio" ? twilioRequest(gateway, to, text) : genericRequest(gateway, to, text);
   const method = gateway.provider === "twilio" ? "POST" : (gateway.method as "POST" | "PUT");
   const result = await http.send(request.url, request.headers, request.body, {
     method,
@@ -64,7 +80,10 @@ export async function sendSms(http: WebhookSender, gateway: SmsGateway, to: stri
   // Twilio's message JSON (its first KB: the webhooks' client keeps no more) names the account and
   // the message; anything else is not a sent message, whatever the status said.
   const excerpt = result.excerpt ?? "";
-  if (gateway.provider === "twilio" && !(/^\s*\{/.test(excerpt) && /"(account_)?sid"\s*:\s*"[A-Za-z0-9]+"/.test(excerpt))) {
+  if (
+    gateway.provider === "twilio" &&
+    !(/^\s*\{/.test(excerpt) && /"(account_)?sid"\s*:\s*"[A-Za-z0-9]+"/.test(excerpt))
+  ) {
     throw new SmsError("the SMS gateway's answer is not a Twilio message");
   }
 }

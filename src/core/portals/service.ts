@@ -647,7 +647,8 @@ export class PortalsService {
             clean.uam_secret && this.box.seal(clean.uam_secret, sealContext(accountId, id));
         }
         if (clean.sms_secret !== undefined) {
-          changes.sms_secret = clean.sms_secret && this.box.seal(clean.sms_secret, smsSealContext(accountId, id));
+          changes.sms_secret =
+            clean.sms_secret && this.box.seal(clean.sms_secret, smsSealContext(accountId, id));
         }
         if (clean.name !== undefined) changes.name = clean.name;
         if (clean.success_url !== undefined) changes.success_url = clean.success_url;

@@ -1,8 +1,8 @@
 // A portal's guest verification settings (issue 27): checked, stored, shown to operators and handed
 // to the guest pages. The rules themselves are in core/guests/rules.ts.
 import {
-  checkLimit,
   COUNTRY_PREFIX,
+  checkLimit,
   DOMAIN,
   EMAIL_VERIFICATION,
   type EmailVerification,
@@ -160,7 +160,10 @@ function checkUrl(value: string): string | null {
 function checkLists(input: VerificationInput, clean: VerificationInput, problems: FieldProblem[]): void {
   if (input.sms_countries !== undefined) {
     clean.sms_countries = [...new Set(input.sms_countries.map((c) => c.trim()).filter(Boolean))];
-    if (clean.sms_countries.length > MAX_SMS_COUNTRIES || clean.sms_countries.some((c) => !COUNTRY_PREFIX.test(c)))
+    if (
+      clean.sms_countries.length > MAX_SMS_COUNTRIES ||
+      clean.sms_countries.some((c) => !COUNTRY_PREFIX.test(c))
+    )
       problems.push({
         field: "sms_countries",
         message: `must be up to ${MAX_SMS_COUNTRIES} calling-code prefixes like +34 or +1`,
@@ -168,7 +171,10 @@ function checkLists(input: VerificationInput, clean: VerificationInput, problems
   }
   if (input.sponsor_domains !== undefined) {
     clean.sponsor_domains = [...new Set(input.sponsor_domains.flatMap(entries))];
-    if (clean.sponsor_domains.length > MAX_SPONSOR_ENTRIES || clean.sponsor_domains.some((d) => !DOMAIN.test(d)))
+    if (
+      clean.sponsor_domains.length > MAX_SPONSOR_ENTRIES ||
+      clean.sponsor_domains.some((d) => !DOMAIN.test(d))
+    )
       problems.push({
         field: "sponsor_domains",
         message: `must be up to ${MAX_SPONSOR_ENTRIES} domain names like example.com`,
@@ -224,10 +230,17 @@ function checkSms(input: VerificationInput, clean: VerificationInput, problems: 
 }
 
 /** Checks the verification fields given; pushes a problem per bad field. */
-export function checkVerification(input: VerificationInput, clean: VerificationInput, problems: FieldProblem[]) {
+export function checkVerification(
+  input: VerificationInput,
+  clean: VerificationInput,
+  problems: FieldProblem[],
+) {
   const mode = input.email_verification;
   if (mode !== undefined && !(EMAIL_VERIFICATION as readonly string[]).includes(mode))
-    problems.push({ field: "email_verification", message: `must be one of ${EMAIL_VERIFICATION.join(", ")}` });
+    problems.push({
+      field: "email_verification",
+      message: `must be one of ${EMAIL_VERIFICATION.join(", ")}`,
+    });
   for (const field of GUEST_LIMIT_FIELDS) {
     const value = input[field];
     const bad = value === undefined ? null : checkLimit(field, value);
@@ -247,7 +260,14 @@ export function verificationColumns(clean: VerificationInput): PortalChanges {
   if (clean.preverify !== undefined) changes.preverify = flag(clean.preverify);
   for (const field of GUEST_LIMIT_FIELDS) if (clean[field] !== undefined) changes[field] = clean[field];
   if (clean.sms_countries !== undefined) changes.sms_countries = clean.sms_countries.join(",");
-  for (const field of ["sms_provider", "sms_url", "sms_method", "sms_template", "sms_username", "sms_from"] as const) {
+  for (const field of [
+    "sms_provider",
+    "sms_url",
+    "sms_method",
+    "sms_template",
+    "sms_username",
+    "sms_from",
+  ] as const) {
     if (clean[field] !== undefined) changes[field] = clean[field];
   }
   if (clean.sms_auth_header !== undefined) changes.sms_auth_header = clean.sms_auth_header;
@@ -282,5 +302,8 @@ export function checkCombination(row: PortalRow): void {
       throw ValidationError.field("sms_from", "is required for Twilio (the sender number or service)");
   }
   if (row.sponsor_required === 1 && row.sponsor_domains === "" && row.sponsor_emails === "")
-    throw ValidationError.field("sponsor_domains", "or sponsor addresses are required when sponsors approve guests");
+    throw ValidationError.field(
+      "sponsor_domains",
+      "or sponsor addresses are required when sponsors approve guests",
+    );
 }
