@@ -215,10 +215,15 @@ export function duration(words: GuestWords, seconds: number): string {
   return `${minutes} ${minutes === 1 ? u.minute : u.minutes}`;
 }
 
-/** A wait rounded up to minutes (or seconds under a minute), for "try again in ...". */
+/** A wait rounded up: seconds under a minute, minutes under two hours, else hours ("try again in ..."). */
 export function wait(words: GuestWords, seconds: number): string {
   if (seconds < 60) return `${seconds} s`;
-  return duration(words, Math.ceil(seconds / 60) * 60);
+  const u = words.units;
+  if (seconds < 2 * 3_600) {
+    const minutes = Math.ceil(seconds / 60);
+    return `${minutes} ${minutes === 1 ? u.minute : u.minutes}`;
+  }
+  return `${Math.ceil(seconds / 3_600)} ${u.hours}`;
 }
 
 export function fill(template: string, values: Record<string, string | number>): string {
