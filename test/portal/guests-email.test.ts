@@ -260,3 +260,57 @@ describe("verified guests: email code and link", () => {
     assert.equal(radius.accepted, false, "RADIUS refuses the short credential from now on");
   });
 });
+
+describe("verified guests: a mail server that is down or slow", () => {
+  let lab: GuestLab;
+  before(async () => {
+    lab = await startGuestLab();
+  });
+  after(() => lab?.stop());
+
+  test("down: the page says so at once, the job queue retries, the guest gets a working code", async () => {
+    const portal = await lab.portal({ email_verification: "code", ...GENEROUS });
+    await lab.smtp.down();
+    const guest = new GuestDevice(lab, portal);
+    const started = Date.now();
+    assert.equal((await guest.register({ email: "patient@example.org" })).status, 303);
+    assert.ok(Date.now() - started < 5_000, "no long wait on a refused connection");
+    assert.match((await guest.view()).text, /could not be sent right now; we keep trying/);
+    const queued = await lab.server.core.database.db
+      .selectFrom("jobs")
+      .select(["id", "run_at"])
+      .where("kind", "=", "guest.deliver")
+      .where("status", "=", "queued")
+      .execute();
+    assert.equal(queued.length, 1);
+    assert.ok(Number(queued[0]?.run_at) > Date.now() + 20_000, "retried later, not in a tight loop");
+    // The server is back; the retry is made due now (the schedule's first step is 30 s) and the
+    // worker of the started server delivers a fresh code.
+    await lab.smtp.up();
+    await lab.server.core.database.db
+      .updateTable("jobs")
+      .set({ run_at: Date.now() })
+      .where("id", "=", Number(queued[0]?.id))
+      .execute();
+    const mail = await lab.smtp.waitFor((m) => m.to.includes("patient@example.org"), 15_000);
+    assert.doesNotMatch((await guest.view()).text, /could not be sent/);
+    assert.equal((await guest.act("code", { code: codeIn(mail.text) })).status, 303);
+  });
+
+  test("slow: bounded by SMTP_TIMEOUT_MS; refusing (451): queued the same way", async () => {
+    const portal = await lab.portal({ email_verification: "code", ...GENEROUS });
+    lab.smtp.delayMs = 20_000;
+    const guest = new GuestDevice(lab, portal);
+    const started = Date.now();
+    assert.equal((await guest.register({ email: "slowpoke@example.org" })).status, 303);
+    const took = Date.now() - started;
+    assert.ok(took < 6_000, `the page answered in ${took} ms (SMTP_TIMEOUT_MS=1000)`);
+    assert.match((await guest.view()).text, /could not be sent right now/);
+    lab.smtp.delayMs = 0;
+    lab.smtp.refuse = true;
+    const other = new GuestDevice(lab, portal);
+    assert.equal((await other.register({ email: "refused@example.org" })).status, 303);
+    assert.match((await other.view()).text, /could not be sent right now/);
+    lab.smtp.refuse = false;
+  });
+});
