@@ -30,7 +30,7 @@ export interface GuestRouteHelpers {
     portal: GuestPortal,
     lang: PortalLanguage,
     clientMac: string | null,
-  ): Promise<FastifyReply | null>;
+  ): Promise<boolean>;
   handOff(
     reply: FastifyReply,
     portal: GuestPortal,
@@ -123,8 +123,7 @@ export async function guestRoutes(app: FastifyInstance, h: GuestRouteHelpers): P
       const t = CATALOGUE[lang];
       return { reply: h.send(reply, 403, messagePage(lang, ASSETS, portal.title, t.staleForm, { portal })) };
     }
-    const limited = await h.attemptsExceeded(request, reply, portal, lang, clientMac);
-    if (limited) return { reply: limited };
+    if (await h.attemptsExceeded(request, reply, portal, lang, clientMac)) return { reply };
     return { portal, form, lang };
   }
 

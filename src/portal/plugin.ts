@@ -391,8 +391,7 @@ export async function portalPlugin(app: FastifyInstance, options: PortalOptions)
       return showSignIn(request, reply, portal, query, lang, { status: 403, error: t.staleForm });
     }
 
-    const limited = await attemptsExceeded(request, reply, portal, lang, gateway.clientMac);
-    if (limited) return limited;
+    if (await attemptsExceeded(request, reply, portal, lang, gateway.clientMac)) return reply;
 
     const asked = form.get("method") ?? "";
     const method: PortalMethod = (PORTAL_METHODS as readonly string[]).includes(asked)
@@ -447,7 +446,8 @@ export async function portalPlugin(app: FastifyInstance, options: PortalOptions)
   });
 
   /**
-   * Attempts per client address and per device; past either, the friendlier page with Retry-After.
+   * Attempts per client address and per device; past either, the friendlier page with Retry-After
+   * is sent and true returned (not the reply: a reply is a thenable, which an await would unwrap).
    * IPv6 by /64, as the API's and the console's limits count (one subscriber's allocation).
    */
   async function attemptsExceeded(
@@ -456,7 +456,7 @@ export async function portalPlugin(app: FastifyInstance, options: PortalOptions)
     portal: GuestPortal,
     lang: PortalLanguage,
     clientMac: string | null,
-  ) {
+  ): Promise<boolean> {
     const hits = [counters.hit(`portal:ip:${addressGroup(request.ip)}`, windowMs)];
     if (clientMac) hits.push(counters.hit(`portal:mac:${clientMac}`, windowMs));
     const [byAddress, byDevice] = await Promise.all(hits);
@@ -464,9 +464,10 @@ export async function portalPlugin(app: FastifyInstance, options: PortalOptions)
       const resetAt = Math.max(byAddress?.resetAt ?? 0, byDevice?.resetAt ?? 0);
       reply.header("Retry-After", String(Math.max(1, Math.ceil((resetAt - counters.now()) / 1000))));
       const t = CATALOGUE[lang];
-      return send(reply, 429, messagePage(lang, ASSETS, portal.title, t.tooMany, { portal }));
+      send(reply, 429, messagePage(lang, ASSETS, portal.title, t.tooMany, { portal }));
+      return true;
     }
-    return null;
+    return false;
   }
 
   /** Hands the credential to the gateway in its vendor's protocol; `landing` overrides where the guest lands. */
