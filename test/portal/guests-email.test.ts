@@ -314,3 +314,48 @@ describe("verified guests: a mail server that is down or slow", () => {
     lab.smtp.refuse = false;
   });
 });
+
+describe("SMTP settings", () => {
+  test("documented env vars; bad values refused with a clear message, the password never repeated", async () => {
+    const { ConfigError, loadConfig } = await import("../../src/config.ts");
+    const base = {
+      DATA_DIR: "/tmp/wisp-smtp-config",
+      SMTP_HOST: "mail.example.net",
+      SMTP_FROM: "wifi@example.net",
+    };
+    assert.equal(loadConfig({ DATA_DIR: "/tmp/x" }).smtp, undefined, "no SMTP_HOST: no mail");
+    const starttls = loadConfig(base).smtp;
+    assert.deepEqual(
+      { port: starttls?.port, security: starttls?.security, timeout: starttls?.timeoutMs },
+      { port: 587, security: "starttls", timeout: 10_000 },
+    );
+    assert.equal(loadConfig({ ...base, SMTP_SECURITY: "tls" }).smtp?.port, 465);
+    const full = loadConfig({
+      ...base,
+      SMTP_PORT: "2525",
+      SMTP_USER: "u",
+      SMTP_PASSWORD: "p@ss",
+      SMTP_FROM: "Wi-Fi <wifi@example.net>",
+    });
+    assert.equal(full.smtp?.user, "u");
+    assert.equal(loadConfig({ ...base, GUEST_SENDS_PER_ACCOUNT_HOUR: "40" }).guestSendsPerAccountHour, 40);
+    for (const [env, message] of [
+      [{ SMTP_SECURITY: "ssl" }, /SMTP_SECURITY must be one of starttls, tls, none/],
+      [{ SMTP_FROM: "wifi@example.net\r\nBcc: x@y.z" }, /SMTP_FROM must be an address/],
+      [{ SMTP_FROM: "" }, /SMTP_FROM must be an address/],
+      [{ SMTP_USER: "u" }, /SMTP_USER and SMTP_PASSWORD go together/],
+      [{ SMTP_PASSWORD: "secret-pw" }, /SMTP_USER and SMTP_PASSWORD go together/],
+      [{ SMTP_PORT: "0" }, /SMTP_PORT must be between 1 and 65535/],
+      [{ SMTP_TIMEOUT_MS: "5" }, /SMTP_TIMEOUT_MS must be between/],
+      [{ SMTP_HOST: "bad host!" }, /SMTP_HOST must be an IP address/],
+      [{ GUEST_SENDS_PER_ACCOUNT_HOUR: "0" }, /GUEST_SENDS_PER_ACCOUNT_HOUR must be between/],
+    ] as const) {
+      assert.throws(
+        () => loadConfig({ ...base, ...env }),
+        (error: Error) =>
+          error instanceof ConfigError && message.test(error.message) && !error.message.includes("secret-pw"),
+        JSON.stringify(env),
+      );
+    }
+  });
+});
