@@ -1,4 +1,6 @@
 // Typed configuration read from the environment, in one place for every door (server, CLI, worker).
+import { createPrivateKey, X509Certificate } from "node:crypto";
+import { readFileSync } from "node:fs";
 import net from "node:net";
 import path from "node:path";
 import { EapFileError, type EapFiles, loadEapFiles } from "./core/certs/files.ts";
@@ -75,6 +77,25 @@ export interface Config {
   smtp: SmtpSettings | undefined;
   /** GUEST_SENDS_PER_ACCOUNT_HOUR: verification messages (email, SMS) one account may send per hour. */
   guestSendsPerAccountHour: number;
+  /** RADSEC_*: the RadSec (RADIUS over TLS) listener; port 0 (the default): off. */
+  radsec: RadsecConfig;
+}
+
+export interface RadsecConfig {
+  /** RADSEC_PORT: 2083 is RadSec's registered port (RFC 6614 section 2.1); 0: no listener. */
+  port: number;
+  /** RADSEC_HOST (default: RADIUS_HOST). */
+  host: string;
+  /** RADSEC_CERT_FILE + RADSEC_KEY_FILE (PEM; the chain may follow the certificate); unset: the EAP server certificate. */
+  identity: { cert: string; key: string } | undefined;
+  /** RADSEC_IDLE_TIMEOUT (seconds): a connection with no packet this long is closed. */
+  idleTimeoutMs: number;
+  maxConnections: number;
+  maxConnectionsPerAddress: number;
+  handshakesPerSecond: number;
+  handshakesPerSecondPerAddress: number;
+  /** RADSEC_RADIUS11: RADIUS/1.1 (RFC 9765) forbid, allow (default) or require. */
+  radius11: "forbid" | "allow" | "require";
 }
 
 export class ConfigError extends Error {}
@@ -355,6 +376,44 @@ function smtpSettings(env: NodeJS.ProcessEnv): SmtpSettings | undefined {
   };
 }
 
+/** RADSEC_CERT_FILE and RADSEC_KEY_FILE together, read and checked now (one line when they are bad). */
+function radsecIdentity(env: NodeJS.ProcessEnv): { cert: string; key: string } | undefined {
+  const certFile = env.RADSEC_CERT_FILE || undefined;
+  const keyFile = env.RADSEC_KEY_FILE || undefined;
+  if (!certFile && !keyFile) return undefined;
+  if (!certFile || !keyFile) throw new ConfigError("RADSEC_CERT_FILE and RADSEC_KEY_FILE go together");
+  let cert: string;
+  let key: string;
+  try {
+    cert = readFileSync(certFile, "utf8");
+    key = readFileSync(keyFile, "utf8");
+  } catch (error) {
+    throw new ConfigError(`RADSEC_CERT_FILE/RADSEC_KEY_FILE cannot be read: ${(error as Error).message}`);
+  }
+  try {
+    if (!new X509Certificate(cert).checkPrivateKey(createPrivateKey(key))) throw new Error("they do not match");
+  } catch (error) {
+    throw new ConfigError(
+      `RADSEC_CERT_FILE and RADSEC_KEY_FILE must be a PEM certificate and its private key: ${(error as Error).message}`,
+    );
+  }
+  return { cert, key };
+}
+
+function radsecConfig(env: NodeJS.ProcessEnv, radiusHost: string): RadsecConfig {
+  return {
+    port: integer(env, "RADSEC_PORT", 0, 0, 65535),
+    host: listenHost(env, "RADSEC_HOST", radiusHost),
+    identity: radsecIdentity(env),
+    idleTimeoutMs: integer(env, "RADSEC_IDLE_TIMEOUT", 300, 5, 86_400) * 1000,
+    maxConnections: integer(env, "RADSEC_MAX_CONNECTIONS", 2048, 1, 1_000_000),
+    maxConnectionsPerAddress: integer(env, "RADSEC_MAX_CONNECTIONS_PER_ADDRESS", 64, 1, 1_000_000),
+    handshakesPerSecond: integer(env, "RADSEC_HANDSHAKES_PER_SECOND", 200, 1, 1_000_000),
+    handshakesPerSecondPerAddress: integer(env, "RADSEC_HANDSHAKES_PER_SECOND_PER_ADDRESS", 20, 1, 1_000_000),
+    radius11: oneOf(env, "RADSEC_RADIUS11", "allow", ["forbid", "allow", "require"]) as RadsecConfig["radius11"],
+  };
+}
+
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const databaseUrl = serviceUrl(
     env,
@@ -407,5 +466,6 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       1,
       1_000_000,
     ),
+    radsec: radsecConfig(env, listenHost(env, "RADIUS_HOST", host)),
   };
 }
