@@ -21,7 +21,10 @@ export interface CaseUser {
   groups?: [string, number][];
   status?: "enabled" | "disabled";
   sessions?: SessionRow[];
-  /** Check rows written straight into radcheck, as an imported database holds them (no API checks). */
+  /**
+   * Check rows written straight into radcheck, as an imported database holds them: the API refuses
+   * password items no login could use (an NT-Password that is no hash), FreeRADIUS stores them.
+   */
   imported?: boolean;
 }
 
@@ -178,25 +181,43 @@ export const PARITY_CASES: ParityCase[] = [
   },
   {
     name: "PAP: an NT-Password that is not a hash fails, even with the password it spells",
-    users: [{ username: "pap-nt-text", check: [["NT-Password", ":=", "nt pw"]] }],
+    users: [{ username: "pap-nt-text", imported: true, check: [["NT-Password", ":=", "nt pw"]] }],
     request: pap("pap-nt-text", "nt pw"),
     expect: "Access-Reject",
   },
   {
     name: "PAP: an NT-Password of 17 octets (0x and 34 hex digits) is no hash",
-    users: [{ username: "pap-nt17", check: [["NT-Password", ":=", `0x${ntPassword("nt pw")[2]}00`]] }],
+    users: [
+      {
+        username: "pap-nt17",
+        imported: true,
+        check: [["NT-Password", ":=", `0x${ntPassword("nt pw")[2]}00`]],
+      },
+    ],
     request: pap("pap-nt17", "nt pw"),
     expect: "Access-Reject",
   },
   {
     name: "PAP: an NT-Password that is not a hash, first, fails before the Cleartext-Password",
-    users: [{ username: "pap-nt-text-first", check: [["NT-Password", ":=", "nt pw"], pw("clear pw")] }],
+    users: [
+      {
+        username: "pap-nt-text-first",
+        imported: true,
+        check: [["NT-Password", ":=", "nt pw"], pw("clear pw")],
+      },
+    ],
     request: pap("pap-nt-text-first", "clear pw"),
     expect: "Access-Reject",
   },
   {
     name: "PAP: a Cleartext-Password first decides before an NT-Password that is not a hash",
-    users: [{ username: "pap-clear-first-text", check: [pw("clear pw"), ["NT-Password", ":=", "nt pw"]] }],
+    users: [
+      {
+        username: "pap-clear-first-text",
+        imported: true,
+        check: [pw("clear pw"), ["NT-Password", ":=", "nt pw"]],
+      },
+    ],
     request: pap("pap-clear-first-text", "clear pw"),
     expect: "Access-Accept",
   },
@@ -690,7 +711,13 @@ export const PARITY_CASES: ParityCase[] = [
   },
   {
     name: "MS-CHAPv2: an NT-Password that is no hash is passed over for the Cleartext-Password",
-    users: [{ username: "mschap-ntbad", check: [pw("clear pw"), ["NT-Password", ":=", "clear pw"]] }],
+    users: [
+      {
+        username: "mschap-ntbad",
+        imported: true,
+        check: [pw("clear pw"), ["NT-Password", ":=", "clear pw"]],
+      },
+    ],
     request: mschapv2("mschap-ntbad", "clear pw"),
     expect: "Access-Accept",
   },
