@@ -63,6 +63,8 @@ function sameHash(a: string, b: string): boolean {
 }
 
 export class IdpSignIn {
+  private readonly buttonCache = new Map<number, { key: string; buttons: { id: number; name: string }[]; until: number }>();
+
   constructor(private readonly deps: IdpSignInDeps) {}
 
   /** An enabled provider by the id in an address; undefined otherwise. */
@@ -70,6 +72,24 @@ export class IdpSignIn {
     if (!Number.isInteger(id) || id < 1 || id > 2_147_483_647) return undefined;
     const row = await this.deps.repo.findForSignIn(id);
     return row?.enabled === 1 ? row : undefined;
+  }
+
+  /**
+   * The portal's buttons: its enabled providers of its account, by display name. Read at most every
+   * few seconds per portal (the sign-in page is what every guest asks for first).
+   */
+  async buttons(portal: GuestPortal, now = Date.now()): Promise<{ id: number; name: string }[]> {
+    const key = portal.identityProviders.join(",");
+    const cached = this.buttonCache.get(portal.id);
+    if (cached && cached.key === key && cached.until > now) return cached.buttons;
+    const rows = await this.deps.repo.list(portal.accountId);
+    const buttons = portal.identityProviders.flatMap((id) => {
+      const row = rows.find((r) => r.id === id && r.enabled === 1);
+      return row ? [{ id: row.id, name: row.display_name }] : [];
+    });
+    if (this.buttonCache.size > 10_000) this.buttonCache.clear();
+    this.buttonCache.set(portal.id, { key, buttons, until: now + 3_000 });
+    return buttons;
   }
 
   samlSite(row: ProviderRow) {

@@ -553,6 +553,8 @@ export class PortalsService {
     username: string,
     clientMac: string | null,
     now = Math.floor(Date.now() / 1000),
+    /** The identity provider of an idp sign-in: its user.authenticated event names it. */
+    providerId: number | null = null,
   ): Promise<void> {
     await this.repo.addPendingLogin(
       {
@@ -562,6 +564,7 @@ export class PortalsService {
         username,
         client_mac: clientMac,
         expires: now + PENDING_LOGIN_SECONDS,
+        ...(providerId === null ? {} : { provider_id: providerId }),
       },
       now,
     );
