@@ -90,7 +90,12 @@ export async function idpRoutes(app: FastifyInstance, h: GuestRouteHelpers): Pro
     const provider = await core.idpSignIn.provider(providerId);
     const context = { provider: providerId, name: provider?.display_name };
     if (provider?.kind !== "oidc")
-      return refused(request, reply, new IdpRefusal("provider_off", "no such OpenID Connect provider"), context);
+      return refused(
+        request,
+        reply,
+        new IdpRefusal("provider_off", "no such OpenID Connect provider"),
+        context,
+      );
     // The address as the IdP sent the browser to it: redirect_uri plus the IdP's parameters.
     const callback = new URL(core.idp.redirectUri(provider));
     callback.search = request.url.slice(request.url.indexOf("?") + 1 || request.url.length);

@@ -33,9 +33,9 @@ import {
   safeHttpUrl,
 } from "./gateway.ts";
 import { guestRoutes, startProblemText } from "./guests.ts";
-import { idpRoutes } from "./idp.ts";
 import { escapeHtml, Html, html } from "./html.ts";
 import { CATALOGUE, chooseLanguage, type Messages } from "./i18n.ts";
+import { idpRoutes } from "./idp.ts";
 import { type Assets, colorsCss, handoffPage, messagePage, signInPage } from "./views.ts";
 
 export interface PortalOptions {
@@ -511,7 +511,8 @@ export async function portalPlugin(app: FastifyInstance, options: PortalOptions)
     send,
     csrfToken,
     sameToken: (request: FastifyRequest, given: string) => sameToken(given, readCookie(request, CSRF_COOKIE)),
-    gatewayOf: (request: FastifyRequest, portal: GuestPortal, query: string) => gatewayOf(request, portal, query),
+    gatewayOf: (request: FastifyRequest, portal: GuestPortal, query: string) =>
+      gatewayOf(request, portal, query),
     languageOf,
     notFound,
     attemptsExceeded,

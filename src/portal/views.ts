@@ -236,7 +236,13 @@ ${options.link ? html`<p><a href="${options.link}">${t.continueLink}</a></p>` : 
 }
 
 /** On the way to the IdP: followed at once by meta refresh (no form-action check), or by hand. */
-export function goingPage(portal: GuestPortal, lang: PortalLanguage, assets: Assets, name: string, url: string) {
+export function goingPage(
+  portal: GuestPortal,
+  lang: PortalLanguage,
+  assets: Assets,
+  name: string,
+  url: string,
+) {
   const w = IDP_WORDS[lang];
   const body = html`<section><h2>${w.goingTitle}</h2><p>${w.goingText.replace("{name}", name)}</p>
 <p><a id="idp-link" href="${url}">${w.goingLink.replace("{name}", name)}</a></p></section>`;

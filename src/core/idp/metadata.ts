@@ -36,7 +36,7 @@ export function parseIdpMetadata(xml: string): IdpMetadata | string {
   if (/<!DOCTYPE|<!ENTITY/i.test(xml)) return "must not contain a DOCTYPE or entity declarations";
   const errors: string[] = [];
   const doc = new DOMParser({
-    onError: (level: string, message: string) => {
+    errorHandler: (level: string, message: string) => {
       if (level !== "warning") errors.push(message);
     },
   }).parseFromString(xml, "text/xml") as unknown as { documentElement: El | null };

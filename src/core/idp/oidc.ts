@@ -84,7 +84,10 @@ export class OidcClient {
     try {
       config = await this.configuration(row, secret);
     } catch (error) {
-      throw new IdpRefusal("idp_unreachable", `discovery at ${row.issuer} failed: ${(error as Error).message}`);
+      throw new IdpRefusal(
+        "idp_unreachable",
+        `discovery at ${row.issuer} failed: ${(error as Error).message}`,
+      );
     }
     const state = client.randomState();
     const nonce = client.randomNonce();
@@ -124,7 +127,8 @@ export class OidcClient {
     } catch (error) {
       if (unreachable(error)) throw new IdpRefusal("idp_unreachable", (error as Error).message);
       const idpError = (error as { error?: string }).error;
-      if (idpError) throw new IdpRefusal("idp_error", `the IdP answered ${idpError}: ${(error as Error).message}`);
+      if (idpError)
+        throw new IdpRefusal("idp_error", `the IdP answered ${idpError}: ${(error as Error).message}`);
       throw new IdpRefusal("token_invalid", (error as Error).message);
     }
     if (!claims) throw new IdpRefusal("token_invalid", "no ID token");

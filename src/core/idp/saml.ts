@@ -76,7 +76,11 @@ function checkAssertion(profile: Profile): { id: string; notOnOrAfter: number | 
     throw new IdpRefusal("assertion_invalid", `signature algorithm not accepted: ${algorithms.join(", ")}`);
   if (digests.some((d) => !STRONG_DIGESTS.has(d ?? "")))
     throw new IdpRefusal("assertion_invalid", `digest algorithm not accepted: ${digests.join(", ")}`);
-  const assertion = (profile.getAssertion?.() as { Assertion?: { $?: Record<string, string>; Conditions?: { $?: Record<string, string> }[] } })?.Assertion;
+  const assertion = (
+    profile.getAssertion?.() as {
+      Assertion?: { $?: Record<string, string>; Conditions?: { $?: Record<string, string> }[] };
+    }
+  )?.Assertion;
   const id = assertion?.$?.ID ?? "";
   if (!id) throw new IdpRefusal("assertion_invalid", "the assertion has no ID");
   const until = assertion?.Conditions?.[0]?.$?.NotOnOrAfter;
@@ -85,7 +89,11 @@ function checkAssertion(profile: Profile): { id: string; notOnOrAfter: number | 
 
 export class SamlClient {
   /** The IdP's login address carrying a new AuthnRequest; its ID is kept for InResponseTo. */
-  async start(row: ProviderRow, site: SamlSite, relayState: string): Promise<{ url: string; requestId: string }> {
+  async start(
+    row: ProviderRow,
+    site: SamlSite,
+    relayState: string,
+  ): Promise<{ url: string; requestId: string }> {
     // An xs:ID must not start with a digit (XML Schema NCName).
     const requestId = `_${randomBytes(20).toString("hex")}`;
     const url = await samlFor(row, site, requestId).getAuthorizeUrlAsync(relayState, undefined, {});
@@ -104,23 +112,39 @@ export class SamlClient {
   ): Promise<{ identity: VerifiedIdentity; assertionId: string; until: number | null }> {
     let profile: Profile | null;
     try {
-      ({ profile } = await samlFor(row, site, requestId).validatePostResponseAsync({ SAMLResponse: samlResponse }));
+      ({ profile } = await samlFor(row, site, requestId).validatePostResponseAsync({
+        SAMLResponse: samlResponse,
+      }));
     } catch (error) {
       const status = (error as { xmlStatus?: string }).xmlStatus;
       throw new IdpRefusal(status ? "idp_error" : "assertion_invalid", (error as Error).message);
     }
     if (!profile) throw new IdpRefusal("assertion_invalid", "no assertion in the response");
     if (profile.issuer !== row.idp_entity_id)
-      throw new IdpRefusal("assertion_invalid", `the assertion's issuer ${profile.issuer} is not ${row.idp_entity_id}`);
+      throw new IdpRefusal(
+        "assertion_invalid",
+        `the assertion's issuer ${profile.issuer} is not ${row.idp_entity_id}`,
+      );
     const { id, notOnOrAfter } = checkAssertion(profile);
     const attributes = (profile.attributes ?? {}) as Record<string, unknown>;
     const subject = row.user_attribute ? text(attributes[row.user_attribute]) : (profile.nameID ?? "");
     if (!subject) throw new IdpRefusal("no_subject", `no ${row.user_attribute || "NameID"} in the assertion`);
-    const email = (text(profile.email) || (profile.nameIDFormat === EMAIL_FORMAT ? (profile.nameID ?? "") : "")).toLowerCase();
-    const name = text(attributes.displayName) || text(attributes["urn:oid:2.16.840.1.113730.3.1.241"]) || text(attributes.cn);
+    const email = (
+      text(profile.email) || (profile.nameIDFormat === EMAIL_FORMAT ? (profile.nameID ?? "") : "")
+    ).toLowerCase();
+    const name =
+      text(attributes.displayName) ||
+      text(attributes["urn:oid:2.16.840.1.113730.3.1.241"]) ||
+      text(attributes.cn);
     return {
       // The IdP the operator chose asserts the address; SAML has no separate verified flag.
-      identity: { subject, email, emailVerified: email !== "", name, groups: row.group_attribute ? texts(attributes[row.group_attribute]) : [] },
+      identity: {
+        subject,
+        email,
+        emailVerified: email !== "",
+        name,
+        groups: row.group_attribute ? texts(attributes[row.group_attribute]) : [],
+      },
       assertionId: id,
       until: notOnOrAfter,
     };

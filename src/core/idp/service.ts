@@ -7,8 +7,7 @@ import { hasControlCharacters } from "../shared/text.ts";
 import { isoNow } from "../shared/time.ts";
 import type { SecretBox } from "../webhooks/crypto.ts";
 import { parseIdpMetadata } from "./metadata.ts";
-import type { ProviderChanges, ProviderRow } from "./repo.ts";
-import type { IdpRepo } from "./repo.ts";
+import type { IdpRepo, ProviderChanges, ProviderRow } from "./repo.ts";
 import {
   CLAIM_PATTERN,
   DOMAIN_PATTERN,
@@ -104,7 +103,12 @@ const entries = (stored: string) => (stored === "" ? [] : stored.split(","));
 const oneLine = (value: string, max: number) => value.length <= max && !hasControlCharacters(value);
 
 /** The field checks that need no database; pushes a problem per bad field. */
-function checkFields(input: ProviderInput, clean: ProviderInput, allowHttp: boolean, problems: FieldProblem[]) {
+function checkFields(
+  input: ProviderInput,
+  clean: ProviderInput,
+  allowHttp: boolean,
+  problems: FieldProblem[],
+) {
   const bad = (field: string, message: string) => problems.push({ field, message });
   if (input.name !== undefined && !IDP_NAME_PATTERN.test(input.name)) bad("name", IDP_NAME_RULE);
   if (input.kind !== undefined && !(IDP_KINDS as readonly string[]).includes(input.kind))
@@ -127,20 +131,26 @@ function checkFields(input: ProviderInput, clean: ProviderInput, allowHttp: bool
     bad("client_secret", `must be at most ${MAX_CLIENT_SECRET} printable ASCII characters`);
   if (input.scopes !== undefined) {
     clean.scopes = input.scopes.trim().split(/\s+/).filter(Boolean).join(" ");
-    if (clean.scopes.length > MAX_SCOPES || !clean.scopes.split(" ").includes("openid") || !/^[\x21-\x7e ]+$/.test(clean.scopes))
+    if (
+      clean.scopes.length > MAX_SCOPES ||
+      !clean.scopes.split(" ").includes("openid") ||
+      !/^[\x21-\x7e ]+$/.test(clean.scopes)
+    )
       bad("scopes", `must be space-separated scopes including openid, at most ${MAX_SCOPES} characters`);
   }
   for (const field of ["user_claim", "group_claim"] as const) {
     const value = input[field]?.trim();
     if (value === undefined) continue;
     clean[field] = value;
-    if (value !== "" && !CLAIM_PATTERN.test(value)) bad(field, "must be a claim name of 1-100 printable characters");
+    if (value !== "" && !CLAIM_PATTERN.test(value))
+      bad(field, "must be a claim name of 1-100 printable characters");
   }
   for (const field of ["user_attribute", "group_attribute"] as const) {
     const value = input[field]?.trim();
     if (value === undefined) continue;
     clean[field] = value;
-    if (!/^[\x21-\x7e]{0,200}$/.test(value)) bad(field, `must be an attribute name of at most ${MAX_ATTRIBUTE} printable characters`);
+    if (!/^[\x21-\x7e]{0,200}$/.test(value))
+      bad(field, `must be an attribute name of at most ${MAX_ATTRIBUTE} printable characters`);
   }
   for (const field of ["allowed_domains", "admin_domains"] as const) {
     const value = input[field];
@@ -153,12 +163,21 @@ function checkFields(input: ProviderInput, clean: ProviderInput, allowHttp: bool
     bad("metadata", `must be at most ${MAX_METADATA / 1024} KiB`);
   if (input.group_mappings !== undefined) {
     const seen = new Set<string>();
-    clean.group_mappings = input.group_mappings.map((m) => ({ idp_group: m.idp_group.trim(), group: m.group.trim() }));
+    clean.group_mappings = input.group_mappings.map((m) => ({
+      idp_group: m.idp_group.trim(),
+      group: m.group.trim(),
+    }));
     const wrong = clean.group_mappings.some(
-      (m) => m.idp_group === "" || !oneLine(m.idp_group, MAX_IDP_GROUP) || seen.size === seen.add(m.idp_group).size,
+      (m) =>
+        m.idp_group === "" ||
+        !oneLine(m.idp_group, MAX_IDP_GROUP) ||
+        seen.size === seen.add(m.idp_group).size,
     );
     if (wrong || clean.group_mappings.length > MAX_MAPPINGS)
-      bad("group_mappings", `must be up to ${MAX_MAPPINGS} distinct IdP groups of 1-${MAX_IDP_GROUP} characters, each with a group`);
+      bad(
+        "group_mappings",
+        `must be up to ${MAX_MAPPINGS} distinct IdP groups of 1-${MAX_IDP_GROUP} characters, each with a group`,
+      );
   }
 }
 
@@ -193,7 +212,9 @@ export class IdpService {
   }
 
   clientSecret(row: ProviderRow): string {
-    return row.client_secret ? this.options.box.open(row.client_secret, sealContext(row.account_id, row.id)) : "";
+    return row.client_secret
+      ? this.options.box.open(row.client_secret, sealContext(row.account_id, row.id))
+      : "";
   }
 
   async present(row: ProviderRow): Promise<IdentityProvider> {
@@ -262,7 +283,8 @@ export class IdpService {
   private async samlColumns(clean: ProviderInput): Promise<ProviderChanges> {
     let xml = clean.metadata;
     if (xml === undefined && clean.metadata_url) xml = await fetchMetadata(clean.metadata_url);
-    if (xml === undefined) return clean.metadata_url !== undefined ? { metadata_url: clean.metadata_url } : {};
+    if (xml === undefined)
+      return clean.metadata_url !== undefined ? { metadata_url: clean.metadata_url } : {};
     const parsed = parseIdpMetadata(xml);
     if (typeof parsed === "string") throw ValidationError.field("metadata", parsed);
     return {
@@ -280,7 +302,15 @@ export class IdpService {
     if (clean.display_name !== undefined) changes.display_name = clean.display_name;
     if (clean.enabled !== undefined) changes.enabled = flag(clean.enabled);
     if (clean.console_login !== undefined) changes.console_login = flag(clean.console_login);
-    for (const field of ["issuer", "client_id", "scopes", "user_claim", "group_claim", "user_attribute", "group_attribute"] as const) {
+    for (const field of [
+      "issuer",
+      "client_id",
+      "scopes",
+      "user_claim",
+      "group_claim",
+      "user_attribute",
+      "group_attribute",
+    ] as const) {
       if (clean[field] !== undefined) changes[field] = clean[field];
     }
     if (clean.allowed_domains !== undefined) changes.allowed_domains = clean.allowed_domains.join(",");
@@ -303,7 +333,8 @@ export class IdpService {
     if (mappings === undefined) return;
     const ids = await this.repo.groupIdsByName(accountId, [...new Set(mappings.map((m) => m.group))]);
     const missing = mappings.find((m) => !ids.has(m.group));
-    if (missing) throw ValidationError.field("group_mappings", `${missing.group} is not a group of this account`);
+    if (missing)
+      throw ValidationError.field("group_mappings", `${missing.group} is not a group of this account`);
     await this.repo.replaceMappings(
       accountId,
       providerId,
@@ -339,7 +370,8 @@ export class IdpService {
       });
       return this.present(row);
     } catch (error) {
-      if (isUniqueViolation(error)) throw new ConflictError(`an identity provider named ${input.name} already exists`);
+      if (isUniqueViolation(error))
+        throw new ConflictError(`an identity provider named ${input.name} already exists`);
       throw error;
     }
   }
@@ -350,12 +382,14 @@ export class IdpService {
     const before = await this.row(accountId, id);
     if (clean.name !== undefined && clean.name !== before.name)
       throw ValidationError.field("name", "cannot change (it is the prefix of the provider's users' names)");
-    if (clean.kind !== undefined && clean.kind !== before.kind) throw ValidationError.field("kind", "cannot change");
+    if (clean.kind !== undefined && clean.kind !== before.kind)
+      throw ValidationError.field("kind", "cannot change");
     const saml = before.kind === "saml" ? await this.samlColumns(clean) : {};
     const row = await this.repo.transaction(async (repo) => {
       const changes: ProviderChanges = { ...this.columns(clean), ...saml, updated: isoNow() };
       if (clean.client_secret !== undefined)
-        changes.client_secret = clean.client_secret && this.options.box.seal(clean.client_secret, sealContext(accountId, id));
+        changes.client_secret =
+          clean.client_secret && this.options.box.seal(clean.client_secret, sealContext(accountId, id));
       const row = await repo.update(accountId, id, changes);
       if (!row) throw new NotFoundError(`identity provider ${id} not found`);
       this.complete(row);

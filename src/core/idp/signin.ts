@@ -20,7 +20,8 @@ import type { IdpService } from "./service.ts";
 const sha256 = (text: string) => createHash("sha256").update(text).digest("hex");
 const token = () => randomBytes(32).toString("base64url");
 const TOKEN = /^[A-Za-z0-9_-]{43}$/;
-const PLAIN_EMAIL = /^[^\s@\u0000-\u001f\u007f]{1,64}@[^\s@\u0000-\u001f\u007f]{1,189}\.[^\s@\u0000-\u001f\u007f]+$/;
+const PLAIN_EMAIL =
+  /^[^\s@\u0000-\u001f\u007f]{1,64}@[^\s@\u0000-\u001f\u007f]{1,189}\.[^\s@\u0000-\u001f\u007f]+$/;
 const nowSeconds = () => Math.floor(Date.now() / 1000);
 
 export type FlowPurpose =
@@ -63,7 +64,10 @@ function sameHash(a: string, b: string): boolean {
 }
 
 export class IdpSignIn {
-  private readonly buttonCache = new Map<number, { key: string; buttons: { id: number; name: string }[]; until: number }>();
+  private readonly buttonCache = new Map<
+    number,
+    { key: string; buttons: { id: number; name: string }[]; until: number }
+  >();
 
   constructor(private readonly deps: IdpSignInDeps) {}
 
@@ -140,7 +144,11 @@ export class IdpSignIn {
   private async take(row: ProviderRow, state: string, now: number): Promise<FlowRow> {
     if (!TOKEN.test(state)) throw new IdpRefusal("unknown_state", "the state is missing or malformed");
     const flow = await this.deps.repo.takeStartedFlow(row.account_id, row.id, sha256(state), now);
-    if (!flow) throw new IdpRefusal("unknown_state", "no sign-in in progress has this state (forged, used or expired)");
+    if (!flow)
+      throw new IdpRefusal(
+        "unknown_state",
+        "no sign-in in progress has this state (forged, used or expired)",
+      );
     return flow;
   }
 
@@ -165,11 +173,19 @@ export class IdpSignIn {
     // Remembered until the assertion could no longer be accepted anyway (at least the flow's time).
     const until = Math.max(result.until ?? 0, now + FLOW_SECONDS) + 300;
     if (!(await this.deps.repo.useAssertion(row.account_id, row.id, result.assertionId, until, now)))
-      throw new IdpRefusal("assertion_replayed", `assertion ${result.assertionId.slice(0, 100)} was used before`);
+      throw new IdpRefusal(
+        "assertion_replayed",
+        `assertion ${result.assertionId.slice(0, 100)} was used before`,
+      );
     return this.verified(row, flow, result.identity, now);
   }
 
-  private async verified(row: ProviderRow, flow: FlowRow, identity: VerifiedIdentity, now: number): Promise<Completed> {
+  private async verified(
+    row: ProviderRow,
+    flow: FlowRow,
+    identity: VerifiedIdentity,
+    now: number,
+  ): Promise<Completed> {
     checkDomain(row, identity);
     const finish = token();
     await this.deps.repo.addVerifiedFlow({
@@ -236,11 +252,14 @@ export class IdpSignIn {
       password,
       expiration: now + portal.registration.validity,
       managedGroups: [...new Set(mappings.map((m) => m.group_name))],
-      groups: [...new Set(mappings.filter((m) => identity.groups.includes(m.idp_group)).map((m) => m.group_name))],
+      groups: [
+        ...new Set(mappings.filter((m) => identity.groups.includes(m.idp_group)).map((m) => m.group_name)),
+      ],
     });
     if (result.disabled) throw new IdpRefusal("user_refused", `user ${username} is disabled`);
     const verdict = await this.deps.aaa.precheck(portal.accountId, { username, password, clientMac }, now);
-    if (!verdict.accepted) throw new IdpRefusal("user_refused", `user ${username}: ${verdict.reason ?? "refused"}`);
+    if (!verdict.accepted)
+      throw new IdpRefusal("user_refused", `user ${username}: ${verdict.reason ?? "refused"}`);
     return { username, password };
   }
 }
@@ -252,5 +271,8 @@ function checkDomain(row: ProviderRow, identity: VerifiedIdentity): void {
   if (!identity.email || !identity.emailVerified)
     throw new IdpRefusal("email_not_verified", "the IdP vouched for no verified email address");
   if (!allowed.includes(emailDomain(identity.email)))
-    throw new IdpRefusal("domain_not_allowed", `the email domain ${emailDomain(identity.email)} is not allowed`);
+    throw new IdpRefusal(
+      "domain_not_allowed",
+      `the email domain ${emailDomain(identity.email)} is not allowed`,
+    );
 }

@@ -284,7 +284,10 @@ function checkPage(input: PortalInput, clean: PortalInput, problems: FieldProble
   const providers = input.identity_providers;
   if (providers !== undefined) {
     clean.identity_providers = [...new Set(providers)];
-    if (clean.identity_providers.length > 20 || clean.identity_providers.some((p) => !Number.isInteger(p) || p < 1 || p > MAX_ID))
+    if (
+      clean.identity_providers.length > 20 ||
+      clean.identity_providers.some((p) => !Number.isInteger(p) || p < 1 || p > MAX_ID)
+    )
       problems.push({ field: "identity_providers", message: "must be up to 20 identity provider ids" });
   }
   const redirect = input.generic_redirect_field;
@@ -351,7 +354,10 @@ async function checkProviders(
   if (changed && !(await repo.hasProviders(accountId, ids)))
     throw ValidationError.field("identity_providers", "must name identity providers of this account");
   if (ids.length === 0 && methods.split(",").includes("idp"))
-    throw ValidationError.field("identity_providers", "must name at least one provider when methods include idp");
+    throw ValidationError.field(
+      "identity_providers",
+      "must name at least one provider when methods include idp",
+    );
 }
 
 function notFound(id: number): NotFoundError {

@@ -221,14 +221,24 @@ export class UsersService {
       groups: readonly string[];
     },
   ): Promise<{ user: User; created: boolean; disabled: boolean }> {
-    check({ username: input.username, email: input.email, fullname: input.fullname, password: input.password });
+    check({
+      username: input.username,
+      email: input.email,
+      fullname: input.fullname,
+      password: input.password,
+    });
     const now = isoNow();
     return this.repo.transaction(async (repo) => {
       const existing = await repo.findByUsername(accountId, input.username);
       // Disabled by the operator: nothing changes, no new credential.
-      if (existing && existing.status !== "enabled") return { user: present(existing), created: false, disabled: true };
+      if (existing && existing.status !== "enabled")
+        return { user: present(existing), created: false, disabled: true };
       const row = existing
-        ? await repo.update(accountId, existing.id, { email: input.email, fullname: input.fullname, updated: now })
+        ? await repo.update(accountId, existing.id, {
+            email: input.email,
+            fullname: input.fullname,
+            updated: now,
+          })
         : await repo.insert({
             account_id: accountId,
             username: input.username,
