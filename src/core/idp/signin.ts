@@ -10,6 +10,7 @@
 import { createHash, randomBytes, timingSafeEqual } from "node:crypto";
 import type { AaaService } from "../aaa/service.ts";
 import type { GuestPortal } from "../portals/service.ts";
+import { EMAIL_PATTERN } from "../users/rules.ts";
 import type { UsersService } from "../users/service.ts";
 import type { OidcClient } from "./oidc.ts";
 import type { FlowRow, IdpRepo, ProviderRow } from "./repo.ts";
@@ -20,8 +21,9 @@ import type { IdpService } from "./service.ts";
 const sha256 = (text: string) => createHash("sha256").update(text).digest("hex");
 const token = () => randomBytes(32).toString("base64url");
 const TOKEN = /^[A-Za-z0-9_-]{43}$/;
-const PLAIN_EMAIL =
-  /^[^\s@\u0000-\u001f\u007f]{1,64}@[^\s@\u0000-\u001f\u007f]{1,189}\.[^\s@\u0000-\u001f\u007f]+$/;
+const PLAIN_EMAIL = new RegExp(EMAIL_PATTERN);
+/** Text without control characters (C0, DEL), as user fields take it. */
+const printable = (text: string) => [...text].filter((c) => c >= " " && c !== "\u007f").join("");
 const nowSeconds = () => Math.floor(Date.now() / 1000);
 
 export type FlowPurpose =
@@ -247,8 +249,11 @@ export class IdpSignIn {
     const password = randomBytes(18).toString("base64url");
     const result = await this.deps.users.signInFromProvider(portal.accountId, {
       username,
-      email: identity.emailVerified && PLAIN_EMAIL.test(identity.email) ? identity.email : "",
-      fullname: identity.name.replace(/[\u0000-\u001f\u007f]/g, "").slice(0, 255),
+      email:
+        identity.emailVerified && identity.email.length <= 254 && PLAIN_EMAIL.test(identity.email)
+          ? identity.email
+          : "",
+      fullname: printable(identity.name).slice(0, 255),
       password,
       expiration: now + portal.registration.validity,
       managedGroups: [...new Set(mappings.map((m) => m.group_name))],
