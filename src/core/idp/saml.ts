@@ -34,16 +34,20 @@ export interface SamlSite {
   acsUrl: string;
 }
 
-/** A cache that knows only the one request this sign-in made (its InResponseTo must name it). */
-function oneRequest(requestId: string): CacheProvider {
+/**
+ * A cache that knows only the one request this sign-in made (its InResponseTo must name it); the
+ * value is when it was made (node-saml checks requestIdExpirationPeriodMs against it).
+ */
+function oneRequest(requestId: string, requestedAt: number): CacheProvider {
   return {
     saveAsync: async (_key, value) => ({ value, createdAt: Date.now() }),
-    getAsync: async (key) => (key === requestId && requestId !== "" ? "expected" : null),
+    getAsync: async (key) =>
+      key === requestId && requestId !== "" ? new Date(requestedAt).toISOString() : null,
     removeAsync: async () => null,
   };
 }
 
-function samlFor(row: ProviderRow, site: SamlSite, requestId: string): SAML {
+function samlFor(row: ProviderRow, site: SamlSite, requestId: string, requestedAt = Date.now()): SAML {
   return new SAML({
     callbackUrl: site.acsUrl,
     entryPoint: row.sso_url,
@@ -55,7 +59,7 @@ function samlFor(row: ProviderRow, site: SamlSite, requestId: string): SAML {
     validateInResponseTo: ValidateInResponseTo.always,
     requestIdExpirationPeriodMs: FLOW_SECONDS * 1000,
     acceptedClockSkewMs: CLOCK_SKEW_SECONDS * 1000,
-    cacheProvider: oneRequest(requestId),
+    cacheProvider: oneRequest(requestId, requestedAt),
     generateUniqueId: () => requestId,
     identifierFormat: null,
     disableRequestedAuthnContext: true,
@@ -67,14 +71,22 @@ const text = (value: unknown): string =>
 const texts = (value: unknown): string[] =>
   (Array.isArray(value) ? value : [value]).filter((v): v is string => typeof v === "string").slice(0, 500);
 
-/** The signed assertion's algorithms and ID, read from the XML node-saml verified. */
-function checkAssertion(profile: Profile): { id: string; notOnOrAfter: number | null } {
-  const xml = profile.getAssertionXml?.() ?? "";
-  const algorithms = [...xml.matchAll(/<(?:\w+:)?SignatureMethod\s+Algorithm="([^"]+)"/g)].map((m) => m[1]);
-  const digests = [...xml.matchAll(/<(?:\w+:)?DigestMethod\s+Algorithm="([^"]+)"/g)].map((m) => m[1]);
-  if (algorithms.length === 0 || algorithms.some((a) => !STRONG_SIGNATURES.has(a ?? "")))
+/**
+ * Every signature and digest algorithm named in the Response must be a strong one (the one
+ * node-saml verified is among them); the verified assertion's ID and NotOnOrAfter for the replay check.
+ */
+function checkAssertion(profile: Profile, responseXml: string): { id: string; notOnOrAfter: number | null } {
+  const named = (element: string) =>
+    [
+      ...responseXml.matchAll(
+        new RegExp(`<(?:[\\w.-]+:)?${element}\\b[^>]*\\bAlgorithm=["']([^"']+)["']`, "g"),
+      ),
+    ].map((m) => m[1] ?? "");
+  const algorithms = named("SignatureMethod");
+  const digests = named("DigestMethod");
+  if (algorithms.length === 0 || algorithms.some((a) => !STRONG_SIGNATURES.has(a)))
     throw new IdpRefusal("assertion_invalid", `signature algorithm not accepted: ${algorithms.join(", ")}`);
-  if (digests.some((d) => !STRONG_DIGESTS.has(d ?? "")))
+  if (digests.some((d) => !STRONG_DIGESTS.has(d)))
     throw new IdpRefusal("assertion_invalid", `digest algorithm not accepted: ${digests.join(", ")}`);
   const assertion = (
     profile.getAssertion?.() as {
@@ -108,11 +120,11 @@ export class SamlClient {
     row: ProviderRow,
     site: SamlSite,
     samlResponse: string,
-    requestId: string,
+    request: { id: string; at: number },
   ): Promise<{ identity: VerifiedIdentity; assertionId: string; until: number | null }> {
     let profile: Profile | null;
     try {
-      ({ profile } = await samlFor(row, site, requestId).validatePostResponseAsync({
+      ({ profile } = await samlFor(row, site, request.id, request.at).validatePostResponseAsync({
         SAMLResponse: samlResponse,
       }));
     } catch (error) {
@@ -125,7 +137,10 @@ export class SamlClient {
         "assertion_invalid",
         `the assertion's issuer ${profile.issuer} is not ${row.idp_entity_id}`,
       );
-    const { id, notOnOrAfter } = checkAssertion(profile);
+    const { id, notOnOrAfter } = checkAssertion(
+      profile,
+      Buffer.from(samlResponse, "base64").toString("utf8"),
+    );
     const attributes = (profile.attributes ?? {}) as Record<string, unknown>;
     const subject = row.user_attribute ? text(attributes[row.user_attribute]) : (profile.nameID ?? "");
     if (!subject) throw new IdpRefusal("no_subject", `no ${row.user_attribute || "NameID"} in the assertion`);

@@ -171,7 +171,10 @@ export class IdpSignIn {
   /** SAML: the IdP's POST to the assertion consumer service. */
   async completeSaml(row: ProviderRow, samlResponse: string, relayState: string, now = nowSeconds()) {
     const flow = await this.take(row, relayState, now);
-    const result = await this.deps.saml.finish(row, this.samlSite(row), samlResponse, flow.request_id);
+    const result = await this.deps.saml.finish(row, this.samlSite(row), samlResponse, {
+      id: flow.request_id,
+      at: flow.created * 1000,
+    });
     // Remembered until the assertion could no longer be accepted anyway (at least the flow's time).
     const until = Math.max(result.until ?? 0, now + FLOW_SECONDS) + 300;
     if (!(await this.deps.repo.useAssertion(row.account_id, row.id, result.assertionId, until, now)))
