@@ -9,6 +9,7 @@ import type { AddressInfo } from "node:net";
 import { after, before, describe, test } from "node:test";
 import { freeTcpPort, GuestBrowser, handoffFields, type IdpLab, startIdpLab } from "../support/idp-lab.ts";
 import { stepsToCallback } from "../support/oidc-op.ts";
+import { startRogueOp, type TokenContext } from "../support/rogue-op.ts";
 
 describe("guest sign-in through OpenID Connect", () => {
   let lab: IdpLab;
@@ -189,6 +190,53 @@ describe("guest sign-in through OpenID Connect", () => {
     } finally {
       silent.closeAllConnections();
       silent.close();
+    }
+  });
+
+  test("ID tokens a real IdP would not send: alg none, other audience or issuer, expired, other nonce or key", async () => {
+    const rogue = await startRogueOp();
+    try {
+      const provider = await lab.oidcProvider({
+        issuer: rogue.issuer,
+        client_id: rogue.clientId,
+        client_secret: rogue.clientSecret,
+      });
+      const portal = await lab.portal({ identity_providers: [provider.id] });
+      /** One sign-in with the token the rogue IdP builds; the answer to the callback. */
+      async function signIn(idToken: (c: TokenContext) => string) {
+        rogue.idToken = idToken;
+        const guest = new GuestBrowser(lab, portal, newMac());
+        const started = await guest.start(provider.id);
+        const back = await guest.jar.fetch(started.idpUrl ?? "");
+        const callback = back.headers.get("location") ?? "";
+        assert.ok(callback.startsWith(callbackOf(provider.id)), callback);
+        return guest.follow(await guest.jar.fetch(callback));
+      }
+      // The harness itself: a correct token is accepted.
+      const good = await signIn((c) => rogue.signed(rogue.validClaims(c)));
+      assert.equal(handoffFields(good.text).username, `${provider.name}:rogue-user`);
+      const none = (c: TokenContext) =>
+        `${Buffer.from(JSON.stringify({ alg: "none", typ: "JWT" })).toString("base64url")}.${Buffer.from(JSON.stringify(rogue.validClaims(c))).toString("base64url")}.`;
+      const cases: [string, (c: TokenContext) => string][] = [
+        ["alg none", none],
+        ["HS256 with the client secret", (c) => rogue.signed(rogue.validClaims(c), { alg: "HS256" })],
+        ["another audience", (c) => rogue.signed({ ...rogue.validClaims(c), aud: "someone-else" })],
+        ["another issuer", (c) => rogue.signed({ ...rogue.validClaims(c), iss: "https://impostor.example" })],
+        [
+          "expired beyond the skew",
+          (c) => rogue.signed({ ...rogue.validClaims(c), iat: c.now - 3600, exp: c.now - 600 }),
+        ],
+        ["another nonce", (c) => rogue.signed({ ...rogue.validClaims(c), nonce: "not-the-one" })],
+        ["signed by another key", (c) => rogue.signed(rogue.validClaims(c), {}, rogue.otherKey)],
+      ];
+      for (const [name, token] of cases) {
+        const answer = await signIn((c) => token({ ...c, nonce: c.nonce }));
+        assert.equal(answer.status, 403, `${name}: ${answer.text.slice(0, 200)}`);
+        assert.match(answer.text, /could not confirm who you are/, name);
+      }
+      assert.equal((await usersNamed(`${provider.name}:`)).length, 1);
+    } finally {
+      await rogue.close();
     }
   });
 });

@@ -67,7 +67,11 @@ export class OidcClient {
         secret ? client.ClientSecretPost(secret) : client.None(),
         {
           timeout: Math.ceil(IDP_TIMEOUT_MS / 1000),
-          ...(this.allowHttp ? { execute: [client.allowInsecureRequests] } : {}),
+          // The ID token's signature is checked against the IdP's JWKS even though it came straight
+          // from the token endpoint (Core 3.1.3.7 point 6 lets TLS stand in; Wisp does not).
+          execute: this.allowHttp
+            ? [client.enableNonRepudiationChecks, client.allowInsecureRequests]
+            : [client.enableNonRepudiationChecks],
         },
       )
       .catch((error) => {
@@ -129,7 +133,10 @@ export class OidcClient {
       const idpError = (error as { error?: string }).error;
       if (idpError)
         throw new IdpRefusal("idp_error", `the IdP answered ${idpError}: ${(error as Error).message}`);
-      throw new IdpRefusal("token_invalid", (error as Error).message);
+      // oauth4webapi names the claim and what was expected in the cause: the log says which check failed.
+      const cause = (error as { cause?: unknown }).cause;
+      const which = cause && typeof cause === "object" ? ` ${JSON.stringify(cause).slice(0, 300)}` : "";
+      throw new IdpRefusal("token_invalid", `${(error as Error).message}${which}`);
     }
     if (!claims) throw new IdpRefusal("token_invalid", "no ID token");
     const subject = claimText(claims[row.user_claim]);
