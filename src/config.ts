@@ -40,6 +40,8 @@ export interface Config {
   publicUrl: string;
   /** WEBHOOK_ALLOW_PRIVATE=1: webhooks may go to private addresses and plain http:// (labs, tests). */
   webhookAllowPrivate: boolean;
+  /** IDP_ALLOW_HTTP=1: identity providers' issuers and metadata may be plain http:// (labs, tests). */
+  idpAllowHttp: boolean;
   /** WEBHOOK_RETRY_SCHEDULE ("5s,5m,30m,2h,5h,10h,10h"): milliseconds before each retry. */
   webhookRetrySchedule: number[];
   /** WEBHOOK_SECRET_KEY: base64 of 32 bytes encrypting webhook secrets; unset: DATA_DIR/secret.key. */
@@ -446,6 +448,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     radiusAcctPort: integer(env, "RADIUS_ACCT_PORT", 1813, 0, 65535),
     radiusHost: listenHost(env, "RADIUS_HOST", host),
     webhookAllowPrivate: flag(env, "WEBHOOK_ALLOW_PRIVATE", false),
+    idpAllowHttp: flag(env, "IDP_ALLOW_HTTP", false),
     webhookRetrySchedule: retrySchedule(env),
     webhookSecretKey: webhookSecretKey(env),
     reportTasksPerAccount: integer(env, "REPORT_TASKS_PER_ACCOUNT", 10, 1, 100_000),

@@ -13,6 +13,11 @@ import { GroupsRepo } from "./groups/repo.ts";
 import { GroupsService } from "./groups/service.ts";
 import { createGuests, type GuestsService } from "./guests/create.ts";
 import type { SmtpSettings } from "./guests/rules.ts";
+import { OidcClient } from "./idp/oidc.ts";
+import { IdpRepo } from "./idp/repo.ts";
+import { SamlClient } from "./idp/saml.ts";
+import { IdpService } from "./idp/service.ts";
+import { IdpSignIn } from "./idp/signin.ts";
 import { JobQueue } from "./jobs/queue.ts";
 import { KeysRepo } from "./keys/repo.ts";
 import { KeysService } from "./keys/service.ts";
@@ -55,6 +60,9 @@ export interface Core {
   sessions: SessionsService;
   retention: RetentionService;
   guests: GuestsService;
+  /** Identity providers (OIDC, SAML) and the sign-ins through them (issue 26). */
+  idp: IdpService;
+  idpSignIn: IdpSignIn;
 }
 
 export interface CoreOptions {
@@ -85,6 +93,8 @@ export interface CoreOptions {
   guestSendsPerAccountHour?: number | undefined;
   /** WEBHOOK_ALLOW_PRIVATE: webhooks and SMS gateways may be on private addresses and plain http://. */
   webhookAllowPrivate?: boolean | undefined;
+  /** IDP_ALLOW_HTTP: identity providers may be plain http:// (labs, tests). */
+  idpAllowHttp?: boolean | undefined;
 }
 
 export function createCore(database: Database, options: CoreOptions): Core {
@@ -100,6 +110,17 @@ export function createCore(database: Database, options: CoreOptions): Core {
   const users = new UsersService(new UsersRepo(db, database.dialect));
   const vouchers = new VouchersService(new VouchersRepo(db, database.dialect));
   const jobs = new JobQueue(db, database.dialect);
+  const idpRepo = new IdpRepo(db);
+  const allowHttp = options.idpAllowHttp ?? false;
+  const idp = new IdpService(idpRepo, { publicUrl: options.publicUrl, allowHttp, box });
+  const idpSignIn = new IdpSignIn({
+    service: idp,
+    repo: idpRepo,
+    oidc: new OidcClient(allowHttp),
+    saml: new SamlClient(),
+    users,
+    aaa,
+  });
   return {
     database,
     accounts: new AccountsService(new AccountsRepo(db)),
@@ -121,5 +142,7 @@ export function createCore(database: Database, options: CoreOptions): Core {
     sessions,
     retention: createRetention(database, reports, options.retention),
     guests: createGuests(database, { ...options, box, portals, users, vouchers, aaa, sessions, jobs }),
+    idp,
+    idpSignIn,
   };
 }

@@ -7,6 +7,8 @@ export interface AccountsTable {
   created: string;
   /** How many users the account has; kept by the database's triggers (migration 008). */
   user_count: ColumnType<number, never, never>;
+  /** 0: console users of this account sign in through an identity provider only (migration 028). */
+  console_password_login: Generated<number>;
 }
 
 export interface ApiKeysTable {
@@ -178,6 +180,8 @@ export interface CaptivePortalsTable {
   sponsor_window: Generated<number>;
   /** Comma-separated seconds the sponsor may choose from. */
   sponsor_durations: Generated<string>;
+  /** Ids of the account's identity providers offered by the idp method, comma-separated (028). */
+  identity_providers: Generated<string>;
 }
 
 /** A guest's verification in progress (migration 027): codes and tokens stored as digests only. */
@@ -359,6 +363,8 @@ export interface PortalLoginsTable {
   username: string;
   client_mac: string | null;
   expires: number;
+  /** The identity provider of an idp sign-in (028). */
+  provider_id?: number | null;
 }
 
 export interface VoucherDevicesTable {
@@ -419,4 +425,80 @@ export interface Schema {
   jobs: JobsTable;
   guest_verifications: GuestVerificationsTable;
   guest_sends: GuestSendsTable;
+  identity_providers: IdentityProvidersTable;
+  identity_provider_groups: IdentityProviderGroupsTable;
+  idp_flows: IdpFlowsTable;
+  idp_assertions: IdpAssertionsTable;
+}
+
+/** An account's OpenID Connect or SAML identity provider (migration 028; core/idp). */
+export interface IdentityProvidersTable {
+  id: Generated<number>;
+  account_id: number;
+  /** Short and fixed: the prefix of its users' names (`<name>:<subject>`). */
+  name: string;
+  display_name: string;
+  kind: string;
+  enabled: Generated<number>;
+  issuer: Generated<string>;
+  client_id: Generated<string>;
+  /** Sealed (SecretBox); empty: none. */
+  client_secret: Generated<string>;
+  scopes: Generated<string>;
+  user_claim: Generated<string>;
+  group_claim: Generated<string>;
+  allowed_domains: Generated<string>;
+  metadata_url: Generated<string>;
+  metadata: Generated<string>;
+  idp_entity_id: Generated<string>;
+  sso_url: Generated<string>;
+  /** The IdP's signing certificates from its metadata, base64 DER, comma-separated. */
+  idp_certs: Generated<string>;
+  user_attribute: Generated<string>;
+  group_attribute: Generated<string>;
+  console_login: Generated<number>;
+  admin_domains: Generated<string>;
+  created: string;
+  updated: string;
+}
+
+/** An IdP group's Wisp group, per provider. */
+export interface IdentityProviderGroupsTable {
+  id: Generated<number>;
+  account_id: number;
+  provider_id: number;
+  idp_group: string;
+  group_id: number;
+}
+
+/** A sign-in through an identity provider, from the redirect to the IdP until it is finished once. */
+export interface IdpFlowsTable {
+  id: Generated<number>;
+  account_id: number;
+  provider_id: number;
+  /** portal or console. */
+  purpose: string;
+  portal_id: number | null;
+  state_hash: string;
+  finish_hash: string | null;
+  browser_hash: string;
+  nonce: Generated<string>;
+  code_verifier: Generated<string>;
+  request_id: Generated<string>;
+  gateway: Generated<string>;
+  lang: Generated<string>;
+  /** started, verified. */
+  status: string;
+  /** The verified identity, JSON, once the IdP's answer checked out. */
+  identity: string | null;
+  created: number;
+  expires: number;
+}
+
+/** SAML assertions already used, until their NotOnOrAfter has passed (one-time use). */
+export interface IdpAssertionsTable {
+  account_id: number;
+  provider_id: number;
+  assertion_id: string;
+  expires: number;
 }

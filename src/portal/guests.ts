@@ -37,7 +37,7 @@ export interface GuestRouteHelpers {
     gateway: Gateway,
     lang: PortalLanguage,
     method: PortalMethod,
-    result: { username: string; password: string },
+    result: { username: string; password: string; providerId?: number },
     landing?: string,
   ): Promise<FastifyReply>;
 }

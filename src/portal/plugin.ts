@@ -35,6 +35,7 @@ import {
 import { guestRoutes, startProblemText } from "./guests.ts";
 import { escapeHtml, Html, html } from "./html.ts";
 import { CATALOGUE, chooseLanguage, type Messages } from "./i18n.ts";
+import { idpRoutes } from "./idp.ts";
 import { type Assets, colorsCss, handoffPage, messagePage, signInPage } from "./views.ts";
 
 export interface PortalOptions {
@@ -247,6 +248,7 @@ export async function portalPlugin(app: FastifyInstance, options: PortalOptions)
     } = {},
   ) {
     const csrf = csrfToken(request, reply);
+    const providers = portal.methods.includes("idp") ? await core.idpSignIn.buttons(portal) : [];
     const render = (
       token: string | Html,
       gateway: string | Html,
@@ -264,6 +266,7 @@ export async function portalPlugin(app: FastifyInstance, options: PortalOptions)
         ...(extra.username ? { username: extra.username } : {}),
         ...(extra.guest ? { guest: extra.guest } : {}),
         switchTo,
+        providers,
       });
     if (extra.error || extra.username || extra.guest) {
       return send(reply, extra.status ?? 200, render(csrf, gatewayQuery, switcher(portal.id, gatewayQuery)));
@@ -477,11 +480,18 @@ export async function portalPlugin(app: FastifyInstance, options: PortalOptions)
     gateway: Gateway,
     lang: PortalLanguage,
     method: PortalMethod,
-    result: { username: string; password: string },
+    result: { username: string; password: string; providerId?: number },
     landingOverride?: string,
   ) {
     // The gateway's RADIUS request that follows is recorded with this portal and method.
-    await core.portals.expectLogin(portal, method, result.username, gateway.clientMac);
+    await core.portals.expectLogin(
+      portal,
+      method,
+      result.username,
+      gateway.clientMac,
+      undefined,
+      result.providerId ?? null,
+    );
     const original =
       gateway.vendor === "coovachilli"
         ? gateway.userurl
@@ -496,15 +506,18 @@ export async function portalPlugin(app: FastifyInstance, options: PortalOptions)
     return send(reply, 200, handoffPage(portal, lang, ASSETS, next), [...new Set(targets)].join(" "));
   }
 
-  await guestRoutes(app, {
+  const helpers = {
     core,
     send,
     csrfToken,
-    sameToken: (request, given) => sameToken(given, readCookie(request, CSRF_COOKIE)),
-    gatewayOf: (request, portal, query) => gatewayOf(request, portal, query),
+    sameToken: (request: FastifyRequest, given: string) => sameToken(given, readCookie(request, CSRF_COOKIE)),
+    gatewayOf: (request: FastifyRequest, portal: GuestPortal, query: string) =>
+      gatewayOf(request, portal, query),
     languageOf,
     notFound,
     attemptsExceeded,
     handOff,
-  });
+  };
+  await guestRoutes(app, helpers);
+  await idpRoutes(app, helpers);
 }

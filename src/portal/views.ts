@@ -8,6 +8,7 @@ import type { Handoff } from "./gateway.ts";
 import { type Html, html, paragraphs } from "./html.ts";
 import { CATALOGUE, type Messages } from "./i18n.ts";
 import { GUEST_WORDS } from "./i18n-guests.ts";
+import { IDP_WORDS } from "./i18n-idp.ts";
 
 export interface Assets {
   css: string;
@@ -91,6 +92,19 @@ export interface SignInPage {
   switchTo: (lang: PortalLanguage) => string | Html;
   /** The logo's address, when the portal has one. */
   logo?: string | undefined;
+  /** The idp method's buttons: the portal's enabled identity providers. */
+  providers?: { id: number; name: string }[];
+}
+
+/** A button per identity provider; each form starts that provider's sign-in (plugin.ts). */
+function idpSection(page: SignInPage, hidden: Html): Html | "" {
+  if (!page.portal.methods.includes("idp") || !page.providers?.length) return "";
+  const w = IDP_WORDS[page.lang];
+  return html`<section aria-labelledby="h-idp"><h2 id="h-idp">${w.heading}</h2>
+${page.providers.map(
+  (p) => html`<form method="post" action="${`/portal/${page.portal.id}/idp/${p.id}`}">${hidden}
+<button type="submit" class="idp" id="idp-${p.id}">${w.button.replace("{name}", p.name)}</button></form>`,
+)}</section>`;
 }
 
 export function signInPage(page: SignInPage): string {
@@ -157,7 +171,7 @@ ${accept("terms-register")}
     : "";
   const body = html`${page.error ? html`<p class="error" role="alert" id="error">${page.error}</p>` : ""}
 ${portal.welcomeText ? html`<div class="welcome">${paragraphs(portal.welcomeText)}</div>` : ""}
-${voucher}${password}${click}${register}${terms}`;
+${idpSection(page, hidden)}${voucher}${password}${click}${register}${terms}`;
   return layout(
     {
       lang: page.lang,
@@ -219,4 +233,18 @@ export function messagePage(
   const body = html`<section><h2>${title}</h2><p>${message}</p>
 ${options.link ? html`<p><a href="${options.link}">${t.continueLink}</a></p>` : ""}</section>`;
   return layout({ lang, title, portal: options.portal, assets, switchTo: options.switchTo }, body);
+}
+
+/** On the way to the IdP: followed at once by meta refresh (no form-action check), or by hand. */
+export function goingPage(
+  portal: GuestPortal,
+  lang: PortalLanguage,
+  assets: Assets,
+  name: string,
+  url: string,
+) {
+  const w = IDP_WORDS[lang];
+  const body = html`<section><h2>${w.goingTitle}</h2><p>${w.goingText.replace("{name}", name)}</p>
+<p><a id="idp-link" href="${url}">${w.goingLink.replace("{name}", name)}</a></p></section>`;
+  return layout({ lang, title: w.goingTitle, portal, assets, refresh: url }, body);
 }

@@ -360,6 +360,7 @@ function previewPage(request: FastifyRequest, values: PortalFormValues, logo?: s
       sponsorEmails: [],
       sponsorDurations: [],
     },
+    identityProviders: [],
   };
   return signInPage({
     portal,

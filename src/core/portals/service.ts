@@ -100,6 +100,8 @@ export interface CaptivePortal extends VerificationSettings {
   registration_validity: number;
   /** The group registered guests join; null: none (registration cannot be enabled). */
   guest_group_id: number | null;
+  /** The account's identity providers the idp method offers, one button each (issue 26). */
+  identity_providers: number[];
   created: string;
   updated: string;
 }
@@ -138,6 +140,8 @@ export interface GuestPortal {
   verification: GuestVerification;
   /** Changes with the logo (the guest page's cache-busting version); undefined: no logo. */
   logoVersion?: string | undefined;
+  /** Ids of the identity providers the idp method offers (core/idp checks each is on). */
+  identityProviders: number[];
 }
 
 /** A portal's logo as the console shows it (no bytes). */
@@ -191,6 +195,8 @@ export interface PortalInput extends VerificationInput {
   registration_validity?: number | undefined;
   /** null removes it. */
   guest_group_id?: number | null | undefined;
+  /** Ids of identity providers of the account; [] for none. */
+  identity_providers?: number[] | undefined;
 }
 
 const MAX_ID = 2_147_483_647;
@@ -275,6 +281,15 @@ function checkPage(input: PortalInput, clean: PortalInput, problems: FieldProble
     });
   }
   checkVerification(input, clean, problems);
+  const providers = input.identity_providers;
+  if (providers !== undefined) {
+    clean.identity_providers = [...new Set(providers)];
+    if (
+      clean.identity_providers.length > 20 ||
+      clean.identity_providers.some((p) => !Number.isInteger(p) || p < 1 || p > MAX_ID)
+    )
+      problems.push({ field: "identity_providers", message: "must be up to 20 identity provider ids" });
+  }
   const redirect = input.generic_redirect_field;
   if (redirect !== undefined && redirect !== "" && !FIELD_NAME_PATTERN.test(redirect)) {
     problems.push({ field: "generic_redirect_field", message: `${FIELD_NAME_RULE}, or empty` });
@@ -326,6 +341,23 @@ async function checkGuestGroup(
   if (groupId === null && methods.split(",").includes("registration")) {
     throw ValidationError.field("guest_group_id", "is required when methods include registration");
   }
+}
+
+/** The idp method offers the portal's providers: it needs one at least, each of the account. */
+async function checkProviders(
+  repo: PortalsRepo,
+  accountId: number,
+  methods: string,
+  ids: number[],
+  changed: boolean,
+): Promise<void> {
+  if (changed && !(await repo.hasProviders(accountId, ids)))
+    throw ValidationError.field("identity_providers", "must name identity providers of this account");
+  if (ids.length === 0 && methods.split(",").includes("idp"))
+    throw ValidationError.field(
+      "identity_providers",
+      "must name at least one provider when methods include idp",
+    );
 }
 
 function notFound(id: number): NotFoundError {
@@ -383,6 +415,7 @@ function pageColumns(clean: PortalInput): PortalChanges {
     if (value !== undefined) changes[field] = value;
   }
   if (clean.guest_group_id !== undefined) changes.guest_group_id = clean.guest_group_id;
+  if (clean.identity_providers !== undefined) changes.identity_providers = clean.identity_providers.join(",");
   return { ...changes, ...verificationColumns(clean) };
 }
 
@@ -435,6 +468,7 @@ export class PortalsService {
       clickthrough_session_timeout: row.clickthrough_session_timeout,
       registration_validity: row.registration_validity,
       guest_group_id: row.guest_group_id,
+      identity_providers: entriesOf(row.identity_providers).map(Number),
       ...verificationSettings(row),
       created: row.created,
       updated: row.updated,
@@ -504,6 +538,7 @@ export class PortalsService {
         row.sms_secret ? this.box.open(row.sms_secret, smsSealContext(row.account_id, row.id)) : "",
       ),
       logoVersion: row.logo_sha256?.slice(0, 16),
+      identityProviders: entriesOf(row.identity_providers).map(Number),
     };
   }
 
@@ -524,6 +559,8 @@ export class PortalsService {
     username: string,
     clientMac: string | null,
     now = Math.floor(Date.now() / 1000),
+    /** The identity provider of an idp sign-in: its user.authenticated event names it. */
+    providerId: number | null = null,
   ): Promise<void> {
     await this.repo.addPendingLogin(
       {
@@ -533,6 +570,7 @@ export class PortalsService {
         username,
         client_mac: clientMac,
         expires: now + PENDING_LOGIN_SECONDS,
+        ...(providerId === null ? {} : { provider_id: providerId }),
       },
       now,
     );
@@ -597,6 +635,8 @@ export class PortalsService {
         if (!(await repo.hasNetwork(accountId, networkId))) throw noSuchNetwork(networkId);
         const group = clean.guest_group_id ?? null;
         await checkGuestGroup(repo, accountId, clean.methods?.join(",") ?? "voucher", group, true);
+        const methods = clean.methods?.join(",") ?? "voucher";
+        await checkProviders(repo, accountId, methods, clean.identity_providers ?? [], true);
         let row = await repo.insert({
           account_id: accountId,
           network_id: networkId,
@@ -640,6 +680,13 @@ export class PortalsService {
           clean.methods?.join(",") ?? before.methods,
           clean.guest_group_id === undefined ? before.guest_group_id : clean.guest_group_id,
           clean.guest_group_id !== undefined,
+        );
+        await checkProviders(
+          repo,
+          accountId,
+          clean.methods?.join(",") ?? before.methods,
+          clean.identity_providers ?? entriesOf(before.identity_providers).map(Number),
+          clean.identity_providers !== undefined,
         );
         const changes: PortalChanges = { ...pageColumns(clean), updated: isoNow() };
         if (clean.uam_secret !== undefined) {

@@ -333,6 +333,28 @@ export class UsersRepo {
       .execute();
   }
 
+  /**
+   * Leaves the groups among `managed` that are not in `wanted`, joins those in `wanted`: an identity
+   * provider's mapping decides these groups alone, the user's other groups stay as they are.
+   */
+  async setManagedGroups(
+    accountId: number,
+    username: string,
+    managed: readonly string[],
+    wanted: readonly string[],
+  ): Promise<void> {
+    const leave = managed.filter((g) => !wanted.includes(g));
+    if (leave.length > 0) {
+      await this.db
+        .deleteFrom("radusergroup")
+        .where("account_id", "=", accountId)
+        .where("username", "=", username)
+        .where("groupname", "in", leave)
+        .execute();
+    }
+    for (const groupname of wanted) await this.joinGroup(accountId, groupname, username);
+  }
+
   /** The FreeRADIUS tables key users by name: a rename carries their rows along. */
   async renameRadiusRows(accountId: number, from: string, to: string): Promise<void> {
     await renameRadiusRows(this.db, "username", accountId, from, to);

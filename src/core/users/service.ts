@@ -226,6 +226,64 @@ export class UsersService {
     });
   }
 
+  /**
+   * A user signed in through an identity provider (core/idp): created on first sign-in under the
+   * provider's stable name for the subject, else updated (email and name follow the IdP); a new
+   * password (the one-time credential handed to the gateway) and Expiration each time; the groups
+   * the provider maps decide membership of those groups only. A user the operator disabled stays
+   * disabled (the RADIUS rules refuse it).
+   */
+  async signInFromProvider(
+    accountId: number,
+    input: {
+      username: string;
+      email: string;
+      fullname: string;
+      password: string;
+      expiration: number;
+      managedGroups: readonly string[];
+      groups: readonly string[];
+    },
+  ): Promise<{ user: User; created: boolean; disabled: boolean }> {
+    check({
+      username: input.username,
+      email: input.email,
+      fullname: input.fullname,
+      password: input.password,
+    });
+    const now = isoNow();
+    return this.repo.transaction(async (repo) => {
+      const existing = await repo.findByUsername(accountId, input.username);
+      // Disabled by the operator: nothing changes, no new credential.
+      if (existing && existing.status !== "enabled")
+        return { user: present(existing), created: false, disabled: true };
+      const row = existing
+        ? await repo.update(accountId, existing.id, {
+            email: input.email,
+            fullname: input.fullname,
+            updated: now,
+          })
+        : await repo.insert({
+            account_id: accountId,
+            username: input.username,
+            email: input.email,
+            fullname: input.fullname,
+            status: "enabled",
+            created: now,
+            updated: now,
+          });
+      if (!row) throw new NotFoundError(`user ${input.username} not found`);
+      await repo.setPassword(accountId, input.username, input.password);
+      await repo.setCheckItem(accountId, input.username, "Expiration", String(input.expiration));
+      await repo.setManagedGroups(accountId, input.username, input.managedGroups, input.groups);
+      const user = present(row);
+      if (!existing) await repo.recordEvent(accountId, "user.created", { ...user });
+      else if (existing.email !== input.email || existing.fullname !== input.fullname)
+        await repo.recordEvent(accountId, "user.updated", { ...user });
+      return { user, created: !existing, disabled: false };
+    });
+  }
+
   /** Partial update: only the fields given change. */
   async update(accountId: number, id: number, input: UserInput): Promise<User> {
     check(input);
