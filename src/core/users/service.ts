@@ -273,7 +273,8 @@ export class UsersService {
             updated: now,
           });
       if (!row) throw new NotFoundError(`user ${input.username} not found`);
-      await repo.setPassword(accountId, input.username, input.password);
+      const password = { attribute: "Cleartext-Password", value: input.password };
+      await repo.setPassword(accountId, input.username, password, STORED_PASSWORD_ATTRIBUTES);
       await repo.setCheckItem(accountId, input.username, "Expiration", String(input.expiration));
       await repo.setManagedGroups(accountId, input.username, input.managedGroups, input.groups);
       const user = present(row);
