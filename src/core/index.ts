@@ -19,6 +19,8 @@ import type { NetworkPrefixLimits } from "./networks/rules.ts";
 import { NetworksService } from "./networks/service.ts";
 import { PortalsRepo } from "./portals/repo.ts";
 import { PortalsService } from "./portals/service.ts";
+import { createRadsec, type RadsecService } from "./radsec/service.ts";
+import type { RadsecConnections } from "./radsec/types.ts";
 import { createReports, type ReportsService } from "./reports/service.ts";
 import type { RetentionDays } from "./retention/rules.ts";
 import { createRetention, type RetentionService } from "./retention/service.ts";
@@ -52,7 +54,14 @@ export interface Core {
   certs: CertsService;
   sessions: SessionsService;
   retention: RetentionService;
+  /** RadSec: which network a NAS certificate belongs to (RadsecTrust), and networks' RadSec settings. */
+  radsec: RadsecService;
+  /** The RadSec listener's live connections; none until the listener sets its own. */
+  radsecConnections: RadsecConnections;
 }
+
+/** Where no RadSec listener runs (the CLI, a process with RadSec off): nobody is connected. */
+export const NO_RADSEC_CONNECTIONS: RadsecConnections = { byNetwork: () => [] };
 
 export interface CoreOptions {
   /** Wisp's address as guests reach it (PUBLIC_URL). */
@@ -86,6 +95,8 @@ export function createCore(database: Database, options: CoreOptions): Core {
   const sessions = createSessions(database, aaa);
   sessions.das = options.das;
   const reports = createReports(database, options);
+  const certs = createCerts(database, options);
+  const radsec = createRadsec(database, options, async () => (await certs.serverCredentials()).ca);
   return {
     database,
     accounts: new AccountsService(new AccountsRepo(db)),
@@ -98,7 +109,7 @@ export function createCore(database: Database, options: CoreOptions): Core {
     reports,
     attributes: new AttributesService(new AttributesRepo(db, database.dialect)),
     groups: new GroupsService(new GroupsRepo(db, database.dialect)),
-    networks: new NetworksService(new NetworksRepo(db, database.dialect), options.networkMinPrefix),
+    networks: new NetworksService(new NetworksRepo(db, database.dialect), options.networkMinPrefix, radsec),
     portals: new PortalsService(
       new PortalsRepo(db, database.dialect),
       options.publicUrl,
@@ -107,8 +118,10 @@ export function createCore(database: Database, options: CoreOptions): Core {
     vouchers: new VouchersService(new VouchersRepo(db, database.dialect)),
     aaa,
     jobs: new JobQueue(db, database.dialect),
-    certs: createCerts(database, options),
+    certs,
     sessions,
     retention: createRetention(database, reports, options.retention),
+    radsec,
+    radsecConnections: NO_RADSEC_CONNECTIONS,
   };
 }
