@@ -355,7 +355,8 @@ function radsecIdentity(env: NodeJS.ProcessEnv): { cert: string; key: string } |
     throw new ConfigError(`RADSEC_CERT_FILE/RADSEC_KEY_FILE cannot be read: ${(error as Error).message}`);
   }
   try {
-    if (!new X509Certificate(cert).checkPrivateKey(createPrivateKey(key))) throw new Error("they do not match");
+    if (!new X509Certificate(cert).checkPrivateKey(createPrivateKey(key)))
+      throw new Error("they do not match");
   } catch (error) {
     throw new ConfigError(
       `RADSEC_CERT_FILE and RADSEC_KEY_FILE must be a PEM certificate and its private key: ${(error as Error).message}`,
@@ -374,7 +375,11 @@ function radsecConfig(env: NodeJS.ProcessEnv, radiusHost: string): RadsecConfig 
     maxConnectionsPerAddress: integer(env, "RADSEC_MAX_CONNECTIONS_PER_ADDRESS", 64, 1, 1_000_000),
     handshakesPerSecond: integer(env, "RADSEC_HANDSHAKES_PER_SECOND", 200, 1, 1_000_000),
     handshakesPerSecondPerAddress: integer(env, "RADSEC_HANDSHAKES_PER_SECOND_PER_ADDRESS", 20, 1, 1_000_000),
-    radius11: oneOf(env, "RADSEC_RADIUS11", "allow", ["forbid", "allow", "require"]) as RadsecConfig["radius11"],
+    radius11: oneOf(env, "RADSEC_RADIUS11", "allow", [
+      "forbid",
+      "allow",
+      "require",
+    ]) as RadsecConfig["radius11"],
   };
 }
 
