@@ -215,6 +215,7 @@ async function startRadsec(
     log,
     limits: settings,
     settings: { idleTimeoutMs: settings.idleTimeoutMs },
+    handshakeTimeoutMs: settings.handshakeTimeoutMs,
     radius11: settings.radius11,
     observer: metrics?.radsec,
   });
