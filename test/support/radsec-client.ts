@@ -38,6 +38,8 @@ export class RadsecTestClient {
   onRequest: Handler | undefined;
   readonly closed: Promise<void>;
   readonly requests: RadiusPacket[] = [];
+  /** Answers to bytes written with write() (no request() waiting for them), as received. */
+  readonly unmatched: Buffer[] = [];
 
   private constructor(readonly socket: tls.TLSSocket) {
     socket.on("data", (chunk: Buffer) => this.receive(chunk));
@@ -113,7 +115,10 @@ export class RadsecTestClient {
   private answered(message: Buffer): void {
     const key = this.radius11 ? tokenOf(message).toString("hex") : String(message[1]);
     const waiting = this.pending.get(key);
-    if (!waiting) throw new Error(`an answer to no request: ${key}`);
+    if (!waiting) {
+      this.unmatched.push(message);
+      return;
+    }
     this.pending.delete(key);
     if (this.radius11) {
       waiting.resolve(decodePacket(message, { radius11: true }));
