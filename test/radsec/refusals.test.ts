@@ -117,7 +117,10 @@ describe("RadSec refusals and bad input", () => {
         days: 1,
         ...(now ? { now } : {}),
       });
-    const { network } = await lab.server.core.networks.create(lab.accountId, { name: "Org site", nas_ip: "" });
+    const { network } = await lab.server.core.networks.create(lab.accountId, {
+      name: "Org site",
+      nas_ip: "",
+    });
     await lab.server.core.radsec.trust(lab.accountId, network.id, {
       ca: org.cert,
       match: { field: "cn", patterns: ["ap-*.org.test"] },

@@ -38,6 +38,8 @@ export class RadsecTestClient {
   onRequest: Handler | undefined;
   readonly closed: Promise<void>;
   readonly requests: RadiusPacket[] = [];
+  /** The same requests as received, bytes. */
+  readonly rawRequests: Buffer[] = [];
   /** Answers to bytes written with write() (no request() waiting for them), as received. */
   readonly unmatched: Buffer[] = [];
 
@@ -133,6 +135,7 @@ export class RadsecTestClient {
       ? decodePacket(message, { radius11: true })
       : decodePacket(message, { secret: "radsec" });
     this.requests.push(request);
+    this.rawRequests.push(message);
     const answer = this.onRequest?.(request);
     if (!answer) return;
     const bytes = this.radius11
