@@ -121,6 +121,11 @@ export class RadsecListener implements RadsecConnections {
     await closed;
   }
 
+  /** TCP connections admitted by the gate and not yet closed (in handshake or open). */
+  get admitted(): number {
+    return this.gate.connections;
+  }
+
   /** RadsecConnections: the live connections of one network (the console shows them). */
   byNetwork(accountId: number, networkId: number): RadsecConnection[] {
     const found: RadsecConnection[] = [];
