@@ -61,6 +61,7 @@ export class RadsecTestClient {
         minVersion: options.minVersion ?? "TLSv1.2",
         maxVersion: options.maxVersion ?? "TLSv1.3",
         session: options.session,
+        // The chain is checked against `ca`; the name is not (the lab's server has no DNS name).
         checkServerIdentity: () => undefined,
       });
       socket.once("secureConnect", () => {
