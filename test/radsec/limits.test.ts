@@ -6,6 +6,7 @@ import assert from "node:assert/strict";
 import net from "node:net";
 import { after, before, describe, test } from "node:test";
 import { encodePacket, PacketCode } from "../../src/radius/packet.ts";
+import { loginSender } from "../support/accounting.ts";
 import { type RadsecLab, startRadsecLab } from "../support/radsec-lab.ts";
 
 const TOKEN = "metrics-Token-0123456789abcdef";
@@ -58,6 +59,8 @@ describe("RadSec connection limits and timeouts", () => {
       ]);
       nas.close();
       assert.equal(answer.type, "Access-Accept");
+      const udp = await loginSender(lab.udpPort, lab.secret)("alice", "alice-pw");
+      assert.equal(udp.type, "Access-Accept", "UDP RADIUS goes on beside the flood");
       assert.ok(Date.now() - started < 1500, `login took ${Date.now() - started} ms`);
       await until(() => closed === 1000, 8000);
       assert.equal(closed, 1000, "the ones held were closed when their handshake timed out");
