@@ -64,3 +64,33 @@ describe("RadSec server certificate", () => {
     }
   });
 });
+
+describe("RADSEC_RADIUS11", () => {
+  test("require: a NAS without ALPN radius/1.1 is refused; forbid: radius/1.1 is never chosen", async () => {
+    const strict = await startRadsecLab({ env: { RADSEC_RADIUS11: "require" } });
+    try {
+      const none = await strict.connect().then(
+        async (client) =>
+          Promise.race([
+            client.closed.then(() => "closed"),
+            client.request(PacketCode.StatusServer, []).then(() => "answered"),
+          ]),
+        () => "closed",
+      );
+      assert.equal(none, "closed", "no ALPN offered");
+      const modern = await strict.connect({ alpn: ["radius/1.1"], minVersion: "TLSv1.3" });
+      assert.equal((await modern.request(PacketCode.StatusServer, [])).type, "Access-Accept");
+      modern.close();
+    } finally {
+      await strict.stop();
+    }
+    const old = await startRadsecLab({ env: { RADSEC_RADIUS11: "forbid" } });
+    try {
+      const client = await old.connect({ alpn: ["radius/1.1", "radius/1.0"] });
+      assert.equal(client.socket.alpnProtocol, "radius/1.0");
+      client.close();
+    } finally {
+      await old.stop();
+    }
+  });
+});

@@ -238,6 +238,11 @@ export class RadsecListener implements RadsecConnections {
       return void socket.destroy();
     }
     const protocol = (socket.alpnProtocol || "radius/1.0") as Protocol;
+    // RFC 9765 section 3.1, "require": a NAS that offers no ALPN at all is refused too.
+    if (protocol !== "radius/1.1" && this.options.radius11 === "require") {
+      this.refuse(address, "alpn", "RADIUS/1.1 is required and the NAS did not offer it");
+      return void socket.destroy();
+    }
     // RFC 9765 section 3.3: RADIUS/1.1 only over TLS 1.3.
     if (protocol === "radius/1.1" && socket.getProtocol() !== "TLSv1.3") {
       this.refuse(address, "tls_version", "RADIUS/1.1 negotiated over TLS 1.2");
