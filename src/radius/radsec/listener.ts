@@ -212,6 +212,8 @@ export class RadsecListener implements RadsecConnections {
       return;
     }
     socket.once("close", () => this.gate.release(address));
+    // Answers go out as they are written: Nagle would hold a small answer until the NAS's ACK.
+    socket.setNoDelay(true);
     socket.on("error", () => {}); // the TLS socket wrapping it reports
     this.tlsServer!.emit("connection", socket);
   }
