@@ -5,9 +5,11 @@ import net from "node:net";
 import path from "node:path";
 import { EapFileError, type EapFiles, loadEapFiles } from "./core/certs/files.ts";
 import { isServerName } from "./core/certs/rules.ts";
+import { DEFAULT_ACCOUNT_SENDS_PER_HOUR, SMTP_SECURITY, type SmtpSettings } from "./core/guests/rules.ts";
 import { DEFAULT_MIN_PREFIX, type NetworkPrefixLimits } from "./core/networks/rules.ts";
 import { DEFAULT_RETENTION_DAYS, MAX_RETENTION_DAYS, type RetentionDays } from "./core/retention/rules.ts";
 import { parseCidr } from "./core/shared/ip.ts";
+import { hasControlCharacters } from "./core/shared/text.ts";
 import { decodeKey } from "./core/webhooks/crypto.ts";
 import { DEFAULT_RETRY_SCHEDULE_MS } from "./core/webhooks/rules.ts";
 import { DEFAULT_EAP_LIMITS, DEFAULT_FRAGMENT_SIZE, type EapLimits } from "./radius/eap/types.ts";
@@ -71,6 +73,10 @@ export interface Config {
   metricsToken: string | undefined;
   /** METRICS_LISTEN (host:port): a listener of its own serving /metrics without a token. */
   metricsListen: { host: string; port: number } | undefined;
+  /** SMTP_HOST, SMTP_PORT, SMTP_SECURITY, SMTP_USER, SMTP_PASSWORD, SMTP_FROM, SMTP_TIMEOUT_MS, SMTP_CA_FILE; unset host: no mail. */
+  smtp: SmtpSettings | undefined;
+  /** GUEST_SENDS_PER_ACCOUNT_HOUR: verification messages (email, SMS) one account may send per hour. */
+  guestSendsPerAccountHour: number;
   /** RADSEC_*: the RadSec (RADIUS over TLS) listener; port 0 (the default): off. */
   radsec: RadsecConfig;
 }
@@ -342,6 +348,36 @@ function metricsListen(env: NodeJS.ProcessEnv): { host: string; port: number } |
   }
 }
 
+/** A display name and address, or an address: `Wi-Fi <wifi@example.com>`; no line breaks. */
+const FROM = /^(?:[^<>"]{0,100} ?<[^\s<>@]{1,64}@[^\s<>@]{1,253}>|[^\s<>@]{1,64}@[^\s<>@]{1,253})$/;
+
+/** The SMTP settings, or undefined when SMTP_HOST is unset (verification by email is then refused). */
+function smtpSettings(env: NodeJS.ProcessEnv): SmtpSettings | undefined {
+  const host = env.SMTP_HOST;
+  if (host === undefined || host === "") return undefined;
+  listenHost({ SMTP_HOST: host }, "SMTP_HOST", host);
+  const security = oneOf(env, "SMTP_SECURITY", "starttls", SMTP_SECURITY) as SmtpSettings["security"];
+  const from = env.SMTP_FROM ?? "";
+  if (!FROM.test(from) || hasControlCharacters(from)) {
+    throw new ConfigError(`SMTP_FROM must be an address like wifi@example.com or "Wi-Fi <wifi@example.com>"`);
+  }
+  const user = env.SMTP_USER || undefined;
+  const password = env.SMTP_PASSWORD || undefined;
+  if ((user === undefined) !== (password === undefined)) {
+    throw new ConfigError("SMTP_USER and SMTP_PASSWORD go together (both set, or neither)");
+  }
+  return {
+    host,
+    port: integer(env, "SMTP_PORT", security === "tls" ? 465 : 587, 1, 65535),
+    security,
+    user,
+    password,
+    from,
+    timeoutMs: integer(env, "SMTP_TIMEOUT_MS", 10_000, 100, 120_000),
+    caFile: env.SMTP_CA_FILE || undefined,
+  };
+}
+
 /** RADSEC_CERT_FILE and RADSEC_KEY_FILE together, read and checked now (one line when they are bad). */
 function radsecIdentity(env: NodeJS.ProcessEnv): { cert: string; key: string } | undefined {
   const certFile = env.RADSEC_CERT_FILE || undefined;
@@ -430,6 +466,14 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     retention: retentionDays(env),
     metricsToken: metricsToken(env),
     metricsListen: metricsListen(env),
+    smtp: smtpSettings(env),
+    guestSendsPerAccountHour: integer(
+      env,
+      "GUEST_SENDS_PER_ACCOUNT_HOUR",
+      DEFAULT_ACCOUNT_SENDS_PER_HOUR,
+      1,
+      1_000_000,
+    ),
     radsec: radsecConfig(env, listenHost(env, "RADIUS_HOST", host)),
   };
 }

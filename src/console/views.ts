@@ -25,6 +25,9 @@ const NOTICES: Record<string, string> = {
     "get a new one.",
   "network-updated": "The network was saved.",
   "network-deleted": "The network was deleted, with its captive portals.",
+  "radsec-revoked": "The RadSec certificate was revoked: the listener refuses it from the next handshake.",
+  "radsec-ca-saved": "The RadSec CA and its match rule were saved.",
+  "radsec-ca-removed": "The RadSec CA was removed: its certificates are refused from the next handshake.",
   "portal-created": "The captive portal was created.",
   "portal-updated": "The captive portal was saved.",
   "logo-uploaded": "The logo was uploaded.",
@@ -54,6 +57,8 @@ const NOTICES: Record<string, string> = {
   "webhook-test-queued":
     "A test event (webhook.test) was queued; it is sent at once. Reload to see the result.",
   "webhook-resent": "The delivery was queued again; it is sent at once. Reload to see the result.",
+  "guest-approved": "The guest was approved: their page moves on by itself.",
+  "guest-denied": "The guest was denied.",
 };
 
 export interface Asset {
@@ -85,6 +90,7 @@ export const VIEW_NAMES = [
   "field",
   "group-delete",
   "groups",
+  "guests",
   "home",
   "key-created",
   "key-revoke",
@@ -102,6 +108,7 @@ export const VIEW_NAMES = [
   "portal-form",
   "portals",
   "radius-settings",
+  "radsec-settings",
   "report-task",
   "reports",
   "sessions-live",

@@ -11,6 +11,8 @@ import type { EapFiles } from "./certs/files.ts";
 import { type CertsService, createCerts } from "./certs/service.ts";
 import { GroupsRepo } from "./groups/repo.ts";
 import { GroupsService } from "./groups/service.ts";
+import { createGuests, type GuestsService } from "./guests/create.ts";
+import type { SmtpSettings } from "./guests/rules.ts";
 import { JobQueue } from "./jobs/queue.ts";
 import { KeysRepo } from "./keys/repo.ts";
 import { KeysService } from "./keys/service.ts";
@@ -58,6 +60,7 @@ export interface Core {
   radsec: RadsecService;
   /** The RadSec listener's live connections; none until the listener sets its own. */
   radsecConnections: RadsecConnections;
+  guests: GuestsService;
 }
 
 /** Where no RadSec listener runs (the CLI, a process with RadSec off): nobody is connected. */
@@ -85,6 +88,12 @@ export interface CoreOptions {
   networkMinPrefix?: NetworkPrefixLimits | undefined;
   /** RETENTION_*_DAYS (defaults in core/retention/rules.ts). */
   retention?: RetentionDays | undefined;
+  /** SMTP_*: where guests' codes and links and sponsors' requests are mailed; unset: no mail. */
+  smtp?: SmtpSettings | undefined;
+  /** GUEST_SENDS_PER_ACCOUNT_HOUR (default 500). */
+  guestSendsPerAccountHour?: number | undefined;
+  /** WEBHOOK_ALLOW_PRIVATE: webhooks and SMS gateways may be on private addresses and plain http://. */
+  webhookAllowPrivate?: boolean | undefined;
 }
 
 export function createCore(database: Database, options: CoreOptions): Core {
@@ -95,13 +104,18 @@ export function createCore(database: Database, options: CoreOptions): Core {
   const sessions = createSessions(database, aaa);
   sessions.das = options.das;
   const reports = createReports(database, options);
+  const box = new SecretBox({ secretKey: options.webhookSecretKey, dataDir: options.dataDir }, "UAM secret");
+  const portals = new PortalsService(new PortalsRepo(db, database.dialect), options.publicUrl, box);
+  const users = new UsersService(new UsersRepo(db, database.dialect));
+  const vouchers = new VouchersService(new VouchersRepo(db, database.dialect));
+  const jobs = new JobQueue(db, database.dialect);
   const certs = createCerts(database, options);
   const radsec = createRadsec(database, options, async () => (await certs.serverCredentials()).ca);
   return {
     database,
     accounts: new AccountsService(new AccountsRepo(db)),
     keys: new KeysService(new KeysRepo(db, database.dialect)),
-    users: new UsersService(new UsersRepo(db, database.dialect)),
+    users,
     // (services of further areas are constructed below, one line each)
     admins: createAdmins(database, { secretKey: options.webhookSecretKey, dataDir: options.dataDir }),
     activity: createActivity(database, options),
@@ -110,17 +124,14 @@ export function createCore(database: Database, options: CoreOptions): Core {
     attributes: new AttributesService(new AttributesRepo(db, database.dialect)),
     groups: new GroupsService(new GroupsRepo(db, database.dialect)),
     networks: new NetworksService(new NetworksRepo(db, database.dialect), options.networkMinPrefix, radsec),
-    portals: new PortalsService(
-      new PortalsRepo(db, database.dialect),
-      options.publicUrl,
-      new SecretBox({ secretKey: options.webhookSecretKey, dataDir: options.dataDir }, "UAM secret"),
-    ),
-    vouchers: new VouchersService(new VouchersRepo(db, database.dialect)),
+    portals,
+    vouchers,
     aaa,
-    jobs: new JobQueue(db, database.dialect),
+    jobs,
     certs,
     sessions,
     retention: createRetention(database, reports, options.retention),
+    guests: createGuests(database, { ...options, box, portals, users, vouchers, aaa, sessions, jobs }),
     radsec,
     radsecConnections: NO_RADSEC_CONNECTIONS,
   };

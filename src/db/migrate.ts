@@ -23,6 +23,7 @@ import * as retentionIndexes from "./migrations/021_retention_indexes.ts";
 import * as portalHandoffOptions from "./migrations/022_portal_handoff_options.ts";
 import * as portalAllowedGateways from "./migrations/023_portal_allowed_gateways.ts";
 import * as radsecCertificates from "./migrations/024_radsec_certificates.ts";
+import * as guestVerification from "./migrations/027_guest_verification.ts";
 
 type Step = { up(db: Kysely<unknown>, dialect: DialectName): Promise<void> };
 const steps: Record<string, Step> = {
@@ -48,6 +49,7 @@ const steps: Record<string, Step> = {
   "022_portal_handoff_options": portalHandoffOptions,
   "023_portal_allowed_gateways": portalAllowedGateways,
   "024_radsec_certificates": radsecCertificates,
+  "027_guest_verification": guestVerification,
 };
 
 class StaticProvider implements MigrationProvider {

@@ -150,6 +150,83 @@ export interface CaptivePortalsTable {
   clickthrough_session_timeout: Generated<number>;
   registration_validity: Generated<number>;
   guest_group_id: number | null;
+  /** Verified guests (migration 027, core/guests/rules.ts): "off", "code" or "link". */
+  email_verification: Generated<string>;
+  sms_verification: Generated<number>;
+  sponsor_required: Generated<number>;
+  preverify: Generated<number>;
+  preverify_minutes: Generated<number>;
+  code_ttl: Generated<number>;
+  code_attempts: Generated<number>;
+  resend_cooldown: Generated<number>;
+  sends_per_recipient: Generated<number>;
+  sends_per_device: Generated<number>;
+  sends_per_address: Generated<number>;
+  /** Comma-separated calling-code prefixes like +34,+351; empty: any. */
+  sms_countries: Generated<string>;
+  sms_provider: Generated<string>;
+  sms_url: Generated<string>;
+  sms_method: Generated<string>;
+  sms_template: Generated<string>;
+  sms_username: Generated<string>;
+  sms_from: Generated<string>;
+  sms_auth_header: Generated<string>;
+  /** Sealed like uam_secret: Twilio's auth token or the generic gateway's auth header value. */
+  sms_secret: Generated<string>;
+  sponsor_domains: Generated<string>;
+  sponsor_emails: Generated<string>;
+  sponsor_window: Generated<number>;
+  /** Comma-separated seconds the sponsor may choose from. */
+  sponsor_durations: Generated<string>;
+}
+
+/** A guest's verification in progress (migration 027): codes and tokens stored as digests only. */
+export interface GuestVerificationsTable {
+  id: Generated<number>;
+  account_id: number;
+  portal_id: number;
+  /** email_code, email_link, sms, sponsor. */
+  kind: string;
+  /** pending, verified, locked, denied. */
+  status: string;
+  /** SHA-256 of the guest page's token. */
+  page_hash: string;
+  /** HMAC of the code, or SHA-256 of the link or sponsor token. */
+  secret_hash: string | null;
+  secret_expires: number | null;
+  attempts: Generated<number>;
+  sends: Generated<number>;
+  last_sent: number | null;
+  /** sent, queued (the job queue retries), failed. */
+  delivery: Generated<string>;
+  name: string;
+  email: string;
+  phone: Generated<string>;
+  sponsor_email: Generated<string>;
+  client_mac: string | null;
+  address: string;
+  gateway: string;
+  lang: string;
+  duration: number | null;
+  decided_by: string | null;
+  decided_at: number | null;
+  preverify_code: string | null;
+  created: number;
+  expires: number;
+}
+
+/** One message sent to a guest or sponsor (migration 027): what the daily and hourly caps count. */
+export interface GuestSendsTable {
+  id: Generated<number>;
+  account_id: number;
+  portal_id: number;
+  /** email, sms, preverify. */
+  channel: string;
+  /** SHA-256 of the normalised address or number (the caps need no clear text). */
+  recipient: string;
+  client_mac: string | null;
+  address: string;
+  created: number;
 }
 
 /** A captive portal's logo (migration 015); removed with its portal. */
@@ -384,4 +461,6 @@ export interface Schema {
   radsec_authority: RadsecAuthorityTable;
   radsec_certificates: RadsecCertificatesTable;
   radsec_trust: RadsecTrustTable;
+  guest_verifications: GuestVerificationsTable;
+  guest_sends: GuestSendsTable;
 }

@@ -243,7 +243,11 @@ export class NetworksService {
   /** The networks presented, each with its transport (one query per account for the RadSec part). */
   private async presentAll<T extends NetworkRow>(rows: T[]): Promise<Network[]> {
     const byAccount = new Map<number, number[]>();
-    for (const row of rows) byAccount.set(row.account_id, [...(byAccount.get(row.account_id) ?? []), row.id]);
+    for (const row of rows) {
+      const ids = byAccount.get(row.account_id);
+      if (ids) ids.push(row.id);
+      else byAccount.set(row.account_id, [row.id]);
+    }
     const withRadsec = new Set<string>();
     if (this.radsec) {
       for (const [accountId, ids] of byAccount) {

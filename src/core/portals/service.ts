@@ -46,8 +46,18 @@ import {
   type UamAuthMode,
   VENDORS_WITH_SECRET,
 } from "./rules.ts";
+import {
+  checkCombination,
+  checkVerification,
+  type GuestVerification,
+  guestVerification,
+  type VerificationInput,
+  type VerificationSettings,
+  verificationColumns,
+  verificationSettings,
+} from "./verification.ts";
 
-export interface CaptivePortal {
+export interface CaptivePortal extends VerificationSettings {
   id: number;
   name: string;
   network_id: number;
@@ -124,6 +134,8 @@ export interface GuestPortal {
   };
   clickthrough: { validity: number; sessionTimeout: number };
   registration: { validity: number; groupId: number | null };
+  /** How registered guests are verified (issue 27), with the SMS gateway's secret in clear. */
+  verification: GuestVerification;
   /** Changes with the logo (the guest page's cache-busting version); undefined: no logo. */
   logoVersion?: string | undefined;
 }
@@ -151,7 +163,7 @@ export interface PortalListing extends CaptivePortal {
   account: string;
 }
 
-export interface PortalInput {
+export interface PortalInput extends VerificationInput {
   name?: string | undefined;
   network_id?: number | undefined;
   success_url?: string | undefined;
@@ -262,6 +274,7 @@ function checkPage(input: PortalInput, clean: PortalInput, problems: FieldProble
       message: "must be a group id (a positive whole number) or null",
     });
   }
+  checkVerification(input, clean, problems);
   const redirect = input.generic_redirect_field;
   if (redirect !== undefined && redirect !== "" && !FIELD_NAME_PATTERN.test(redirect)) {
     problems.push({ field: "generic_redirect_field", message: `${FIELD_NAME_RULE}, or empty` });
@@ -330,6 +343,10 @@ function sealContext(accountId: number, id: number): string {
   return `captive portal uam secret ${accountId} ${id}`;
 }
 
+function smsSealContext(accountId: number, id: number): string {
+  return `captive portal sms secret ${accountId} ${id}`;
+}
+
 /** The stored allow-list's entries (comma-separated, checked when written). */
 function entriesOf(stored: string): string[] {
   return stored === "" ? [] : stored.split(",");
@@ -366,7 +383,7 @@ function pageColumns(clean: PortalInput): PortalChanges {
     if (value !== undefined) changes[field] = value;
   }
   if (clean.guest_group_id !== undefined) changes.guest_group_id = clean.guest_group_id;
-  return changes;
+  return { ...changes, ...verificationColumns(clean) };
 }
 
 /**
@@ -418,6 +435,7 @@ export class PortalsService {
       clickthrough_session_timeout: row.clickthrough_session_timeout,
       registration_validity: row.registration_validity,
       guest_group_id: row.guest_group_id,
+      ...verificationSettings(row),
       created: row.created,
       updated: row.updated,
     };
@@ -481,6 +499,10 @@ export class PortalsService {
       },
       clickthrough: { validity: row.clickthrough_validity, sessionTimeout: row.clickthrough_session_timeout },
       registration: { validity: row.registration_validity, groupId: row.guest_group_id },
+      verification: guestVerification(
+        row,
+        row.sms_secret ? this.box.open(row.sms_secret, smsSealContext(row.account_id, row.id)) : "",
+      ),
       logoVersion: row.logo_sha256?.slice(0, 16),
     };
   }
@@ -588,6 +610,11 @@ export class PortalsService {
           const uam_secret = this.box.seal(clean.uam_secret, sealContext(accountId, row.id));
           row = (await repo.update(accountId, row.id, { uam_secret })) ?? row;
         }
+        if (clean.sms_secret) {
+          const sms_secret = this.box.seal(clean.sms_secret, smsSealContext(accountId, row.id));
+          row = (await repo.update(accountId, row.id, { sms_secret })) ?? row;
+        }
+        checkCombination(row);
         return this.present(row);
       });
     } catch (error) {
@@ -619,6 +646,10 @@ export class PortalsService {
           changes.uam_secret =
             clean.uam_secret && this.box.seal(clean.uam_secret, sealContext(accountId, id));
         }
+        if (clean.sms_secret !== undefined) {
+          changes.sms_secret =
+            clean.sms_secret && this.box.seal(clean.sms_secret, smsSealContext(accountId, id));
+        }
         if (clean.name !== undefined) changes.name = clean.name;
         if (clean.success_url !== undefined) changes.success_url = clean.success_url;
         if (networkId !== undefined) {
@@ -627,6 +658,7 @@ export class PortalsService {
         }
         const row = await repo.update(accountId, id, changes);
         if (!row) throw notFound(id);
+        checkCombination(row);
         return this.present(row);
       });
     } catch (error) {

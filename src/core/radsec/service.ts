@@ -72,7 +72,8 @@ export interface RadsecIssueRequest {
 
 export interface RadsecTrustRequest {
   ca: unknown;
-  match: { field?: unknown; patterns?: unknown } | undefined;
+  /** { field, patterns }, checked here (it may come from anywhere). */
+  match: unknown;
 }
 
 export interface RadsecOptions {
@@ -90,12 +91,13 @@ function notFound(networkId: number): NotFoundError {
 }
 
 /** The match rule of a request, checked; patterns kept in order, each once. */
-function checkRule(match: RadsecTrustRequest["match"]): MatchRule {
-  const field = match?.field;
+function checkRule(input: unknown): MatchRule {
+  const match = (typeof input === "object" && input !== null ? input : {}) as Record<string, unknown>;
+  const field = match.field;
   if (typeof field !== "string" || !(MATCH_FIELDS as readonly string[]).includes(field)) {
     throw ValidationError.field("match.field", `must be one of ${MATCH_FIELDS.join(", ")}`);
   }
-  const patterns = match?.patterns;
+  const patterns = match.patterns;
   if (!Array.isArray(patterns) || patterns.length < 1 || patterns.length > MAX_PATTERNS) {
     throw ValidationError.field("match.patterns", `must be a list of 1 to ${MAX_PATTERNS} patterns`);
   }
@@ -169,9 +171,14 @@ export class RadsecService implements RadsecTrust {
     return (await this.repo.certificates(accountId, networkId)).map((row) => this.present(row));
   }
 
-  /** The certificate's PEM (public), for download. */
-  async certificatePem(accountId: number, networkId: number, serialText: string): Promise<string> {
-    return (await this.findCertificate(accountId, networkId, serialText)).cert;
+  /** One certificate with its PEM (public, for download; the key is never kept). */
+  async certificate(
+    accountId: number,
+    networkId: number,
+    serialText: string,
+  ): Promise<{ certificate: RadsecCertificate; cert: string }> {
+    const row = await this.findCertificate(accountId, networkId, serialText);
+    return { certificate: this.present(row), cert: row.cert };
   }
 
   private async findCertificate(accountId: number, networkId: number, serialText: string) {

@@ -55,8 +55,6 @@ export interface UserFilter {
   search?: string | undefined;
 }
 
-const PASSWORD_ATTRIBUTE = "Cleartext-Password";
-
 export class UsersRepo {
   /** GET /api/users/{id} outside transactions: compiled once. */
   private readonly byId;
@@ -282,17 +280,26 @@ export class UsersRepo {
     await this.db.deleteFrom("users").where("account_id", "=", accountId).where("id", "=", id).execute();
   }
 
-  /** Replaces the user's Cleartext-Password check item (FreeRADIUS: Cleartext-Password := secret). */
-  async setPassword(accountId: number, username: string, password: string): Promise<void> {
+  /**
+   * Replaces the user's password: every check item named in `replacing` (all password items: with
+   * another left in front of it, the new one would not decide) gives way to `item` (FreeRADIUS:
+   * Cleartext-Password := secret, or Password-With-Header := {scheme}hash).
+   */
+  async setPassword(
+    accountId: number,
+    username: string,
+    item: { attribute: string; value: string },
+    replacing: readonly string[],
+  ): Promise<void> {
     await this.db
       .deleteFrom("radcheck")
       .where("account_id", "=", accountId)
       .where("username", "=", username)
-      .where("attribute", "=", PASSWORD_ATTRIBUTE)
+      .where("attribute", "in", [...replacing])
       .execute();
     await this.db
       .insertInto("radcheck")
-      .values({ account_id: accountId, username, attribute: PASSWORD_ATTRIBUTE, op: ":=", value: password })
+      .values({ account_id: accountId, username, attribute: item.attribute, op: ":=", value: item.value })
       .execute();
   }
 
