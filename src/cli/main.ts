@@ -39,6 +39,7 @@ const READ_ONLY = new Set([
   "certs list",
   "sessions list",
   "sessions show",
+  "radsec show",
 ]);
 let announceDatabase = false;
 

@@ -10,6 +10,7 @@ import type { CounterStore } from "./rate-limit.ts";
 import { attributesRoutes } from "./routes/attributes.ts";
 import { groupsRoutes } from "./routes/groups.ts";
 import { networksRoutes } from "./routes/networks.ts";
+import { radsecRoutes } from "./routes/radsec.ts";
 import { reportsRoutes } from "./routes/reports.ts";
 import { sessionsRoutes } from "./routes/sessions.ts";
 import { usersRoutes } from "./routes/users.ts";
@@ -69,4 +70,10 @@ export async function apiPlugin(app: FastifyInstance, options: ApiOptions): Prom
   await app.register(networksRoutes, { networks: options.core.networks, portals: options.core.portals });
   await app.register(vouchersRoutes, { vouchers: options.core.vouchers });
   await app.register(sessionsRoutes, { sessions: options.core.sessions });
+  await app.register(radsecRoutes, {
+    radsec: options.core.radsec,
+    networks: options.core.networks,
+    // Read at each request: the RadSec listener sets its own after the API is built.
+    connections: () => options.core.radsecConnections,
+  });
 }
