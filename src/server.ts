@@ -215,7 +215,10 @@ async function startRadsec(
     log,
     limits: settings,
     // A packet left half-sent is closed within 10 s, sooner when the idle timeout is shorter.
-    settings: { idleTimeoutMs: settings.idleTimeoutMs, partialTimeoutMs: Math.min(10_000, settings.idleTimeoutMs) },
+    settings: {
+      idleTimeoutMs: settings.idleTimeoutMs,
+      partialTimeoutMs: Math.min(10_000, settings.idleTimeoutMs),
+    },
     handshakeTimeoutMs: settings.handshakeTimeoutMs,
     radius11: settings.radius11,
     observer: metrics?.radsec,
