@@ -5,6 +5,8 @@
 import assert from "node:assert/strict";
 import { createHash, randomBytes } from "node:crypto";
 import { after, before, describe, test } from "node:test";
+import { ntPasswordHash } from "../../src/core/aaa/nt-hash.ts";
+import { generateNtResponse } from "../../src/radius/mschap/mschapv2.ts";
 import { PacketCode, type RadiusPacket } from "../../src/radius/packet.ts";
 import { attribute, eventually, loginSender } from "../support/accounting.ts";
 import { type RadsecLab, startRadsecLab } from "../support/radsec-lab.ts";
@@ -26,6 +28,18 @@ function chap(user: string, password: string, challenge: Buffer) {
     ["User-Name", user],
     ["CHAP-Password", Buffer.concat([Buffer.of(id), digest])],
     ["CHAP-Challenge", challenge],
+  ] as const;
+}
+
+/** MS-CHAP-Challenge and MS-CHAP2-Response (RFC 2548 section 2.3.2) computed as a peer would. */
+function mschapv2(user: string, password: string) {
+  const authenticator = randomBytes(16);
+  const peer = randomBytes(16);
+  const nt = generateNtResponse(authenticator, peer, user, ntPasswordHash(password));
+  return [
+    ["User-Name", user],
+    ["MS-CHAP-Challenge", authenticator],
+    ["MS-CHAP2-Response", Buffer.concat([Buffer.of(1, 0), peer, Buffer.alloc(8), nt])],
   ] as const;
 }
 
@@ -114,6 +128,41 @@ describe("RadSec logins", () => {
       assert.equal(status.type, "Access-Accept");
     } finally {
       client.close();
+    }
+  });
+
+  test("MS-CHAPv2 and a voucher over RadSec; over RADIUS/1.1 the MPPE keys travel unhidden", async () => {
+    const voucher = await lab.server.call("POST", "/api/vouchers", {
+      key: lab.key,
+      body: { validity: 3600 },
+    });
+    assert.equal(voucher.status, 201, voucher.text);
+    for (const alpn of [undefined, ["radius/1.1"]]) {
+      const client = await lab.connect(alpn ? { alpn, minVersion: "TLSv1.3" } : {});
+      try {
+        const accept = await client.request(PacketCode.AccessRequest, [...mschapv2("alice", "alice-pw")]);
+        assert.equal(
+          accept.type,
+          "Access-Accept",
+          `MS-CHAPv2 over ${client.socket.alpnProtocol || "radius/1.0"}`,
+        );
+        const success = accept.attributes.find((a) => a.name === "MS-CHAP2-Success")?.raw;
+        assert.match(success?.subarray(1).toString() ?? "", /^S=[0-9A-F]{40}$/);
+        const keys = accept.attributes.filter(
+          (a) => a.name.startsWith("MS-MPPE-") && a.name.endsWith("-Key"),
+        );
+        assert.equal(keys.length, 2);
+        for (const key of keys) assert.equal(key.encrypted, undefined, "decoded (1.0) or plain (1.1)");
+        const wrong = await client.request(PacketCode.AccessRequest, [...mschapv2("alice", "nope")]);
+        assert.equal(wrong.type, "Access-Reject");
+        const code = voucher.body.code as string;
+        assert.equal(
+          (await client.request(PacketCode.AccessRequest, [...pap(code, code)])).type,
+          "Access-Accept",
+        );
+      } finally {
+        client.close();
+      }
     }
   });
 
