@@ -10,6 +10,7 @@ import {
   verifyRequestAuthenticator,
 } from "../../src/radius/packet.ts";
 import { eventually } from "../support/accounting.ts";
+import { ConsoleClient } from "../support/browser.ts";
 import type { RadsecTestClient } from "../support/radsec-client.ts";
 import { type RadsecLab, startRadsecLab } from "../support/radsec-lab.ts";
 
@@ -104,6 +105,30 @@ describe("RadSec dynamic authorization", () => {
         client.requests.at(-1)!.attributes.some((a) => a.name === "Message-Authenticator"),
         false,
       );
+    } finally {
+      client.close();
+    }
+  });
+
+  test("the console's network page and the API show the live connection: since when, TLS version, peer", async () => {
+    const account = await lab.server.account("default");
+    await lab.server.core.admins.create(account, { email: "ops@example.com", password: "radsec console pw" });
+    const operator = new ConsoleClient(lab.server.url);
+    assert.equal((await operator.login("ops@example.com", "radsec console pw")).status, 303);
+    const page = () => operator.get(`/console/networks/${lab.network.id}`);
+    assert.match((await page()).text, /not connected/);
+    const client = await lab.connect({ maxVersion: "TLSv1.2" });
+    try {
+      const shown = (await page()).text;
+      assert.match(
+        shown,
+        /connected since .* from <code>127\.0\.0\.1:\d+<\/code>, TLSv1\.2 \(radius\/1\.0\)/,
+      );
+      assert.match(shown, new RegExp(`peer <code>CN=wisp-network-${lab.network.id}</code>`));
+      const api = await lab.server.call("GET", `/api/networks/${lab.network.id}/radsec`, { key: lab.key });
+      assert.equal(api.status, 200, api.text);
+      assert.equal(api.body.transport, "both");
+      assert.equal(api.body.connections.length, 1);
     } finally {
       client.close();
     }
