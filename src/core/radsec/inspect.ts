@@ -6,10 +6,12 @@ import { ValidationError } from "../shared/errors.ts";
 import type { CertificateNames } from "./rules.ts";
 import { MAX_CA_PEM } from "./rules.ts";
 
-/** @peculiar/x509 with reflect-metadata before it, loaded when first needed (core/certs/pem.ts). */
+/**
+ * @peculiar/x509 (reflect-metadata before it), loaded when first needed (core/certs/pem.ts), through
+ * x509.ts: the bundle's dynamic import of the package itself gives its CommonJS wrapper.
+ */
 async function peculiar() {
-  await import("../certs/x509.ts");
-  return import("@peculiar/x509");
+  return (await import("../certs/x509.ts")).peculiar;
 }
 
 /** SHA-256 of a subject as node:crypto prints it: the key uploaded CAs are found by. */
