@@ -1,5 +1,6 @@
 // The domain core, wired to one database. Every door (HTTP, CLI, RADIUS, console) starts here.
 import type { Database } from "../db/database.ts";
+import { LoginRepo } from "./aaa/repo.ts";
 import { AaaService } from "./aaa/service.ts";
 import { AccountsRepo } from "./accounts/repo.ts";
 import { AccountsService } from "./accounts/service.ts";
@@ -9,6 +10,9 @@ import { AttributesRepo } from "./attributes/repo.ts";
 import { AttributesService } from "./attributes/service.ts";
 import type { EapFiles } from "./certs/files.ts";
 import { type CertsService, createCerts } from "./certs/service.ts";
+import { MacAuthenticator } from "./devices/mab.ts";
+import { DevicesRepo } from "./devices/repo.ts";
+import { DevicesService } from "./devices/service.ts";
 import { GroupsRepo } from "./groups/repo.ts";
 import { GroupsService } from "./groups/service.ts";
 import { JobQueue } from "./jobs/queue.ts";
@@ -52,6 +56,7 @@ export interface Core {
   certs: CertsService;
   sessions: SessionsService;
   retention: RetentionService;
+  devices: DevicesService;
 }
 
 export interface CoreOptions {
@@ -83,6 +88,8 @@ export function createCore(database: Database, options: CoreOptions): Core {
   const aaa = new AaaService(db, database.dialect);
   aaa.voucherLogin = createVoucherLogin(database.dialect);
   aaa.voucherCheck = createVoucherCheck(db, database.dialect);
+  const mab = new MacAuthenticator(db, new LoginRepo(db, database.dialect));
+  aaa.macLogin = (input) => mab.login({ ...input, voucherLogin: aaa.voucherLogin });
   const sessions = createSessions(database, aaa);
   sessions.das = options.das;
   const reports = createReports(database, options);
@@ -110,5 +117,6 @@ export function createCore(database: Database, options: CoreOptions): Core {
     certs: createCerts(database, options),
     sessions,
     retention: createRetention(database, reports, options.retention),
+    devices: new DevicesService(new DevicesRepo(db, database.dialect)),
   };
 }

@@ -22,6 +22,7 @@ import * as partitions from "./migrations/020_partitions.ts";
 import * as retentionIndexes from "./migrations/021_retention_indexes.ts";
 import * as portalHandoffOptions from "./migrations/022_portal_handoff_options.ts";
 import * as portalAllowedGateways from "./migrations/023_portal_allowed_gateways.ts";
+import * as devices from "./migrations/025_devices.ts";
 
 type Step = { up(db: Kysely<unknown>, dialect: DialectName): Promise<void> };
 const steps: Record<string, Step> = {
@@ -46,6 +47,7 @@ const steps: Record<string, Step> = {
   "021_retention_indexes": retentionIndexes,
   "022_portal_handoff_options": portalHandoffOptions,
   "023_portal_allowed_gateways": portalAllowedGateways,
+  "025_devices": devices,
 };
 
 class StaticProvider implements MigrationProvider {

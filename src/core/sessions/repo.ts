@@ -137,6 +137,17 @@ export class SessionsRepo {
       .execute();
   }
 
+  openOfMacs(accountId: number, macs: string[]): Promise<SessionRow[]> {
+    if (macs.length === 0) return Promise.resolve([]);
+    return this.db
+      .selectFrom("radacct")
+      .selectAll()
+      .where("account_id", "=", accountId)
+      .where("client_mac", "in", macs)
+      .where("acctstoptime", "is", null)
+      .execute();
+  }
+
   network(accountId: number, id: number | null) {
     if (id === null) return Promise.resolve(undefined);
     return this.db

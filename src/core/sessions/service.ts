@@ -255,6 +255,15 @@ export class SessionsService {
     return done;
   }
 
+  /** The open sessions of these devices (by client MAC), disconnected one after the other. */
+  async disconnectMacs(accountId: number, macs: string[], reason: string): Promise<string[]> {
+    const done: string[] = [];
+    for (const row of await this.repo.openOfMacs(accountId, macs)) {
+      done.push(await this.disconnectQuietly(accountId, Number(row.radacctid), reason));
+    }
+    return done;
+  }
+
   /**
    * Pushes the gateway-applicable reply attributes (COA_ATTRIBUTES) the users have now to their
    * open sessions with a CoA-Request (RFC 5176 section 2.2: the session's identification plus the

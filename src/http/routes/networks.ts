@@ -2,6 +2,7 @@
 // the console and the CLI). Writes on these paths answer 405 through the app's not-found handler.
 import type { FastifyInstance } from "fastify";
 import { type Static, Type } from "typebox";
+import { MAB_MODES, MAB_PASSWORDS } from "../../core/devices/rules.ts";
 import { EAP_METHOD_CHOICES, NETWORK_SORT_FIELDS } from "../../core/networks/rules.ts";
 import type { NetworksService } from "../../core/networks/service.ts";
 import {
@@ -45,6 +46,21 @@ const Network = Type.Object(
           "WPA-Enterprise: the EAP method proposed first (peap, ttls or tls); a supplicant set up for another one answers with a NAK and gets it",
       },
     ),
+    mab_mode: Type.Union(
+      MAB_MODES.map((m) => Type.Literal(m)),
+      {
+        description:
+          "MAC authentication: off; devices (registered devices only); guests (devices and guests a portal remembered)",
+      },
+    ),
+    mab_password: Type.Union(
+      MAB_PASSWORDS.map((m) => Type.Literal(m)),
+      {
+        description:
+          "the password the gateways send with MAC authentication: mac (the MAC itself), empty, or secret (a network-wide one)",
+      },
+    ),
+    mab_secret_set: Type.Boolean({ description: "whether a network-wide MAB password is set; it is never returned" }),
     created: Type.String({ format: "date-time" }),
     updated: Type.String({ format: "date-time" }),
   },
