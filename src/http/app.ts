@@ -37,7 +37,8 @@ export async function apiPlugin(app: FastifyInstance, options: ApiOptions): Prom
       info: {
         title: "Wisp API",
         version: "1",
-        description: "Manage users, RADIUS attributes, groups, networks, vouchers, devices, sessions and reports.",
+        description:
+          "Manage users, RADIUS attributes, groups, networks, vouchers, devices, sessions and reports.",
       },
       components: { securitySchemes: { bearer: { type: "http", scheme: "bearer" } } },
       security: [{ bearer: [] }],

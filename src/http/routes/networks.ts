@@ -60,7 +60,9 @@ const Network = Type.Object(
           "the password the gateways send with MAC authentication: mac (the MAC itself), empty, or secret (a network-wide one)",
       },
     ),
-    mab_secret_set: Type.Boolean({ description: "whether a network-wide MAB password is set; it is never returned" }),
+    mab_secret_set: Type.Boolean({
+      description: "whether a network-wide MAB password is set; it is never returned",
+    }),
     created: Type.String({ format: "date-time" }),
     updated: Type.String({ format: "date-time" }),
   },
