@@ -99,6 +99,9 @@ for (const { dialect, skip } of await dialects()) {
         interim_interval: 0,
         stale_after: 0,
         eap_method: "ttls",
+        mab_mode: "off",
+        mab_password: "mac",
+        mab_secret_set: false,
         created: office.created,
         updated: office.updated,
       });
