@@ -9,7 +9,8 @@ import type { Page, PageRequest } from "../shared/pages.ts";
 import { parseSort } from "../shared/sort.ts";
 import { hasControlCharacters } from "../shared/text.ts";
 import { isoNow } from "../shared/time.ts";
-import { canonicalMac, macProblem } from "./mac.ts";
+import { exportDevices, importDevices } from "./csv.ts";
+import { canonicalMac, MAC_RULE, macProblem } from "./mac.ts";
 import type { DeviceChanges, DeviceFilter, DeviceRow, DevicesRepo } from "./repo.ts";
 import {
   DEVICE_KINDS,
@@ -293,6 +294,50 @@ export class DevicesService {
       await repo.recordEvents(accountId, "device.deleted", [{ ...device }]);
       return device;
     });
+  }
+
+  /** The device with this MAC (any notation); NotFound otherwise. */
+  async getByMac(accountId: number, text: string): Promise<Device> {
+    const mac = canonicalMac(text.trim());
+    if (mac === null) throw ValidationError.field("mac", MAC_RULE);
+    const row = await this.repo.findByMac(accountId, mac);
+    if (!row) throw new NotFoundError(`no device with MAC ${mac}`);
+    return presentDevice(row);
+  }
+
+  /** Ids of an owner and group named by username, voucher code and group name (doors that name them). */
+  async idsOf(
+    accountId: number,
+    names: { username?: string | undefined; voucher?: string | undefined; group?: string | undefined },
+  ): Promise<Pick<DeviceInput, "user_id" | "voucher_id" | "group_id">> {
+    const ids: Pick<DeviceInput, "user_id" | "voucher_id" | "group_id"> = {};
+    const lookups = [
+      ["username", "users", "user_id", "user"],
+      ["voucher", "vouchers", "voucher_id", "voucher"],
+      ["group", "groups", "group_id", "group"],
+    ] as const;
+    for (const [name, table, field, what] of lookups) {
+      const value = names[name];
+      if (value === undefined) continue;
+      if (value === "") {
+        ids[field] = null;
+        continue;
+      }
+      const id = (await this.repo.idsByName(accountId, table, [value])).get(value.toLowerCase());
+      if (id === undefined) throw ValidationError.field(name, `no ${what} "${value}" in this account`);
+      ids[field] = id;
+    }
+    return ids;
+  }
+
+  /** CSV import, all or nothing (csv.ts). */
+  importCsv(accountId: number, source: AsyncIterable<string | Buffer>, progress?: (rows: number) => void) {
+    return importDevices(this.repo, accountId, source, progress);
+  }
+
+  /** The account's devices as CSV chunks, header first. */
+  exportCsv(accountId: number): AsyncGenerator<string> {
+    return exportDevices(this.repo, accountId);
   }
 
   /** The device's latest sessions and authentication attempts (the console's device page). */
