@@ -143,7 +143,7 @@ export function registerDeviceCommands(program: Command, withCore: WithCore): vo
           ...Object.entries(device).map(([k, v]) => [k, v] as [string, string | number | null]),
           [
             "latest authentications",
-            authentications.map((a) => `${a.authdate} ${a.reply} ${a.reason ?? ""}`.trim()).join("; "),
+            authentications.map((a) => `${a.time} ${a.reply} ${a.reason ?? ""}`.trim()).join("; "),
           ],
         ]);
       }),

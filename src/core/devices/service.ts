@@ -147,6 +147,36 @@ export function checkDevice(input: DeviceInput): DeviceInput {
   return clean;
 }
 
+export interface DeviceActivity {
+  device: Device;
+  sessions: {
+    id: number;
+    username: string;
+    network_id: number | null;
+    start: string | null;
+    stop: string | null;
+    input_bytes: number;
+    output_bytes: number;
+    terminate_cause: string | null;
+  }[];
+  authentications: {
+    time: string;
+    username: string;
+    method: string | null;
+    reply: string;
+    reason: string | null;
+    network_id: number | null;
+  }[];
+}
+
+/** A stored time as ISO: Unix seconds or a Date (radacct), or SQLite's "YYYY-MM-DD HH:MM:SS" (radpostauth). */
+function isoOf(value: number | string | Date | null): string | null {
+  if (value === null) return null;
+  if (value instanceof Date) return isoNow(value);
+  if (typeof value === "number" || /^\d+$/.test(value)) return isoNow(new Date(Number(value) * 1000));
+  return isoNow(new Date(`${value.replace(" ", "T")}${value.endsWith("Z") ? "" : "Z"}`));
+}
+
 function notFound(id: number): NotFoundError {
   return new NotFoundError(`device ${id} not found`);
 }
@@ -330,6 +360,18 @@ export class DevicesService {
     return ids;
   }
 
+  /** The owner's username or voucher code (the console's form shows names, not ids). */
+  async ownerNames(accountId: number, device: Device): Promise<{ username: string; voucher: string }> {
+    const [users, vouchers] = await Promise.all([
+      this.repo.namesById(accountId, "users", device.user_id === null ? [] : [device.user_id]),
+      this.repo.namesById(accountId, "vouchers", device.voucher_id === null ? [] : [device.voucher_id]),
+    ]);
+    return {
+      username: device.user_id === null ? "" : (users.get(device.user_id) ?? ""),
+      voucher: device.voucher_id === null ? "" : (vouchers.get(device.voucher_id) ?? ""),
+    };
+  }
+
   /** CSV import, all or nothing (csv.ts). */
   importCsv(accountId: number, source: AsyncIterable<string | Buffer>, progress?: (rows: number) => void) {
     return importDevices(this.repo, accountId, source, progress);
@@ -341,12 +383,32 @@ export class DevicesService {
   }
 
   /** The device's latest sessions and authentication attempts (the console's device page). */
-  async activity(accountId: number, id: number, limit = 20) {
+  async activity(accountId: number, id: number, limit = 20): Promise<DeviceActivity> {
     const device = await this.get(accountId, id);
     const [sessions, authentications] = await Promise.all([
       this.repo.sessionsOf(accountId, device.mac, limit),
       this.repo.authenticationsOf(accountId, device.mac, limit),
     ]);
-    return { device, sessions, authentications };
+    return {
+      device,
+      sessions: sessions.map((row) => ({
+        id: Number(row.radacctid),
+        username: row.username ?? "",
+        network_id: row.network_id,
+        start: isoOf(row.acctstarttime),
+        stop: isoOf(row.acctstoptime),
+        input_bytes: Number(row.acctinputoctets ?? 0),
+        output_bytes: Number(row.acctoutputoctets ?? 0),
+        terminate_cause: row.acctterminatecause || null,
+      })),
+      authentications: authentications.map((row) => ({
+        time: isoOf(row.authdate) ?? "",
+        username: row.username,
+        method: row.method ?? null,
+        reply: row.reply ?? "",
+        reason: row.reason,
+        network_id: row.network_id,
+      })),
+    };
   }
 }
