@@ -86,7 +86,9 @@ function mabPasswordFailure(network: MabNetwork, credentials: Credentials, usern
     if (mode === "secret" && secret === "") return "wrong MAB password";
     return credentials.chap(expected) ? null : "wrong MAB password";
   }
-  return "MAC authentication takes PAP or CHAP";
+  if (credentials.mschapv2 || credentials.certificate) return "MAC authentication takes PAP or CHAP";
+  // No password at all: what an empty one comes to (some gateways, and radclient, leave it out).
+  return mode === "empty" ? null : "MAC authentication takes PAP or CHAP";
 }
 
 export class MacAuthenticator {
