@@ -6,6 +6,7 @@
 import { createHash, timingSafeEqual } from "node:crypto";
 import { fileURLToPath } from "node:url";
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
+import { canonicalMac, isRandomised } from "../core/devices/mac.ts";
 import type { Core } from "../core/index.ts";
 import { PORTAL_METHODS, type PortalLanguage, type PortalMethod } from "../core/portals/rules.ts";
 import type { GuestPortal } from "../core/portals/service.ts";
@@ -160,6 +161,36 @@ function send(reply: FastifyReply, status: number, body: string | Buffer, formTa
   return reply.code(status).type("text/html; charset=utf-8").header("Cache-Control", "no-store").send(body);
 }
 
+/** Whether the page must speak of a randomised address: only when the portal remembers devices. */
+function randomised(portal: GuestPortal, mac: string | null): boolean {
+  return portal.remember.choice !== "never" && mac !== null && isRandomised(mac);
+}
+
+/**
+ * After a sign-in the gateway is about to accept: remembers the device for the portal's days when
+ * the portal always does, or asks and the guest ticked the box. A randomised address is never
+ * remembered silently: only when the operator allows it and the guest ticked the box.
+ */
+async function rememberDevice(
+  core: Core,
+  portal: GuestPortal,
+  signIn: { mac: string | null; method: PortalMethod; username: string; asked: boolean },
+): Promise<void> {
+  const { choice, days, randomMacs } = portal.remember;
+  const mac = signIn.mac === null ? null : canonicalMac(signIn.mac);
+  if (choice === "never" || mac === null) return;
+  const wanted = isRandomised(mac)
+    ? randomMacs === "allow" && signIn.asked
+    : choice === "always" || signIn.asked;
+  if (!wanted) return;
+  // Codes (voucher, click-through) are vouchers; the others are users.
+  const owner =
+    signIn.method === "voucher" || signIn.method === "clickthrough"
+      ? { voucherCode: signIn.username.toUpperCase() }
+      : { username: signIn.username };
+  await core.devices.remember(portal.accountId, { mac, portalId: portal.id, owner, days });
+}
+
 export async function portalPlugin(app: FastifyInstance, options: PortalOptions): Promise<void> {
   const { core, counters } = options;
   const perAddress = options.attemptsPerAddress ?? 30;
@@ -241,6 +272,8 @@ export async function portalPlugin(app: FastifyInstance, options: PortalOptions)
       error?: string;
       username?: string;
       guest?: { name: string; email: string; phone: string };
+      /** The guest's device uses a randomised MAC (the page says what that means for remembering). */
+      randomMac?: boolean;
     } = {},
   ) {
     const csrf = csrfToken(request, reply);
@@ -260,9 +293,10 @@ export async function portalPlugin(app: FastifyInstance, options: PortalOptions)
         error: extra.error,
         ...(extra.username ? { username: extra.username } : {}),
         ...(extra.guest ? { guest: extra.guest } : {}),
+        randomMac: extra.randomMac,
         switchTo,
       });
-    if (extra.error || extra.username || extra.guest) {
+    if (extra.error || extra.username || extra.guest || extra.randomMac) {
       return send(reply, extra.status ?? 200, render(csrf, gatewayQuery, switcher(portal.id, gatewayQuery)));
     }
     // The plain page is rendered once per portal (as read, see GUEST_CACHE_MS) and language, with
@@ -345,13 +379,16 @@ export async function portalPlugin(app: FastifyInstance, options: PortalOptions)
           messagePage(lang, ASSETS, t.onlineTitle, t.onlineText, { portal, link: landing }),
         );
       }
-      if (gateway.res === "failed")
-        return showSignIn(request, reply, portal, query, lang, { error: t.gatewayRefused });
+      if (gateway.res === "failed") {
+        const randomMac = randomised(portal, gateway.clientMac);
+        return showSignIn(request, reply, portal, query, lang, { error: t.gatewayRefused, randomMac });
+      }
     }
+    const randomMac = randomised(portal, gateway.clientMac);
     if (gateway.vendor === "mikrotik" && gateway.failed) {
-      return showSignIn(request, reply, portal, query, lang, { error: t.gatewayRefused });
+      return showSignIn(request, reply, portal, query, lang, { error: t.gatewayRefused, randomMac });
     }
-    return showSignIn(request, reply, portal, query, lang);
+    return showSignIn(request, reply, portal, query, lang, { randomMac });
   });
 
   // The logo: only an enabled portal's, with the type found in its bytes (core/portals/logo.ts),
@@ -427,8 +464,15 @@ export async function portalPlugin(app: FastifyInstance, options: PortalOptions)
         error: t[PROBLEM_TEXT[result.problem]],
         username: method === "password" ? (form.get("username") ?? "").slice(0, 64) : "",
         ...(method === "registration" ? { guest } : {}),
+        randomMac: randomised(portal, gateway.clientMac),
       });
     }
+    await rememberDevice(core, portal, {
+      mac: gateway.clientMac,
+      method,
+      username: result.username,
+      asked: form.get("remember") === "yes",
+    });
     // The gateway's RADIUS request that follows is recorded with this portal and method.
     await core.portals.expectLogin(portal, method, result.username, gateway.clientMac);
     const original =

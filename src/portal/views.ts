@@ -89,18 +89,44 @@ export interface SignInPage {
   switchTo: (lang: PortalLanguage) => string | Html;
   /** The logo's address, when the portal has one. */
   logo?: string | undefined;
+  /** The guest's device uses a randomised (locally administered) MAC address on this network. */
+  randomMac?: boolean | undefined;
+}
+
+/**
+ * "Remember this device" for each form: a box to tick (the portal asks; or the address is
+ * randomised and the operator allows it, never silently), a note (always), or nothing.
+ */
+function rememberParts(page: SignInPage, t: Messages) {
+  const { choice, days, randomMacs } = page.portal.remember;
+  const none = { box: (_id: string) => html``, notice: html`` };
+  if (choice === "never") return none;
+  const text = (message: string) => message.replace("{days}", String(days));
+  const box = (id: string) =>
+    html`<p class="check"><input type="checkbox" id="${id}" name="remember" value="yes"><label for="${id}">${text(t.rememberDevice)}</label></p>`;
+  if (page.randomMac) {
+    const howTo = t.randomMacHowTo.split("\n").map((line) => html`<li>${line}</li>`);
+    const allowed = randomMacs === "allow";
+    const notice = html`<section class="notice" id="random-mac" aria-labelledby="h-random"><h2 id="h-random">${t.randomMacTitle}</h2>
+<p>${allowed ? t.randomMacAllowed : t.randomMacRefused}</p><ul>${howTo}</ul></section>`;
+    return { box: allowed ? box : none.box, notice };
+  }
+  if (choice === "ask") return { box, notice: html`` };
+  return { box: none.box, notice: html`<p class="note" id="remember-note">${text(t.rememberAlways)}</p>` };
 }
 
 export function signInPage(page: SignInPage): string {
   const t: Messages = CATALOGUE[page.lang];
   const { portal } = page;
   const hidden = html`<input type="hidden" name="_csrf" value="${page.csrf}"><input type="hidden" name="gw" value="${page.gateway}"><input type="hidden" name="lang" value="${page.lang}">`;
+  const remember = rememberParts(page, t);
   const voucher = portal.methods.includes("voucher")
     ? html`<section aria-labelledby="h-voucher"><h2 id="h-voucher">${t.voucherHeading}</h2>
 <form method="post" action="${page.action}">${hidden}<input type="hidden" name="method" value="voucher">
 <label for="code">${t.voucherLabel}</label>
 <input type="text" id="code" name="code" autocomplete="off" autocapitalize="characters" spellcheck="false" required maxlength="40" aria-describedby="code-hint">
 <p class="hint" id="code-hint">${t.voucherHint}</p>
+${remember.box("remember-voucher")}
 <button type="submit">${t.voucherButton}</button></form></section>`
     : "";
   const password = portal.methods.includes("password")
@@ -110,6 +136,7 @@ export function signInPage(page: SignInPage): string {
 <input type="text" id="username" name="username" autocomplete="username" autocapitalize="none" spellcheck="false" required maxlength="64" value="${page.username ?? ""}">
 <label for="password">${t.passwordLabel}</label>
 <input type="password" id="password" name="password" autocomplete="current-password" required maxlength="128">
+${remember.box("remember-password")}
 <button type="submit">${t.passwordButton}</button></form></section>`
     : "";
   // Click-through and registration: Wisp issues the credential once the terms are accepted (a
@@ -120,6 +147,7 @@ export function signInPage(page: SignInPage): string {
     ? html`<section aria-labelledby="h-click"><h2 id="h-click">${t.clickHeading}</h2>
 <form method="post" action="${page.action}">${hidden}<input type="hidden" name="method" value="clickthrough">
 ${accept("terms-click")}
+${remember.box("remember-click")}
 <button type="submit">${t.clickButton}</button></form></section>`
     : "";
   const guest = page.guest ?? { name: "", email: "", phone: "" };
@@ -133,6 +161,7 @@ ${accept("terms-click")}
 <label for="reg-phone">${t.phoneLabel} <span class="hint">${t.optional}</span></label>
 <input type="tel" id="reg-phone" name="phone" autocomplete="tel" maxlength="24" value="${guest.phone}">
 ${accept("terms-register")}
+${remember.box("remember-register")}
 <button type="submit">${t.registerButton}</button></form></section>`
     : "";
   const terms = portal.terms
@@ -141,6 +170,7 @@ ${accept("terms-register")}
     : "";
   const body = html`${page.error ? html`<p class="error" role="alert" id="error">${page.error}</p>` : ""}
 ${portal.welcomeText ? html`<div class="welcome">${paragraphs(portal.welcomeText)}</div>` : ""}
+${remember.notice}
 ${voucher}${password}${click}${register}${terms}`;
   return layout(
     {

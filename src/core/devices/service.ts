@@ -326,6 +326,68 @@ export class DevicesService {
     });
   }
 
+  /**
+   * Remembers a guest's device after a portal sign-in: a `remembered` device owned by the credential
+   * it signed in with (a user by username, or a voucher by code), until `days` from now. A device the
+   * account registered itself is left as it is (it already logs in); one remembered before is renewed
+   * with the new owner. Null when the owner cannot be found (nothing is remembered then).
+   */
+  async remember(
+    accountId: number,
+    input: {
+      mac: string;
+      portalId: number;
+      owner: { username: string } | { voucherCode: string };
+      days: number;
+    },
+    now = Date.now(),
+  ): Promise<Device | null> {
+    const mac = canonicalMac(input.mac);
+    if (mac === null || macProblem(mac)) return null;
+    const at = isoNow(new Date(now));
+    const expires = isoNow(new Date(now + input.days * 86_400_000));
+    return this.repo.transaction(async (repo) => {
+      const owner =
+        "username" in input.owner
+          ? {
+              user_id:
+                (await repo.idsByName(accountId, "users", [input.owner.username])).get(
+                  input.owner.username.toLowerCase(),
+                ) ?? null,
+              voucher_id: null,
+            }
+          : {
+              user_id: null,
+              voucher_id:
+                (await repo.idsByName(accountId, "vouchers", [input.owner.voucherCode])).get(
+                  input.owner.voucherCode.toLowerCase(),
+                ) ?? null,
+            };
+      if (owner.user_id === null && owner.voucher_id === null) return null;
+      const current = await repo.findByMac(accountId, mac);
+      if (current && current.kind !== "remembered") return presentDevice(current);
+      const changes = { ...owner, portal_id: input.portalId, expires, status: "enabled", updated: at };
+      const row = current
+        ? await repo.update(accountId, current.id, changes)
+        : await repo.insert({
+            account_id: accountId,
+            mac,
+            name: "",
+            description: "",
+            kind: "remembered",
+            group_id: null,
+            last_seen: null,
+            last_network_id: null,
+            created: at,
+            ...changes,
+          });
+      if (!row) return null;
+      const device = presentDevice(row);
+      await repo.recordEvents(accountId, current ? "device.updated" : "device.created", [{ ...device }]);
+      return device;
+    });
+  }
+
   /** The device with this MAC (any notation); NotFound otherwise. */
   async getByMac(accountId: number, text: string): Promise<Device> {
     const mac = canonicalMac(text.trim());

@@ -2,6 +2,13 @@
 // hangs off a network of the same account; its login URL is derived from the public address of Wisp.
 
 import { createHash } from "node:crypto";
+import {
+  MAX_REMEMBER_DAYS,
+  RANDOM_MAC_CHOICES,
+  type RandomMacChoice,
+  REMEMBER_CHOICES,
+  type RememberChoice,
+} from "../devices/rules.ts";
 import { type FieldProblem, NotFoundError, ValidationError } from "../shared/errors.ts";
 import type { Page, PageRequest } from "../shared/pages.ts";
 import { parseSort } from "../shared/sort.ts";
@@ -90,6 +97,12 @@ export interface CaptivePortal {
   registration_validity: number;
   /** The group registered guests join; null: none (registration cannot be enabled). */
   guest_group_id: number | null;
+  /** Remember a guest's device after a sign-in, for MAC authentication: never, ask, always. */
+  remember_devices: RememberChoice;
+  /** For how many days a device is remembered. */
+  remember_days: number;
+  /** Randomised (locally administered) MAC addresses: refuse to remember them, or allow it when the guest asks. */
+  random_macs: RandomMacChoice;
   created: string;
   updated: string;
 }
@@ -124,6 +137,7 @@ export interface GuestPortal {
   };
   clickthrough: { validity: number; sessionTimeout: number };
   registration: { validity: number; groupId: number | null };
+  remember: { choice: RememberChoice; days: number; randomMacs: RandomMacChoice };
   /** Changes with the logo (the guest page's cache-busting version); undefined: no logo. */
   logoVersion?: string | undefined;
 }
@@ -179,6 +193,9 @@ export interface PortalInput {
   registration_validity?: number | undefined;
   /** null removes it. */
   guest_group_id?: number | null | undefined;
+  remember_devices?: string | undefined;
+  remember_days?: number | undefined;
+  random_macs?: string | undefined;
 }
 
 const MAX_ID = 2_147_483_647;
@@ -262,9 +279,33 @@ function checkPage(input: PortalInput, clean: PortalInput, problems: FieldProble
       message: "must be a group id (a positive whole number) or null",
     });
   }
+  checkRemember(input, problems);
   const redirect = input.generic_redirect_field;
   if (redirect !== undefined && redirect !== "" && !FIELD_NAME_PATTERN.test(redirect)) {
     problems.push({ field: "generic_redirect_field", message: `${FIELD_NAME_RULE}, or empty` });
+  }
+}
+
+/** "Remember this device" (src/core/devices/rules.ts). */
+function checkRemember(input: PortalInput, problems: FieldProblem[]): void {
+  if (
+    input.remember_devices !== undefined &&
+    !(REMEMBER_CHOICES as readonly string[]).includes(input.remember_devices)
+  ) {
+    problems.push({ field: "remember_devices", message: oneOf(REMEMBER_CHOICES) });
+  }
+  const days = input.remember_days;
+  if (days !== undefined && (!Number.isInteger(days) || days < 1 || days > MAX_REMEMBER_DAYS)) {
+    problems.push({
+      field: "remember_days",
+      message: `must be a whole number of days from 1 to ${MAX_REMEMBER_DAYS}`,
+    });
+  }
+  if (
+    input.random_macs !== undefined &&
+    !(RANDOM_MAC_CHOICES as readonly string[]).includes(input.random_macs)
+  ) {
+    problems.push({ field: "random_macs", message: oneOf(RANDOM_MAC_CHOICES) });
   }
 }
 
@@ -366,6 +407,9 @@ function pageColumns(clean: PortalInput): PortalChanges {
     if (value !== undefined) changes[field] = value;
   }
   if (clean.guest_group_id !== undefined) changes.guest_group_id = clean.guest_group_id;
+  if (clean.remember_devices !== undefined) changes.remember_devices = clean.remember_devices;
+  if (clean.remember_days !== undefined) changes.remember_days = clean.remember_days;
+  if (clean.random_macs !== undefined) changes.random_macs = clean.random_macs;
   return changes;
 }
 
@@ -418,6 +462,9 @@ export class PortalsService {
       clickthrough_session_timeout: row.clickthrough_session_timeout,
       registration_validity: row.registration_validity,
       guest_group_id: row.guest_group_id,
+      remember_devices: row.remember_devices as RememberChoice,
+      remember_days: row.remember_days,
+      random_macs: row.random_macs as RandomMacChoice,
       created: row.created,
       updated: row.updated,
     };
@@ -481,6 +528,11 @@ export class PortalsService {
       },
       clickthrough: { validity: row.clickthrough_validity, sessionTimeout: row.clickthrough_session_timeout },
       registration: { validity: row.registration_validity, groupId: row.guest_group_id },
+      remember: {
+        choice: row.remember_devices as RememberChoice,
+        days: row.remember_days,
+        randomMacs: row.random_macs as RandomMacChoice,
+      },
       logoVersion: row.logo_sha256?.slice(0, 16),
     };
   }

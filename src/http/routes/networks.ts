@@ -2,7 +2,7 @@
 // the console and the CLI). Writes on these paths answer 405 through the app's not-found handler.
 import type { FastifyInstance } from "fastify";
 import { type Static, Type } from "typebox";
-import { MAB_MODES, MAB_PASSWORDS } from "../../core/devices/rules.ts";
+import { MAB_MODES, MAB_PASSWORDS, RANDOM_MAC_CHOICES, REMEMBER_CHOICES } from "../../core/devices/rules.ts";
 import { EAP_METHOD_CHOICES, NETWORK_SORT_FIELDS } from "../../core/networks/rules.ts";
 import type { NetworksService } from "../../core/networks/service.ts";
 import {
@@ -135,6 +135,21 @@ const CaptivePortal = Type.Object(
     guest_group_id: Type.Union([Type.Integer(), Type.Null()], {
       description: "registration: the group (same account) registered guests join; null for none",
     }),
+    remember_devices: Type.Union(
+      REMEMBER_CHOICES.map((c) => Type.Literal(c)),
+      {
+        description:
+          "remember a guest's device after a sign-in, for MAC authentication without the page: never, ask (a box the guest ticks), always",
+      },
+    ),
+    remember_days: Type.Integer({ description: "days a device is remembered from the sign-in" }),
+    random_macs: Type.Union(
+      RANDOM_MAC_CHOICES.map((c) => Type.Literal(c)),
+      {
+        description:
+          "randomised (locally administered) MAC addresses: refuse to remember them, or allow it when the guest ticks the box",
+      },
+    ),
     created: Type.String({ format: "date-time" }),
     updated: Type.String({ format: "date-time" }),
   },
