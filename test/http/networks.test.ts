@@ -175,6 +175,9 @@ for (const { dialect, skip } of await dialects()) {
         clickthrough_session_timeout: 3_600,
         registration_validity: 604_800,
         guest_group_id: null,
+        remember_devices: "never",
+        remember_days: 30,
+        random_macs: "refuse",
         created: staff.created,
         updated: staff.updated,
       });
