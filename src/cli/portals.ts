@@ -161,7 +161,10 @@ function pageOptions(command: Command): Command {
       "remember guests' devices for MAC authentication without the page: never, ask, always",
     )
     .option("--remember-days <days>", "how long a device is remembered (1-365, default 30)", positiveInteger)
-    .option("--random-macs <choice>", "randomised (private) addresses: refuse or allow (when the guest asks)");
+    .option(
+      "--random-macs <choice>",
+      "randomised (private) addresses: refuse or allow (when the guest asks)",
+    );
 }
 
 export function registerPortalCommands(program: Command, withCore: WithCore): void {

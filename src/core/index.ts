@@ -12,6 +12,7 @@ import type { EapFiles } from "./certs/files.ts";
 import { type CertsService, createCerts } from "./certs/service.ts";
 import { MacAuthenticator } from "./devices/mab.ts";
 import { DevicesRepo } from "./devices/repo.ts";
+import { MyDevices } from "./devices/self-service.ts";
 import { DevicesService } from "./devices/service.ts";
 import { GroupsRepo } from "./groups/repo.ts";
 import { GroupsService } from "./groups/service.ts";
@@ -57,6 +58,7 @@ export interface Core {
   sessions: SessionsService;
   retention: RetentionService;
   devices: DevicesService;
+  myDevices: MyDevices;
 }
 
 export interface CoreOptions {
@@ -93,6 +95,8 @@ export function createCore(database: Database, options: CoreOptions): Core {
   const sessions = createSessions(database, aaa);
   sessions.das = options.das;
   const reports = createReports(database, options);
+  const devices = new DevicesService(new DevicesRepo(db, database.dialect));
+  const secrets = { secretKey: options.webhookSecretKey, dataDir: options.dataDir };
   return {
     database,
     accounts: new AccountsService(new AccountsRepo(db)),
@@ -117,6 +121,12 @@ export function createCore(database: Database, options: CoreOptions): Core {
     certs: createCerts(database, options),
     sessions,
     retention: createRetention(database, reports, options.retention),
-    devices: new DevicesService(new DevicesRepo(db, database.dialect)),
+    devices,
+    myDevices: new MyDevices(
+      devices,
+      aaa,
+      new LoginRepo(db, database.dialect),
+      new SecretBox(secrets, "my devices session"),
+    ),
   };
 }

@@ -33,6 +33,7 @@ import {
 } from "./gateway.ts";
 import { escapeHtml, Html, html } from "./html.ts";
 import { CATALOGUE, chooseLanguage, type Messages } from "./i18n.ts";
+import { myDevicesRoutes } from "./my-devices.ts";
 import { type Assets, colorsCss, handoffPage, messagePage, signInPage } from "./views.ts";
 
 export interface PortalOptions {
@@ -112,7 +113,7 @@ function queryParams(query: unknown): GatewayParams {
   };
 }
 
-function readCookie(request: FastifyRequest, name: string): string | undefined {
+export function readCookie(request: FastifyRequest, name: string): string | undefined {
   for (const part of (request.headers.cookie ?? "").split(";")) {
     const eq = part.indexOf("=");
     if (eq > 0 && part.slice(0, eq).trim() === name) return part.slice(eq + 1).trim();
@@ -121,7 +122,7 @@ function readCookie(request: FastifyRequest, name: string): string | undefined {
 }
 
 /** The browser's double-submit token, or a new one set as a cookie now. */
-function csrfToken(request: FastifyRequest, reply: FastifyReply): string {
+export function csrfToken(request: FastifyRequest, reply: FastifyReply): string {
   const existing = readCookie(request, CSRF_COOKIE);
   if (existing && TOKEN.test(existing)) return existing;
   // 32 octets from the shared pool: one getrandom call per 128 first visits.
@@ -131,14 +132,14 @@ function csrfToken(request: FastifyRequest, reply: FastifyReply): string {
   return token;
 }
 
-function sameToken(given: string, expected: string | undefined): boolean {
+export function sameToken(given: string, expected: string | undefined): boolean {
   if (!expected || !TOKEN.test(expected)) return false;
   const a = Buffer.from(given);
   const b = Buffer.from(expected);
   return a.length === b.length && timingSafeEqual(a, b);
 }
 
-function positiveId(text: string): number | undefined {
+export function positiveId(text: string): number | undefined {
   return /^\d{1,9}$/.test(text) && Number(text) >= 1 ? Number(text) : undefined;
 }
 
@@ -156,7 +157,7 @@ const PROBLEM_TEXT: Record<SignInProblem | GuestProblem, keyof Messages> = {
   method_off: "staleForm",
 };
 
-function send(reply: FastifyReply, status: number, body: string | Buffer, formTarget?: string) {
+export function send(reply: FastifyReply, status: number, body: string | Buffer, formTarget?: string) {
   securityHeaders(reply, formTarget);
   return reply.code(status).type("text/html; charset=utf-8").header("Cache-Control", "no-store").send(body);
 }
@@ -488,4 +489,6 @@ export async function portalPlugin(app: FastifyInstance, options: PortalOptions)
     const targets = [gatewayOrigin(gateway), ...(landing ? [new URL(landing).origin] : [])];
     return send(reply, 200, handoffPage(portal, lang, ASSETS, next), [...new Set(targets)].join(" "));
   });
+
+  await myDevicesRoutes(app, { core, counters, attemptsPerAddress: perAddress, windowMs });
 }

@@ -234,3 +234,84 @@ export function messagePage(
 ${options.link ? html`<p><a href="${options.link}">${t.continueLink}</a></p>` : ""}</section>`;
   return layout({ lang, title, portal: options.portal, assets, switchTo: options.switchTo }, body);
 }
+
+/** A device as the "my devices" page lists it. */
+export interface OwnDevice {
+  id: number;
+  mac: string;
+  name: string;
+  lastSeen: string | null;
+}
+
+export interface MyDevicesView {
+  portal: GuestPortal;
+  lang: PortalLanguage;
+  assets: Assets;
+  /** /portal/<id>/devices */
+  action: string;
+  csrf: string;
+  switchTo: (lang: PortalLanguage) => string;
+  error?: string | undefined;
+  /** Signed in: the user's devices and limit; otherwise the sign-in form. */
+  owner?: { username: string; devices: OwnDevice[]; limit: number } | undefined;
+  /** What the guest typed, kept on an error. */
+  typed?: { username?: string; mac?: string; name?: string } | undefined;
+}
+
+/** "My devices": the sign-in form, or the signed-in user's devices with add, rename and remove. */
+export function myDevicesPage(view: MyDevicesView): string {
+  const t = CATALOGUE[view.lang];
+  const csrf = html`<input type="hidden" name="_csrf" value="${view.csrf}"><input type="hidden" name="lang" value="${view.lang}">`;
+  const typed = view.typed ?? {};
+  const error = view.error ? html`<p class="error" role="alert" id="error">${view.error}</p>` : "";
+  const owner = view.owner;
+  let body: Html;
+  if (!owner) {
+    body = html`${error}<section aria-labelledby="h-sign-in"><h2 id="h-sign-in">${t.myDevicesSignIn}</h2>
+<form method="post" action="${view.action}/login">${csrf}
+<label for="username">${t.usernameLabel}</label>
+<input type="text" id="username" name="username" autocomplete="username" autocapitalize="none" spellcheck="false" required maxlength="64" value="${typed.username ?? ""}">
+<label for="password">${t.passwordLabel}</label>
+<input type="password" id="password" name="password" autocomplete="current-password" required maxlength="128">
+<button type="submit">${t.passwordButton}</button></form></section>`;
+  } else {
+    const count = t.myDevicesCount
+      .replace("{count}", String(owner.devices.length))
+      .replace("{limit}", String(owner.limit));
+    const rows = owner.devices.map(
+      (
+        d,
+      ) => html`<li class="device" id="device-${d.id}"><p><code>${d.mac}</code> · ${t.lastSeen}: ${d.lastSeen ?? t.never}</p>
+<form method="post" action="${view.action}/rename">${csrf}<input type="hidden" name="device" value="${d.id}">
+<label for="name-${d.id}">${t.deviceNameLabel}</label><input type="text" id="name-${d.id}" name="name" maxlength="100" value="${d.name}">
+<button type="submit">${t.renameButton}</button></form>
+<form method="post" action="${view.action}/remove">${csrf}<input type="hidden" name="device" value="${d.id}"><button type="submit" class="secondary" id="remove-${d.id}">${t.removeButton}</button></form></li>`,
+    );
+    body = html`${error}<section aria-labelledby="h-devices"><h2 id="h-devices">${owner.username}</h2>
+<p>${t.myDevicesIntro}</p><p id="device-count">${count}</p>
+${owner.devices.length === 0 ? html`<p>${t.myDevicesNone}</p>` : html`<ul class="devices">${rows}</ul>`}</section>
+${
+  owner.devices.length < owner.limit
+    ? html`<section aria-labelledby="h-add"><h2 id="h-add">${t.addDeviceHeading}</h2>
+<form method="post" action="${view.action}/add">${csrf}
+<label for="mac">${t.macLabel}</label>
+<input type="text" id="mac" name="mac" autocomplete="off" autocapitalize="characters" spellcheck="false" required maxlength="40" aria-describedby="mac-hint" value="${typed.mac ?? ""}">
+<p class="hint" id="mac-hint">${t.macHint}</p>
+<label for="device-name">${t.deviceNameLabel} <span class="hint">${t.optional}</span></label>
+<input type="text" id="device-name" name="name" maxlength="100" value="${typed.name ?? ""}">
+<button type="submit">${t.addDeviceButton}</button></form></section>`
+    : ""
+}
+<form method="post" action="${view.action}/logout">${csrf}<button type="submit" class="secondary">${t.signOutButton}</button></form>`;
+  }
+  return layout(
+    {
+      lang: view.lang,
+      title: t.myDevicesTitle,
+      portal: view.portal,
+      assets: view.assets,
+      switchTo: view.switchTo,
+    },
+    body,
+  );
+}

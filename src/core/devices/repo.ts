@@ -185,6 +185,15 @@ export class DevicesRepo {
       .executeTakeFirst();
   }
 
+  userByName(accountId: number, username: string) {
+    return this.db
+      .selectFrom("users")
+      .select(["id", "username", "status"])
+      .where("account_id", "=", accountId)
+      .where("username", "=", username)
+      .executeTakeFirst();
+  }
+
   voucherById(accountId: number, id: number) {
     return this.db
       .selectFrom("vouchers")
