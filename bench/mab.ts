@@ -19,7 +19,7 @@ import { parseArgs } from "node:util";
 import { createCore } from "../src/core/index.ts";
 import { openDatabase } from "../src/db/database.ts";
 import { migrate } from "../src/db/migrate.ts";
-import { authFiles, type RadclientRun, runRadclient, SECRET, seed } from "./radius-load.ts";
+import { authFiles, type RadclientRun, runRadclient, seed } from "./radius-load.ts";
 import {
   BenchError,
   installExitHandlers,

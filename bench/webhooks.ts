@@ -168,7 +168,8 @@ async function outboxWrite(database: Database, accountId: number, writes: number
           created: now,
           updated: now,
         });
-        await r.setPassword(accountId, username, "bench-password");
+        const password = { attribute: "Cleartext-Password", value: "bench-password" };
+        await r.setPassword(accountId, username, password, ["Cleartext-Password"]);
         if (variant === "with") await r.recordEvent(accountId, "user.created", { ...row });
       });
       samples[variant].push(performance.now() - started);

@@ -1,11 +1,15 @@
 // Typed configuration read from the environment, in one place for every door (server, CLI, worker).
+import { createPrivateKey, X509Certificate } from "node:crypto";
+import { readFileSync } from "node:fs";
 import net from "node:net";
 import path from "node:path";
 import { EapFileError, type EapFiles, loadEapFiles } from "./core/certs/files.ts";
 import { isServerName } from "./core/certs/rules.ts";
+import { DEFAULT_ACCOUNT_SENDS_PER_HOUR, SMTP_SECURITY, type SmtpSettings } from "./core/guests/rules.ts";
 import { DEFAULT_MIN_PREFIX, type NetworkPrefixLimits } from "./core/networks/rules.ts";
 import { DEFAULT_RETENTION_DAYS, MAX_RETENTION_DAYS, type RetentionDays } from "./core/retention/rules.ts";
 import { parseCidr } from "./core/shared/ip.ts";
+import { hasControlCharacters } from "./core/shared/text.ts";
 import { decodeKey } from "./core/webhooks/crypto.ts";
 import { DEFAULT_RETRY_SCHEDULE_MS } from "./core/webhooks/rules.ts";
 import { DEFAULT_EAP_LIMITS, DEFAULT_FRAGMENT_SIZE, type EapLimits } from "./radius/eap/types.ts";
@@ -36,6 +40,8 @@ export interface Config {
   publicUrl: string;
   /** WEBHOOK_ALLOW_PRIVATE=1: webhooks may go to private addresses and plain http:// (labs, tests). */
   webhookAllowPrivate: boolean;
+  /** IDP_ALLOW_HTTP=1: identity providers' issuers and metadata may be plain http:// (labs, tests). */
+  idpAllowHttp: boolean;
   /** WEBHOOK_RETRY_SCHEDULE ("5s,5m,30m,2h,5h,10h,10h"): milliseconds before each retry. */
   webhookRetrySchedule: number[];
   /** WEBHOOK_SECRET_KEY: base64 of 32 bytes encrypting webhook secrets; unset: DATA_DIR/secret.key. */
@@ -69,6 +75,29 @@ export interface Config {
   metricsToken: string | undefined;
   /** METRICS_LISTEN (host:port): a listener of its own serving /metrics without a token. */
   metricsListen: { host: string; port: number } | undefined;
+  /** SMTP_HOST, SMTP_PORT, SMTP_SECURITY, SMTP_USER, SMTP_PASSWORD, SMTP_FROM, SMTP_TIMEOUT_MS, SMTP_CA_FILE; unset host: no mail. */
+  smtp: SmtpSettings | undefined;
+  /** GUEST_SENDS_PER_ACCOUNT_HOUR: verification messages (email, SMS) one account may send per hour. */
+  guestSendsPerAccountHour: number;
+  /** RADSEC_*: the RadSec (RADIUS over TLS) listener; port 0 (the default): off. */
+  radsec: RadsecConfig;
+}
+
+export interface RadsecConfig {
+  /** RADSEC_PORT: 2083 is RadSec's registered port (RFC 6614 section 2.1); 0: no listener. */
+  port: number;
+  /** RADSEC_HOST (default: RADIUS_HOST). */
+  host: string;
+  /** RADSEC_CERT_FILE + RADSEC_KEY_FILE (PEM; the chain may follow the certificate); unset: the EAP server certificate. */
+  identity: { cert: string; key: string } | undefined;
+  /** RADSEC_IDLE_TIMEOUT (seconds): a connection with no packet this long is closed. */
+  idleTimeoutMs: number;
+  maxConnections: number;
+  maxConnectionsPerAddress: number;
+  handshakesPerSecond: number;
+  handshakesPerSecondPerAddress: number;
+  /** RADSEC_RADIUS11: RADIUS/1.1 (RFC 9765) forbid, allow (default) or require. */
+  radius11: "forbid" | "allow" | "require";
 }
 
 export class ConfigError extends Error {}
@@ -319,6 +348,79 @@ function metricsListen(env: NodeJS.ProcessEnv): { host: string; port: number } |
   }
 }
 
+/** A display name and address, or an address: `Wi-Fi <wifi@example.com>`; no line breaks. */
+const FROM = /^(?:[^<>"]{0,100} ?<[^\s<>@]{1,64}@[^\s<>@]{1,253}>|[^\s<>@]{1,64}@[^\s<>@]{1,253})$/;
+
+/** The SMTP settings, or undefined when SMTP_HOST is unset (verification by email is then refused). */
+function smtpSettings(env: NodeJS.ProcessEnv): SmtpSettings | undefined {
+  const host = env.SMTP_HOST;
+  if (host === undefined || host === "") return undefined;
+  listenHost({ SMTP_HOST: host }, "SMTP_HOST", host);
+  const security = oneOf(env, "SMTP_SECURITY", "starttls", SMTP_SECURITY) as SmtpSettings["security"];
+  const from = env.SMTP_FROM ?? "";
+  if (!FROM.test(from) || hasControlCharacters(from)) {
+    throw new ConfigError(`SMTP_FROM must be an address like wifi@example.com or "Wi-Fi <wifi@example.com>"`);
+  }
+  const user = env.SMTP_USER || undefined;
+  const password = env.SMTP_PASSWORD || undefined;
+  if ((user === undefined) !== (password === undefined)) {
+    throw new ConfigError("SMTP_USER and SMTP_PASSWORD go together (both set, or neither)");
+  }
+  return {
+    host,
+    port: integer(env, "SMTP_PORT", security === "tls" ? 465 : 587, 1, 65535),
+    security,
+    user,
+    password,
+    from,
+    timeoutMs: integer(env, "SMTP_TIMEOUT_MS", 10_000, 100, 120_000),
+    caFile: env.SMTP_CA_FILE || undefined,
+  };
+}
+
+/** RADSEC_CERT_FILE and RADSEC_KEY_FILE together, read and checked now (one line when they are bad). */
+function radsecIdentity(env: NodeJS.ProcessEnv): { cert: string; key: string } | undefined {
+  const certFile = env.RADSEC_CERT_FILE || undefined;
+  const keyFile = env.RADSEC_KEY_FILE || undefined;
+  if (!certFile && !keyFile) return undefined;
+  if (!certFile || !keyFile) throw new ConfigError("RADSEC_CERT_FILE and RADSEC_KEY_FILE go together");
+  let cert: string;
+  let key: string;
+  try {
+    cert = readFileSync(certFile, "utf8");
+    key = readFileSync(keyFile, "utf8");
+  } catch (error) {
+    throw new ConfigError(`RADSEC_CERT_FILE/RADSEC_KEY_FILE cannot be read: ${(error as Error).message}`);
+  }
+  try {
+    if (!new X509Certificate(cert).checkPrivateKey(createPrivateKey(key)))
+      throw new Error("they do not match");
+  } catch (error) {
+    throw new ConfigError(
+      `RADSEC_CERT_FILE and RADSEC_KEY_FILE must be a PEM certificate and its private key: ${(error as Error).message}`,
+    );
+  }
+  return { cert, key };
+}
+
+function radsecConfig(env: NodeJS.ProcessEnv, radiusHost: string): RadsecConfig {
+  return {
+    port: integer(env, "RADSEC_PORT", 0, 0, 65535),
+    host: listenHost(env, "RADSEC_HOST", radiusHost),
+    identity: radsecIdentity(env),
+    idleTimeoutMs: integer(env, "RADSEC_IDLE_TIMEOUT", 300, 5, 86_400) * 1000,
+    maxConnections: integer(env, "RADSEC_MAX_CONNECTIONS", 2048, 1, 1_000_000),
+    maxConnectionsPerAddress: integer(env, "RADSEC_MAX_CONNECTIONS_PER_ADDRESS", 64, 1, 1_000_000),
+    handshakesPerSecond: integer(env, "RADSEC_HANDSHAKES_PER_SECOND", 200, 1, 1_000_000),
+    handshakesPerSecondPerAddress: integer(env, "RADSEC_HANDSHAKES_PER_SECOND_PER_ADDRESS", 20, 1, 1_000_000),
+    radius11: oneOf(env, "RADSEC_RADIUS11", "allow", [
+      "forbid",
+      "allow",
+      "require",
+    ]) as RadsecConfig["radius11"],
+  };
+}
+
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const databaseUrl = serviceUrl(
     env,
@@ -346,6 +448,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     radiusAcctPort: integer(env, "RADIUS_ACCT_PORT", 1813, 0, 65535),
     radiusHost: listenHost(env, "RADIUS_HOST", host),
     webhookAllowPrivate: flag(env, "WEBHOOK_ALLOW_PRIVATE", false),
+    idpAllowHttp: flag(env, "IDP_ALLOW_HTTP", false),
     webhookRetrySchedule: retrySchedule(env),
     webhookSecretKey: webhookSecretKey(env),
     reportTasksPerAccount: integer(env, "REPORT_TASKS_PER_ACCOUNT", 10, 1, 100_000),
@@ -363,5 +466,14 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     retention: retentionDays(env),
     metricsToken: metricsToken(env),
     metricsListen: metricsListen(env),
+    smtp: smtpSettings(env),
+    guestSendsPerAccountHour: integer(
+      env,
+      "GUEST_SENDS_PER_ACCOUNT_HOUR",
+      DEFAULT_ACCOUNT_SENDS_PER_HOUR,
+      1,
+      1_000_000,
+    ),
+    radsec: radsecConfig(env, listenHost(env, "RADIUS_HOST", host)),
   };
 }

@@ -11,6 +11,7 @@ import { authRoutes } from "./routes/auth.ts";
 import { deviceRoutes } from "./routes/devices.ts";
 import { eapRoutes } from "./routes/eap.ts";
 import { groupRoutes } from "./routes/groups.ts";
+import { guestRoutes } from "./routes/guests.ts";
 import { homeRoutes } from "./routes/home.ts";
 import { keyRoutes } from "./routes/keys.ts";
 import { networkRoutes } from "./routes/networks.ts";
@@ -145,6 +146,7 @@ export async function consolePlugin(app: FastifyInstance, options: ConsoleOption
   await app.register(networkRoutes, context);
   await app.register(eapRoutes, context);
   await app.register(portalRoutes, context);
+  await app.register(guestRoutes, context);
   await app.register(userRoutes, context);
   await app.register(groupRoutes, context);
   await app.register(voucherRoutes, context);

@@ -61,6 +61,8 @@ const NOTICES: Record<string, string> = {
   "webhook-test-queued":
     "A test event (webhook.test) was queued; it is sent at once. Reload to see the result.",
   "webhook-resent": "The delivery was queued again; it is sent at once. Reload to see the result.",
+  "guest-approved": "The guest was approved: their page moves on by itself.",
+  "guest-denied": "The guest was denied.",
 };
 
 export interface Asset {
@@ -98,6 +100,7 @@ export const VIEW_NAMES = [
   "field",
   "group-delete",
   "groups",
+  "guests",
   "home",
   "key-created",
   "key-revoke",

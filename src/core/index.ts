@@ -16,6 +16,13 @@ import { MyDevices } from "./devices/self-service.ts";
 import { DevicesService } from "./devices/service.ts";
 import { GroupsRepo } from "./groups/repo.ts";
 import { GroupsService } from "./groups/service.ts";
+import { createGuests, type GuestsService } from "./guests/create.ts";
+import type { SmtpSettings } from "./guests/rules.ts";
+import { OidcClient } from "./idp/oidc.ts";
+import { IdpRepo } from "./idp/repo.ts";
+import { SamlClient } from "./idp/saml.ts";
+import { IdpService } from "./idp/service.ts";
+import { IdpSignIn } from "./idp/signin.ts";
 import { JobQueue } from "./jobs/queue.ts";
 import { KeysRepo } from "./keys/repo.ts";
 import { KeysService } from "./keys/service.ts";
@@ -59,6 +66,10 @@ export interface Core {
   retention: RetentionService;
   devices: DevicesService;
   myDevices: MyDevices;
+  guests: GuestsService;
+  /** Identity providers (OIDC, SAML) and the sign-ins through them (issue 26). */
+  idp: IdpService;
+  idpSignIn: IdpSignIn;
 }
 
 export interface CoreOptions {
@@ -83,6 +94,14 @@ export interface CoreOptions {
   networkMinPrefix?: NetworkPrefixLimits | undefined;
   /** RETENTION_*_DAYS (defaults in core/retention/rules.ts). */
   retention?: RetentionDays | undefined;
+  /** SMTP_*: where guests' codes and links and sponsors' requests are mailed; unset: no mail. */
+  smtp?: SmtpSettings | undefined;
+  /** GUEST_SENDS_PER_ACCOUNT_HOUR (default 500). */
+  guestSendsPerAccountHour?: number | undefined;
+  /** WEBHOOK_ALLOW_PRIVATE: webhooks and SMS gateways may be on private addresses and plain http://. */
+  webhookAllowPrivate?: boolean | undefined;
+  /** IDP_ALLOW_HTTP: identity providers may be plain http:// (labs, tests). */
+  idpAllowHttp?: boolean | undefined;
 }
 
 export function createCore(database: Database, options: CoreOptions): Core {
@@ -97,11 +116,27 @@ export function createCore(database: Database, options: CoreOptions): Core {
   const reports = createReports(database, options);
   const devices = new DevicesService(new DevicesRepo(db, database.dialect));
   const secrets = { secretKey: options.webhookSecretKey, dataDir: options.dataDir };
+  const box = new SecretBox({ secretKey: options.webhookSecretKey, dataDir: options.dataDir }, "UAM secret");
+  const portals = new PortalsService(new PortalsRepo(db, database.dialect), options.publicUrl, box);
+  const users = new UsersService(new UsersRepo(db, database.dialect));
+  const vouchers = new VouchersService(new VouchersRepo(db, database.dialect));
+  const jobs = new JobQueue(db, database.dialect);
+  const idpRepo = new IdpRepo(db);
+  const allowHttp = options.idpAllowHttp ?? false;
+  const idp = new IdpService(idpRepo, { publicUrl: options.publicUrl, allowHttp, box });
+  const idpSignIn = new IdpSignIn({
+    service: idp,
+    repo: idpRepo,
+    oidc: new OidcClient(allowHttp),
+    saml: new SamlClient(),
+    users,
+    aaa,
+  });
   return {
     database,
     accounts: new AccountsService(new AccountsRepo(db)),
     keys: new KeysService(new KeysRepo(db, database.dialect)),
-    users: new UsersService(new UsersRepo(db, database.dialect)),
+    users,
     // (services of further areas are constructed below, one line each)
     admins: createAdmins(database, { secretKey: options.webhookSecretKey, dataDir: options.dataDir }),
     activity: createActivity(database, options),
@@ -110,14 +145,10 @@ export function createCore(database: Database, options: CoreOptions): Core {
     attributes: new AttributesService(new AttributesRepo(db, database.dialect)),
     groups: new GroupsService(new GroupsRepo(db, database.dialect)),
     networks: new NetworksService(new NetworksRepo(db, database.dialect), options.networkMinPrefix),
-    portals: new PortalsService(
-      new PortalsRepo(db, database.dialect),
-      options.publicUrl,
-      new SecretBox({ secretKey: options.webhookSecretKey, dataDir: options.dataDir }, "UAM secret"),
-    ),
-    vouchers: new VouchersService(new VouchersRepo(db, database.dialect)),
+    portals,
+    vouchers,
     aaa,
-    jobs: new JobQueue(db, database.dialect),
+    jobs,
     certs: createCerts(database, options),
     sessions,
     retention: createRetention(database, reports, options.retention),
@@ -128,5 +159,8 @@ export function createCore(database: Database, options: CoreOptions): Core {
       new LoginRepo(db, database.dialect),
       new SecretBox(secrets, "my devices session"),
     ),
+    guests: createGuests(database, { ...options, box, portals, users, vouchers, aaa, sessions, jobs }),
+    idp,
+    idpSignIn,
   };
 }

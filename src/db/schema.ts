@@ -7,6 +7,8 @@ export interface AccountsTable {
   created: string;
   /** How many users the account has; kept by the database's triggers (migration 008). */
   user_count: ColumnType<number, never, never>;
+  /** 0: console users of this account sign in through an identity provider only (migration 028). */
+  console_password_login: Generated<number>;
 }
 
 export interface ApiKeysTable {
@@ -160,6 +162,85 @@ export interface CaptivePortalsTable {
   remember_days: Generated<number>;
   /** Randomised (locally administered) MAC addresses: refuse or allow remembering them. */
   random_macs: Generated<string>;
+  /** Verified guests (migration 027, core/guests/rules.ts): "off", "code" or "link". */
+  email_verification: Generated<string>;
+  sms_verification: Generated<number>;
+  sponsor_required: Generated<number>;
+  preverify: Generated<number>;
+  preverify_minutes: Generated<number>;
+  code_ttl: Generated<number>;
+  code_attempts: Generated<number>;
+  resend_cooldown: Generated<number>;
+  sends_per_recipient: Generated<number>;
+  sends_per_device: Generated<number>;
+  sends_per_address: Generated<number>;
+  /** Comma-separated calling-code prefixes like +34,+351; empty: any. */
+  sms_countries: Generated<string>;
+  sms_provider: Generated<string>;
+  sms_url: Generated<string>;
+  sms_method: Generated<string>;
+  sms_template: Generated<string>;
+  sms_username: Generated<string>;
+  sms_from: Generated<string>;
+  sms_auth_header: Generated<string>;
+  /** Sealed like uam_secret: Twilio's auth token or the generic gateway's auth header value. */
+  sms_secret: Generated<string>;
+  sponsor_domains: Generated<string>;
+  sponsor_emails: Generated<string>;
+  sponsor_window: Generated<number>;
+  /** Comma-separated seconds the sponsor may choose from. */
+  sponsor_durations: Generated<string>;
+  /** Ids of the account's identity providers offered by the idp method, comma-separated (028). */
+  identity_providers: Generated<string>;
+}
+
+/** A guest's verification in progress (migration 027): codes and tokens stored as digests only. */
+export interface GuestVerificationsTable {
+  id: Generated<number>;
+  account_id: number;
+  portal_id: number;
+  /** email_code, email_link, sms, sponsor. */
+  kind: string;
+  /** pending, verified, locked, denied. */
+  status: string;
+  /** SHA-256 of the guest page's token. */
+  page_hash: string;
+  /** HMAC of the code, or SHA-256 of the link or sponsor token. */
+  secret_hash: string | null;
+  secret_expires: number | null;
+  attempts: Generated<number>;
+  sends: Generated<number>;
+  last_sent: number | null;
+  /** sent, queued (the job queue retries), failed. */
+  delivery: Generated<string>;
+  name: string;
+  email: string;
+  phone: Generated<string>;
+  sponsor_email: Generated<string>;
+  client_mac: string | null;
+  address: string;
+  gateway: string;
+  lang: string;
+  duration: number | null;
+  decided_by: string | null;
+  decided_at: number | null;
+  preverify_code: string | null;
+  created: number;
+  expires: number;
+}
+
+/** One message sent to a guest or sponsor (migration 027): what the daily and hourly caps count. */
+export interface GuestSendsTable {
+  id: Generated<number>;
+  account_id: number;
+  portal_id: number;
+  /** email, sms, preverify. */
+  channel: string;
+  /** SHA-256 of the normalised address or number (the caps need no clear text). */
+  recipient: string;
+  client_mac: string | null;
+  address: string;
+  created: number;
 }
 
 /** A captive portal's logo (migration 015); removed with its portal. */
@@ -292,6 +373,8 @@ export interface PortalLoginsTable {
   username: string;
   client_mac: string | null;
   expires: number;
+  /** The identity provider of an idp sign-in (028). */
+  provider_id?: number | null;
 }
 
 export interface VoucherDevicesTable {
@@ -373,4 +456,82 @@ export interface Schema {
   devices: DevicesTable;
   events: EventsTable;
   jobs: JobsTable;
+  guest_verifications: GuestVerificationsTable;
+  guest_sends: GuestSendsTable;
+  identity_providers: IdentityProvidersTable;
+  identity_provider_groups: IdentityProviderGroupsTable;
+  idp_flows: IdpFlowsTable;
+  idp_assertions: IdpAssertionsTable;
+}
+
+/** An account's OpenID Connect or SAML identity provider (migration 028; core/idp). */
+export interface IdentityProvidersTable {
+  id: Generated<number>;
+  account_id: number;
+  /** Short and fixed: the prefix of its users' names (`<name>:<subject>`). */
+  name: string;
+  display_name: string;
+  kind: string;
+  enabled: Generated<number>;
+  issuer: Generated<string>;
+  client_id: Generated<string>;
+  /** Sealed (SecretBox); empty: none. */
+  client_secret: Generated<string>;
+  scopes: Generated<string>;
+  user_claim: Generated<string>;
+  group_claim: Generated<string>;
+  allowed_domains: Generated<string>;
+  metadata_url: Generated<string>;
+  metadata: Generated<string>;
+  idp_entity_id: Generated<string>;
+  sso_url: Generated<string>;
+  /** The IdP's signing certificates from its metadata, base64 DER, comma-separated. */
+  idp_certs: Generated<string>;
+  user_attribute: Generated<string>;
+  group_attribute: Generated<string>;
+  console_login: Generated<number>;
+  admin_domains: Generated<string>;
+  created: string;
+  updated: string;
+}
+
+/** An IdP group's Wisp group, per provider. */
+export interface IdentityProviderGroupsTable {
+  id: Generated<number>;
+  account_id: number;
+  provider_id: number;
+  idp_group: string;
+  group_id: number;
+}
+
+/** A sign-in through an identity provider, from the redirect to the IdP until it is finished once. */
+export interface IdpFlowsTable {
+  id: Generated<number>;
+  account_id: number;
+  provider_id: number;
+  /** portal or console. */
+  purpose: string;
+  portal_id: number | null;
+  state_hash: string;
+  finish_hash: string | null;
+  browser_hash: string;
+  nonce: Generated<string>;
+  code_verifier: Generated<string>;
+  request_id: Generated<string>;
+  gateway: Generated<string>;
+  lang: Generated<string>;
+  /** started, verified. */
+  status: string;
+  /** The verified identity, JSON, once the IdP's answer checked out. */
+  identity: string | null;
+  created: number;
+  expires: number;
+}
+
+/** SAML assertions already used, until their NotOnOrAfter has passed (one-time use). */
+export interface IdpAssertionsTable {
+  account_id: number;
+  provider_id: number;
+  assertion_id: string;
+  expires: number;
 }

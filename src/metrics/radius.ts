@@ -2,6 +2,7 @@
 // accounting packets by Acct-Status-Type. Each network's cells are made on its first packet; a
 // packet then costs a Map lookup or two and an addition.
 import type { Registry } from "prom-client";
+import { papRejectReasons } from "../core/aaa/passwords/pap.ts";
 import { PacketCode } from "../radius/packet.ts";
 import type { DropReason, RadiusObserver } from "../radius/server.ts";
 import { type CounterCell, CounterCells } from "./cells.ts";
@@ -21,6 +22,8 @@ export const REJECT_REASONS: readonly string[] = [
   "rejected by Auth-Type",
   "no password configured for the user",
   "the NT-Password is not an NT hash",
+  // Every reason the password check gives (a bounded set: one per password item and problem).
+  ...papRejectReasons(),
   "no credentials in the request",
   "already logged in",
   "quota exhausted: daily time",

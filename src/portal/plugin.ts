@@ -7,6 +7,7 @@ import { createHash, timingSafeEqual } from "node:crypto";
 import { fileURLToPath } from "node:url";
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import { canonicalMac, isRandomised } from "../core/devices/mac.ts";
+import { kindOf } from "../core/guests/service.ts";
 import type { Core } from "../core/index.ts";
 import { PORTAL_METHODS, type PortalLanguage, type PortalMethod } from "../core/portals/rules.ts";
 import type { GuestPortal } from "../core/portals/service.ts";
@@ -24,6 +25,7 @@ import { readShippedFile } from "../core/shared/shipped-files.ts";
 import { addressGroup, type CounterStore } from "../http/rate-limit.ts";
 import {
   coovaChecksumValid,
+  type Gateway,
   type GatewayParams,
   gatewayOrigin,
   handoff,
@@ -31,8 +33,10 @@ import {
   refusedGatewayHost,
   safeHttpUrl,
 } from "./gateway.ts";
+import { guestRoutes, startProblemText } from "./guests.ts";
 import { escapeHtml, Html, html } from "./html.ts";
 import { CATALOGUE, chooseLanguage, type Messages } from "./i18n.ts";
+import { idpRoutes } from "./idp.ts";
 import { myDevicesRoutes } from "./my-devices.ts";
 import { type Assets, colorsCss, handoffPage, messagePage, signInPage } from "./views.ts";
 
@@ -272,12 +276,13 @@ export async function portalPlugin(app: FastifyInstance, options: PortalOptions)
       status?: number;
       error?: string;
       username?: string;
-      guest?: { name: string; email: string; phone: string };
+      guest?: { name: string; email: string; phone: string; sponsor?: string };
       /** The guest's device uses a randomised MAC (the page says what that means for remembering). */
       randomMac?: boolean;
     } = {},
   ) {
     const csrf = csrfToken(request, reply);
+    const providers = portal.methods.includes("idp") ? await core.idpSignIn.buttons(portal) : [];
     const render = (
       token: string | Html,
       gateway: string | Html,
@@ -296,6 +301,7 @@ export async function portalPlugin(app: FastifyInstance, options: PortalOptions)
         ...(extra.guest ? { guest: extra.guest } : {}),
         randomMac: extra.randomMac,
         switchTo,
+        providers,
       });
     if (extra.error || extra.username || extra.guest || extra.randomMac) {
       return send(reply, extra.status ?? 200, render(csrf, gatewayQuery, switcher(portal.id, gatewayQuery)));
@@ -426,16 +432,7 @@ export async function portalPlugin(app: FastifyInstance, options: PortalOptions)
       return showSignIn(request, reply, portal, query, lang, { status: 403, error: t.staleForm });
     }
 
-    // Attempts per client address and per device; the friendlier page, with Retry-After.
-    // IPv6 by /64, as the API's and the console's limits count (one subscriber's allocation).
-    const hits = [counters.hit(`portal:ip:${addressGroup(request.ip)}`, windowMs)];
-    if (gateway.clientMac) hits.push(counters.hit(`portal:mac:${gateway.clientMac}`, windowMs));
-    const [byAddress, byDevice] = await Promise.all(hits);
-    if ((byAddress && byAddress.count > perAddress) || (byDevice && byDevice.count > perDevice)) {
-      const resetAt = Math.max(byAddress?.resetAt ?? 0, byDevice?.resetAt ?? 0);
-      reply.header("Retry-After", String(Math.max(1, Math.ceil((resetAt - counters.now()) / 1000))));
-      return send(reply, 429, messagePage(lang, ASSETS, portal.title, t.tooMany, { portal }));
-    }
+    if (await attemptsExceeded(request, reply, portal, lang, gateway.clientMac)) return reply;
 
     const asked = form.get("method") ?? "";
     const method: PortalMethod = (PORTAL_METHODS as readonly string[]).includes(asked)
@@ -447,6 +444,25 @@ export async function portalPlugin(app: FastifyInstance, options: PortalOptions)
       phone: (form.get("phone") ?? "").slice(0, 24),
     };
     const termsAccepted = form.get("terms") === "yes";
+    if (method === "registration" && kindOf(portal)) {
+      const sponsor = (form.get("sponsor") ?? "").slice(0, MAX_GUEST_EMAIL);
+      const started = await core.guests.start(portal, {
+        ...guest,
+        sponsorEmail: sponsor,
+        termsAccepted,
+        clientMac: gateway.clientMac,
+        address: addressGroup(request.ip),
+        gateway: query,
+        lang,
+      });
+      if (started.ok) return reply.redirect(`/portal/${portal.id}/guest/${started.token}?lang=${lang}`, 303);
+      if (started.problem === "limited") reply.header("Retry-After", String(started.retryAfter));
+      return showSignIn(request, reply, portal, query, lang, {
+        status: started.problem === "limited" ? 429 : 400,
+        error: startProblemText(lang, started, portal),
+        guest: { ...guest, sponsor },
+      });
+    }
     const result =
       method === "clickthrough"
         ? await clickThrough(core, portal, { termsAccepted })
@@ -474,21 +490,80 @@ export async function portalPlugin(app: FastifyInstance, options: PortalOptions)
       username: result.username,
       asked: form.get("remember") === "yes",
     });
+    return handOff(reply, portal, gateway, lang, method, result);
+  });
+
+  /**
+   * Attempts per client address and per device; past either, the friendlier page with Retry-After
+   * is sent and true returned (not the reply: a reply is a thenable, which an await would unwrap).
+   * IPv6 by /64, as the API's and the console's limits count (one subscriber's allocation).
+   */
+  async function attemptsExceeded(
+    request: FastifyRequest,
+    reply: FastifyReply,
+    portal: GuestPortal,
+    lang: PortalLanguage,
+    clientMac: string | null,
+  ): Promise<boolean> {
+    const hits = [counters.hit(`portal:ip:${addressGroup(request.ip)}`, windowMs)];
+    if (clientMac) hits.push(counters.hit(`portal:mac:${clientMac}`, windowMs));
+    const [byAddress, byDevice] = await Promise.all(hits);
+    if ((byAddress && byAddress.count > perAddress) || (byDevice && byDevice.count > perDevice)) {
+      const resetAt = Math.max(byAddress?.resetAt ?? 0, byDevice?.resetAt ?? 0);
+      reply.header("Retry-After", String(Math.max(1, Math.ceil((resetAt - counters.now()) / 1000))));
+      const t = CATALOGUE[lang];
+      send(reply, 429, messagePage(lang, ASSETS, portal.title, t.tooMany, { portal }));
+      return true;
+    }
+    return false;
+  }
+
+  /** Hands the credential to the gateway in its vendor's protocol; `landing` overrides where the guest lands. */
+  async function handOff(
+    reply: FastifyReply,
+    portal: GuestPortal,
+    gateway: Gateway,
+    lang: PortalLanguage,
+    method: PortalMethod,
+    result: { username: string; password: string; providerId?: number },
+    landingOverride?: string,
+  ) {
     // The gateway's RADIUS request that follows is recorded with this portal and method.
-    await core.portals.expectLogin(portal, method, result.username, gateway.clientMac);
+    await core.portals.expectLogin(
+      portal,
+      method,
+      result.username,
+      gateway.clientMac,
+      undefined,
+      result.providerId ?? null,
+    );
     const original =
       gateway.vendor === "coovachilli"
         ? gateway.userurl
         : gateway.vendor === "mikrotik"
           ? gateway.linkOrig
           : gateway.original;
-    const landing = landingOf(portal, original);
+    const landing = landingOverride ?? landingOf(portal, original);
     const next = handoff(portal, gateway, result.username, result.password, landing);
     // The hand-off form may post to the gateway only; its redirect on Accept goes to the gateway
     // itself or to the landing page, so both origins are allowed (browsers check the whole chain).
     const targets = [gatewayOrigin(gateway), ...(landing ? [new URL(landing).origin] : [])];
     return send(reply, 200, handoffPage(portal, lang, ASSETS, next), [...new Set(targets)].join(" "));
-  });
+  }
 
+  const helpers = {
+    core,
+    send,
+    csrfToken,
+    sameToken: (request: FastifyRequest, given: string) => sameToken(given, readCookie(request, CSRF_COOKIE)),
+    gatewayOf: (request: FastifyRequest, portal: GuestPortal, query: string) =>
+      gatewayOf(request, portal, query),
+    languageOf,
+    notFound,
+    attemptsExceeded,
+    handOff,
+  };
+  await guestRoutes(app, helpers);
+  await idpRoutes(app, helpers);
   await myDevicesRoutes(app, { core, counters, attemptsPerAddress: perAddress, windowMs });
 }

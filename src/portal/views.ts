@@ -7,13 +7,15 @@ import { textOn } from "./colors.ts";
 import type { Handoff } from "./gateway.ts";
 import { type Html, html, paragraphs } from "./html.ts";
 import { CATALOGUE, type Messages } from "./i18n.ts";
+import { GUEST_WORDS } from "./i18n-guests.ts";
+import { IDP_WORDS } from "./i18n-idp.ts";
 
 export interface Assets {
   css: string;
   js: string;
 }
 
-interface Frame {
+export interface Frame {
   lang: PortalLanguage;
   title: string;
   portal?: GuestPortal | undefined;
@@ -23,11 +25,12 @@ interface Frame {
   script?: boolean;
   /** The portal's logo address, when it has one. */
   logo?: string | undefined;
-  /** Follow this URL at once (meta refresh: no script, and no form-action check). */
+  /** Follow this URL (meta refresh: no script, and no form-action check), after refreshAfter seconds (default at once). */
   refresh?: string;
+  refreshAfter?: number;
 }
 
-function layout(frame: Frame, body: Html): string {
+export function layout(frame: Frame, body: Html): string {
   const primary = frame.portal?.colorPrimary ?? PORTAL_DEFAULTS.color_primary;
   const background = frame.portal?.colorBackground ?? PORTAL_DEFAULTS.color_background;
   const t = CATALOGUE[frame.lang];
@@ -47,7 +50,7 @@ function layout(frame: Frame, body: Html): string {
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <meta name="robots" content="noindex">
-${frame.refresh ? html`<meta http-equiv="refresh" content="${`0;url=${frame.refresh}`}">` : ""}
+${frame.refresh ? html`<meta http-equiv="refresh" content="${`${frame.refreshAfter ?? 0};url=${frame.refresh}`}">` : ""}
 <title>${frame.title}</title>
 <link rel="stylesheet" href="${frame.assets.css}">
 <link rel="stylesheet" href="/portal/static/colors.css?${colors}">
@@ -85,12 +88,14 @@ export interface SignInPage {
   /** What the guest typed, kept on an error (never the password). */
   username?: string;
   /** What a registering guest typed, kept on an error. */
-  guest?: { name: string; email: string; phone: string };
+  guest?: { name: string; email: string; phone: string; sponsor?: string };
   switchTo: (lang: PortalLanguage) => string | Html;
   /** The logo's address, when the portal has one. */
   logo?: string | undefined;
   /** The guest's device uses a randomised (locally administered) MAC address on this network. */
   randomMac?: boolean | undefined;
+  /** The idp method's buttons: the portal's enabled identity providers. */
+  providers?: { id: number; name: string }[];
 }
 
 /**
@@ -113,6 +118,17 @@ function rememberParts(page: SignInPage, t: Messages) {
   }
   if (choice === "ask") return { box, notice: html`` };
   return { box: none.box, notice: html`<p class="note" id="remember-note">${text(t.rememberAlways)}</p>` };
+}
+
+/** A button per identity provider; each form starts that provider's sign-in (plugin.ts). */
+function idpSection(page: SignInPage, hidden: Html): Html | "" {
+  if (!page.portal.methods.includes("idp") || !page.providers?.length) return "";
+  const w = IDP_WORDS[page.lang];
+  return html`<section aria-labelledby="h-idp"><h2 id="h-idp">${w.heading}</h2>
+${page.providers.map(
+  (p) => html`<form method="post" action="${`/portal/${page.portal.id}/idp/${p.id}`}">${hidden}
+<button type="submit" class="idp" id="idp-${p.id}">${w.button.replace("{name}", p.name)}</button></form>`,
+)}</section>`;
 }
 
 export function signInPage(page: SignInPage): string {
@@ -151,6 +167,20 @@ ${remember.box("remember-click")}
 <button type="submit">${t.clickButton}</button></form></section>`
     : "";
   const guest = page.guest ?? { name: "", email: "", phone: "" };
+  const g = GUEST_WORDS[page.lang];
+  const verify = portal.verification;
+  // SMS verification needs the phone; a sponsor's approval needs the host's address.
+  const phoneField = verify.sms
+    ? html`<label for="reg-phone">${t.phoneLabel}</label>
+<input type="tel" id="reg-phone" name="phone" autocomplete="tel" required maxlength="24" value="${guest.phone}" aria-describedby="reg-phone-hint">
+<p class="hint" id="reg-phone-hint">${g.phoneHint}</p>`
+    : html`<label for="reg-phone">${t.phoneLabel} <span class="hint">${t.optional}</span></label>
+<input type="tel" id="reg-phone" name="phone" autocomplete="tel" maxlength="24" value="${guest.phone}">`;
+  const sponsorField = verify.sponsor
+    ? html`<label for="reg-sponsor">${g.sponsorLabel}</label>
+<input type="email" id="reg-sponsor" name="sponsor" autocapitalize="none" spellcheck="false" required maxlength="254" value="${guest.sponsor ?? ""}" aria-describedby="reg-sponsor-hint">
+<p class="hint" id="reg-sponsor-hint">${g.sponsorHint}</p>`
+    : "";
   const register = portal.methods.includes("registration")
     ? html`<section aria-labelledby="h-register"><h2 id="h-register">${t.registerHeading}</h2>
 <form method="post" action="${page.action}">${hidden}<input type="hidden" name="method" value="registration">
@@ -158,8 +188,8 @@ ${remember.box("remember-click")}
 <input type="text" id="reg-name" name="name" autocomplete="name" required maxlength="100" value="${guest.name}">
 <label for="reg-email">${t.emailLabel}</label>
 <input type="email" id="reg-email" name="email" autocomplete="email" autocapitalize="none" spellcheck="false" required maxlength="254" value="${guest.email}">
-<label for="reg-phone">${t.phoneLabel} <span class="hint">${t.optional}</span></label>
-<input type="tel" id="reg-phone" name="phone" autocomplete="tel" maxlength="24" value="${guest.phone}">
+${phoneField}
+${sponsorField}
 ${accept("terms-register")}
 ${remember.box("remember-register")}
 <button type="submit">${t.registerButton}</button></form></section>`
@@ -171,7 +201,7 @@ ${remember.box("remember-register")}
   const body = html`${page.error ? html`<p class="error" role="alert" id="error">${page.error}</p>` : ""}
 ${portal.welcomeText ? html`<div class="welcome">${paragraphs(portal.welcomeText)}</div>` : ""}
 ${remember.notice}
-${voucher}${password}${click}${register}${terms}`;
+${idpSection(page, hidden)}${voucher}${password}${click}${register}${terms}`;
   return layout(
     {
       lang: page.lang,
@@ -314,4 +344,18 @@ ${
     },
     body,
   );
+}
+
+/** On the way to the IdP: followed at once by meta refresh (no form-action check), or by hand. */
+export function goingPage(
+  portal: GuestPortal,
+  lang: PortalLanguage,
+  assets: Assets,
+  name: string,
+  url: string,
+) {
+  const w = IDP_WORDS[lang];
+  const body = html`<section><h2>${w.goingTitle}</h2><p>${w.goingText.replace("{name}", name)}</p>
+<p><a id="idp-link" href="${url}">${w.goingLink.replace("{name}", name)}</a></p></section>`;
+  return layout({ lang, title: w.goingTitle, portal, assets, refresh: url }, body);
 }

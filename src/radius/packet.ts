@@ -17,6 +17,11 @@
 // - TLV, extended (241-246) and Ascend-filter values are kept as 0x hex under their dictionary
 //   name: the dictionary does not index their children.
 //
+// RADIUS/1.1 (RFC 9765, ALPN "radius/1.1" on RadSec): decodePacket(buf, { radius11: true }) and
+// encodePacket(packet, "", { radius11: { token } }) speak its header (Token + 12 reserved octets)
+// with no MD5 anywhere: no authenticators, no hidden values, no Message-Authenticator
+// (./packet/radius11.ts has the rest: tokenOf, tokenCounter, the ALPN names).
+//
 // The code lives in ./packet/; this module is its public face.
 
 export {
@@ -50,3 +55,10 @@ export {
   encodePacket,
   type PacketInput,
 } from "./packet/encode.ts";
+export {
+  ALPN_RADIUS_1_0,
+  ALPN_RADIUS_1_1,
+  TOKEN_LENGTH,
+  tokenCounter,
+  tokenOf,
+} from "./packet/radius11.ts";

@@ -3,57 +3,21 @@
 // cache, and hands the attributes to the AAA service, which decides. Bad packets are dropped and
 // logged, never answered.
 import { createSocket, type RemoteInfo, type Socket } from "node:dgram";
-import type { Pair } from "../core/aaa/pairs.ts";
 import type { AaaService } from "../core/aaa/service.ts";
 import type { RadiusClient } from "../core/networks/service.ts";
+import {
+  type AnswerDeps,
+  answerRequest,
+  type DropReason,
+  type RadiusLog,
+  type RadiusObserver,
+} from "./answer.ts";
 import { EapEngine } from "./eap/engine.ts";
 import { createInnerMsChapV2 } from "./eap/methods/inner-mschapv2.ts";
 import type { EapLimits, EapOptions } from "./eap/types.ts";
-import { answerEap } from "./eap-door.ts";
-import { mschapV2Request } from "./mschap/access-request.ts";
-import {
-  type AttributeInput,
-  decodePacket,
-  encodePacket,
-  hasMessageAuthenticator,
-  PacketCode,
-  type RadiusPacket,
-  verifyChap,
-  verifyMessageAuthenticator,
-  verifyRequestAuthenticator,
-} from "./packet.ts";
+import { decodePacket, type RadiusPacket } from "./packet.ts";
 
-export interface RadiusLog {
-  info(object: object, message: string): void;
-  warn(object: object, message: string): void;
-  error(object: object, message: string): void;
-}
-
-/** Why a packet was dropped, as counted (a bounded set; the log line says more). */
-export type DropReason =
-  | "malformed"
-  | "unknown_client"
-  | "bad_authenticator"
-  | "message_authenticator_missing"
-  | "wrong_port"
-  | "eap"
-  /** The request failed inside (a database error): not answered, logged as an error. */
-  | "error";
-
-/**
- * Told of every packet's fate (src/metrics/radius.ts counts them). Called per packet: an
- * implementation must not build strings or objects on these calls.
- */
-export interface RadiusObserver {
-  /** An Access-Request answered; `reason` is the reject's (Reply-Message) reason. */
-  access(networkId: number, verdict: "accept" | "reject" | "challenge", reason: string | null): void;
-  /** An Accounting-Request stored and answered, by its Acct-Status-Type. */
-  accounting(networkId: number, statusType: string | undefined): void;
-  /** A Status-Server answered (RFC 5997). */
-  status(networkId: number): void;
-  /** A packet not answered; `code` is its RADIUS code byte; networkId undefined: unknown client. */
-  dropped(code: number, networkId: number | undefined, reason: DropReason): void;
-}
+export type { DropReason, RadiusLog, RadiusObserver } from "./answer.ts";
 
 export interface RadiusServerOptions {
   host: string;
@@ -92,11 +56,14 @@ export class RadiusServer {
   /** Ports actually bound (useful when 0 was not meant as "off" but the OS picked). */
   readonly ports: { auth?: number; acct?: number } = {};
   readonly eap: EapEngine | undefined;
+  /** What answering needs; the RadSec listener answers with the same (one EAP engine for both). */
+  readonly deps: AnswerDeps;
 
   constructor(private readonly options: RadiusServerOptions) {
     this.eap = options.eap
       ? new EapEngine(options.eap, { mschapv2: createInnerMsChapV2 }, options.eapLimits)
       : undefined;
+    this.deps = { aaa: options.aaa, eap: this.eap, log: options.log, observer: options.observer };
   }
 
   async start(): Promise<void> {
@@ -218,133 +185,22 @@ export class RadiusServer {
     socket.send(response, remote.port, remote.address);
   }
 
-  private async answer(
+  private answer(
     kind: "auth" | "acct",
     client: RadiusClient,
     packet: RadiusPacket,
     message: Buffer,
     remote: RemoteInfo,
   ): Promise<Buffer | null> {
-    const secret = client.secret;
-    const proxyState: AttributeInput[] = packet.attributes
-      .filter((a) => a.name === "Proxy-State")
-      .map((a) => ["Proxy-State", a.raw] as const);
-    const respond = (code: number, attributes: AttributeInput[]) =>
-      encodePacket(
-        { code, identifier: packet.identifier, attributes: [...attributes, ...proxyState] },
-        secret,
-        {
-          requestAuthenticator: packet.authenticator,
-          requestCode: packet.code,
-          messageAuthenticator:
-            code !== PacketCode.AccountingResponse || packet.code === PacketCode.StatusServer,
-        },
-      );
-    const observer = this.options.observer;
-    const dropped = (as: DropReason) => ({ code: packet.code, networkId: client.id, as });
-    const hasMa = hasMessageAuthenticator(message);
-    if (hasMa && !verifyMessageAuthenticator(message, secret, packet.authenticator)) {
-      this.drop(remote, "bad Message-Authenticator (wrong shared secret?)", dropped("bad_authenticator"));
-      return null;
-    }
-
-    if (packet.code === PacketCode.StatusServer) {
-      observer?.status(client.id);
-      return respond(kind === "auth" ? PacketCode.AccessAccept : PacketCode.AccountingResponse, []);
-    }
-    if (kind === "acct") {
-      if (packet.code !== PacketCode.AccountingRequest) {
-        this.drop(remote, `${packet.type} on the accounting port`, dropped("wrong_port"));
-        return null;
-      }
-      if (!verifyRequestAuthenticator(message, secret)) {
-        this.drop(remote, "bad Request Authenticator (wrong shared secret?)", dropped("bad_authenticator"));
-        return null;
-      }
-      const pairs = pairsOf(packet);
-      await this.options.aaa.account(client, pairs, remote.address);
-      if (observer) {
-        observer.accounting(client.id, pairs.find((p) => p.attribute === "Acct-Status-Type")?.value);
-      }
-      return respond(PacketCode.AccountingResponse, []);
-    }
-    if (packet.code !== PacketCode.AccessRequest) {
-      this.drop(remote, `${packet.type} on the authentication port`, dropped("wrong_port"));
-      return null;
-    }
-    if (!hasMa && client.require_message_authenticator) {
-      this.drop(
-        remote,
-        "Message-Authenticator required for this network",
-        dropped("message_authenticator_missing"),
-      );
-      return null;
-    }
-    if (packet.attributes.some((a) => a.name === "EAP-Message")) {
-      let rejectReason: string | null = null;
-      const response = await answerEap({
-        engine: this.eap,
-        aaa: this.options.aaa,
-        client,
-        packet,
-        pairs: () => pairsOf(packet),
-        address: remote.address,
-        respond,
-        drop: (reason) => this.drop(remote, reason, dropped("eap")),
-        rejected: (reason) => {
-          rejectReason = reason;
-        },
-        warn: (detail, text) => this.options.log.warn(detail, text),
-      });
-      if (response && observer) {
-        const answered = response[0];
-        observer.access(
-          client.id,
-          answered === PacketCode.AccessAccept
-            ? "accept"
-            : answered === PacketCode.AccessChallenge
-              ? "challenge"
-              : "reject",
-          rejectReason,
-        );
-      }
-      return response;
-    }
-    const chap = packet.attributes.find((a) => a.name === "CHAP-Password");
-    const challenge = packet.attributes.find((a) => a.name === "CHAP-Challenge")?.raw ?? packet.authenticator;
-    const password = packet.attributes.find((a) => a.name === "User-Password");
-    const mschap = mschapV2Request(packet);
-    const aaa = this.options.aaa;
-    let outcome = await aaa.decide(client, pairsOf(packet), {
-      // The decrypted octets, compared as octets (RFC 2865 section 5.2): never decoded to text.
-      password: password?.raw,
-      chap: chap ? (cleartext: string) => verifyChap(chap.raw, challenge, cleartext) : undefined,
-      mschapv2: mschap?.verify,
+    return answerRequest(this.deps, {
+      port: kind,
+      client,
+      packet,
+      message,
+      address: remote.address,
+      enforceMessageAuthenticator: true,
+      drop: (reason, as) => this.drop(remote, reason, { code: packet.code, networkId: client.id, as }),
     });
-    // The answer is built before the attempt is recorded, so the record says what was sent.
-    let response: Buffer;
-    try {
-      const { reply } = outcome.result;
-      response = outcome.result.accepted
-        ? respond(PacketCode.AccessAccept, [
-            ...reply.map((p) => [p.attribute, p.value] as const),
-            ...(mschap?.acceptAttributes(reply) ?? []),
-          ])
-        : respond(PacketCode.AccessReject, [
-            ["Reply-Message", outcome.result.reason ?? "rejected"],
-            ...(mschap?.rejectAttributes() ?? []),
-          ]);
-    } catch (error) {
-      this.options.log.warn(
-        { err: error, client: remote.address },
-        "the answer cannot be encoded; rejecting",
-      );
-      outcome = aaa.rejectInstead(outcome, "the answer does not fit in a RADIUS packet");
-      response = respond(PacketCode.AccessReject, []);
-    }
-    await aaa.record(outcome);
-    observer?.access(client.id, outcome.result.accepted ? "accept" : "reject", outcome.result.reason);
-    return response;
   }
 
   /**
@@ -363,13 +219,4 @@ export class RadiusServer {
     for (const [key, until] of this.logged) if (until <= now) this.logged.delete(key);
     for (const [key, entry] of this.clients) if (entry.expires <= now) this.clients.delete(key);
   }
-}
-
-/** The request's attributes in the text form check items compare with (User-Password as octets too). */
-function pairsOf(packet: RadiusPacket): Pair[] {
-  return packet.attributes.map((a) =>
-    a.name === "User-Password"
-      ? { attribute: a.name, op: "=", value: a.raw.toString("utf8"), raw: a.raw }
-      : { attribute: a.tag === undefined ? a.name : `${a.name}:${a.tag}`, op: "=", value: a.value },
-  );
 }

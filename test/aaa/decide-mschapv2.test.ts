@@ -175,10 +175,14 @@ describe("decideLogin with PAP against an NT-Password (rlm_pap)", () => {
     assert.equal(await verdict(user([clear, nt("nt-pw")]), pap("nt-pw")), "wrong password");
     assert.equal(await verdict(user([nt("nt-pw"), clear]), pap("nt-pw")), "accept");
     assert.equal(await verdict(user([nt("nt-pw"), clear]), pap("clear-pw")), "wrong password");
-    // Other items before them change nothing.
-    const crypt = item("Crypt-Password", "$1$x$y");
-    assert.equal(await verdict(user([crypt, nt("nt-pw"), clear]), pap("nt-pw")), "accept");
-    assert.equal(await verdict(user([crypt]), pap("nt-pw")), "no password configured for the user");
+    // Any password item rlm_pap checks takes part: the first of them decides.
+    const crypt = item("Crypt-Password", "$1$salt$qJH7.N4xYta3aEG/dfqo/0"); // crypt(3) of "password"
+    assert.equal(await verdict(user([crypt, nt("nt-pw"), clear]), pap("nt-pw")), "wrong password");
+    assert.equal(await verdict(user([crypt, nt("nt-pw"), clear]), pap("password")), "accept");
+    // Items rlm_pap does not check change nothing.
+    const other = item("SSHA3-256-Password", "0x00");
+    assert.equal(await verdict(user([other, nt("nt-pw")]), pap("nt-pw")), "accept");
+    assert.equal(await verdict(user([other]), pap("nt-pw")), "no password configured for the user");
   });
 
   test("an NT-Password that is no hash fails, unlike MS-CHAPv2's passing over it", async () => {
@@ -191,9 +195,12 @@ describe("decideLogin with PAP against an NT-Password (rlm_pap)", () => {
     }
   });
 
-  test("octets rlm_pap cannot read as UTF-16 are a wrong password", async () => {
+  test("octets rlm_pap cannot read as UTF-16 are refused", async () => {
     // A byte above 0x7f as the last octet: fr_utf8_to_ucs2 fails.
-    assert.equal(await verdict(user([nt("pw")]), pap(Buffer.from([0x70, 0x77, 0xc3]))), "wrong password");
+    assert.equal(
+      await verdict(user([nt("pw")]), pap(Buffer.from([0x70, 0x77, 0xc3]))),
+      "the password cannot be checked against the stored NT-Password",
+    );
   });
 
   test("Auth-Type PAP checks the NT-Password; Auth-Type CHAP leaves a PAP request unchecked", async () => {

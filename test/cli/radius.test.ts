@@ -2,6 +2,7 @@
 // and the CLI as separate processes. Spawns are slow, so independent commands run side by side.
 // Users and networks are made in-process on the same database (there is no users CLI).
 import assert from "node:assert/strict";
+import { createHash } from "node:crypto";
 import { after, before, describe, test } from "node:test";
 import { type Core, createCore } from "../../src/core/index.ts";
 import { type Database, openDatabase } from "../../src/db/database.ts";
@@ -74,6 +75,13 @@ for (const { dialect, skip } of await dialects()) {
       lobbyId = (await create("Lobby", "127.0.0.1", SECRET)).network.id;
       farId = (await create("Far", "10.20.30.0/24", FAR_SECRET)).network.id;
       const alice = await core.users.create(account.id, { username: "alice", password: PASSWORD });
+      // The same password, stored only as a salted SHA-1 (what an LDAP or daloRADIUS import brings).
+      const salt = Buffer.from("cli-salt");
+      const ssha = Buffer.concat([createHash("sha1").update(PASSWORD).update(salt).digest(), salt]);
+      await core.users.create(account.id, {
+        username: "hashed",
+        password_hash: `{SSHA}${ssha.toString("base64")}`,
+      });
       for (const [attribute, value] of [
         ["Session-Timeout", "3600"],
         ["WISPr-Bandwidth-Max-Down", "5000000"],
@@ -126,6 +134,20 @@ for (const { dialect, skip } of await dialects()) {
           received.filter((l) => l && !l.startsWith("\tMessage-Authenticator")),
           ["\tSession-Timeout = 3600", "\tWISPr-Bandwidth-Max-Down = 5000000"],
         );
+      }
+    });
+
+    test("a user with a hashed password: PAP checks the hash; CHAP needs the cleartext", async () => {
+      const [pap, wrong, chap] = await Promise.all([
+        radius(["hashed", PASSWORD]),
+        radius(["hashed", `${PASSWORD}x`]),
+        radius(["hashed", PASSWORD, "--chap"]),
+      ]);
+      assert.equal(pap.code, 0, describeRun(pap));
+      assert.match(pap.stdout, /^Received Access-Accept /m);
+      for (const rejected of [wrong, chap]) {
+        assert.equal(rejected.code, 1, describeRun(rejected));
+        assert.match(rejected.stdout, /^Received Access-Reject /m);
       }
     });
 
@@ -208,7 +230,7 @@ for (const { dialect, skip } of await dialects()) {
         .orderBy("id")
         .execute();
       assert.ok(rows.length >= 5, JSON.stringify(rows));
-      assert.ok(rows.every((r) => r.username === "alice" && r.network_id === lobbyId));
+      assert.ok(rows.every((r) => ["alice", "hashed"].includes(r.username) && r.network_id === lobbyId));
       assert.ok(rows.some((r) => r.reason === "wrong password"));
       assert.ok(!JSON.stringify(rows).includes(PASSWORD));
     });

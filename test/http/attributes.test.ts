@@ -308,8 +308,8 @@ for (const { dialect, skip } of await dialects()) {
       const secrets: [string, string, string][] = [
         ["Cleartext-Password", "s3cret-clear", "radcheck"],
         ["NT-Password", "0x8846f7eaee8fb117ad06bdd830b7586c", "radcheck"],
-        ["Crypt-Password", "$1$abc$defghijkl", "radcheck"],
-        ["SSHA2-512-Password", "c2VjcmV0LXNzaGE=", "radcheck"],
+        ["Crypt-Password", "$1$salt$qJH7.N4xYta3aEG/dfqo/0", "radcheck"],
+        ["SSHA2-512-Password", Buffer.alloc(72, 7).toString("base64"), "radcheck"],
         ["Password-With-Header", "{clear}s3cret-header", "radcheck"],
         ["Tunnel-Password", "s3cret-tunnel", "radreply"],
       ];

@@ -4,6 +4,7 @@
 import assert from "node:assert/strict";
 import { createHash } from "node:crypto";
 import { describe, test } from "node:test";
+import { desEncryptBlock, desKeyFrom7 } from "../../src/core/aaa/des.ts";
 import { md4 } from "../../src/core/aaa/md4.ts";
 import {
   hashNtPasswordHash,
@@ -11,7 +12,6 @@ import {
   papNtPasswordHash,
   parseNtPassword,
 } from "../../src/core/aaa/nt-hash.ts";
-import { desEncryptBlock, desKeyFrom7 } from "../../src/radius/mschap/des.ts";
 import {
   challengeHash,
   challengeResponse,

@@ -2,7 +2,7 @@
 // decryption (NUL padding removed) against the stored Cleartext-Password's UTF-8, in constant time
 // and whatever the lengths. Invalid UTF-8 never passes for U+FFFD, a voucher's code ignores the case
 // of ASCII letters only, and a User-Password check item compares octets too. Against an
-// NT-Password, the NT hash of the octets as rlm_pap reads them.
+// NT-Password, the NT hash of the octets as rlm_pap reads them; against a hash, its hash.
 import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
 import { ntPasswordHash } from "../../src/core/aaa/nt-hash.ts";
@@ -142,13 +142,17 @@ describe("PAP compares octets", () => {
     assert.equal(await papOctets("checked", utf8("x\uFFFDy")), "Access-Accept");
   });
 
-  test("other password hashes (Crypt-, MD5-Password) are not checked here: such users are rejected", async () => {
-    // FreeRADIUS's rlm_pap would check them; the embedded server knows only Cleartext-Password and
-    // NT-Password and refuses rather than accepting anything.
+  test("password hashes (Crypt-, MD5-Password) are checked against the octets sent, as rlm_pap does", async () => {
     await user("crypt-only", undefined, [["Crypt-Password", ":=", "$1$salt$qJH7.N4xYta3aEG/dfqo/0"]]);
     await user("md5-only", undefined, [["MD5-Password", ":=", "5f4dcc3b5aa765d61d8327deb882cf99"]]);
     for (const name of ["crypt-only", "md5-only"]) {
-      for (const password of ["password", "", "$1$salt$qJH7.N4xYta3aEG/dfqo/0"]) {
+      assert.equal(await papOctets(name, utf8("password")), "Access-Accept", name);
+      for (const password of [
+        "Password",
+        "",
+        "$1$salt$qJH7.N4xYta3aEG/dfqo/0",
+        "5f4dcc3b5aa765d61d8327deb882cf99",
+      ]) {
         assert.equal(await papOctets(name, utf8(password)), "Access-Reject", `${name} ${password}`);
       }
     }

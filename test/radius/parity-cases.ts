@@ -4,6 +4,7 @@ import { createHash } from "node:crypto";
 import { ntPasswordHash, papNtPasswordHash } from "../../src/core/aaa/nt-hash.ts";
 import type { Pair } from "../../src/core/aaa/pairs.ts";
 import { generateNtResponse } from "../../src/radius/mschap/mschapv2.ts";
+import { PASSWORD_PARITY_CASES } from "./parity-password-cases.ts";
 
 export interface SessionRow {
   /** Seconds before now the session started. */
@@ -20,6 +21,11 @@ export interface CaseUser {
   groups?: [string, number][];
   status?: "enabled" | "disabled";
   sessions?: SessionRow[];
+  /**
+   * Check rows written straight into radcheck, as an imported database holds them: the API refuses
+   * password items no login could use (an NT-Password that is no hash), FreeRADIUS stores them.
+   */
+  imported?: boolean;
 }
 
 export interface CaseGroup {
@@ -175,25 +181,43 @@ export const PARITY_CASES: ParityCase[] = [
   },
   {
     name: "PAP: an NT-Password that is not a hash fails, even with the password it spells",
-    users: [{ username: "pap-nt-text", check: [["NT-Password", ":=", "nt pw"]] }],
+    users: [{ username: "pap-nt-text", imported: true, check: [["NT-Password", ":=", "nt pw"]] }],
     request: pap("pap-nt-text", "nt pw"),
     expect: "Access-Reject",
   },
   {
     name: "PAP: an NT-Password of 17 octets (0x and 34 hex digits) is no hash",
-    users: [{ username: "pap-nt17", check: [["NT-Password", ":=", `0x${ntPassword("nt pw")[2]}00`]] }],
+    users: [
+      {
+        username: "pap-nt17",
+        imported: true,
+        check: [["NT-Password", ":=", `0x${ntPassword("nt pw")[2]}00`]],
+      },
+    ],
     request: pap("pap-nt17", "nt pw"),
     expect: "Access-Reject",
   },
   {
     name: "PAP: an NT-Password that is not a hash, first, fails before the Cleartext-Password",
-    users: [{ username: "pap-nt-text-first", check: [["NT-Password", ":=", "nt pw"], pw("clear pw")] }],
+    users: [
+      {
+        username: "pap-nt-text-first",
+        imported: true,
+        check: [["NT-Password", ":=", "nt pw"], pw("clear pw")],
+      },
+    ],
     request: pap("pap-nt-text-first", "clear pw"),
     expect: "Access-Reject",
   },
   {
     name: "PAP: a Cleartext-Password first decides before an NT-Password that is not a hash",
-    users: [{ username: "pap-clear-first-text", check: [pw("clear pw"), ["NT-Password", ":=", "nt pw"]] }],
+    users: [
+      {
+        username: "pap-clear-first-text",
+        imported: true,
+        check: [pw("clear pw"), ["NT-Password", ":=", "nt pw"]],
+      },
+    ],
     request: pap("pap-clear-first-text", "clear pw"),
     expect: "Access-Accept",
   },
@@ -687,7 +711,13 @@ export const PARITY_CASES: ParityCase[] = [
   },
   {
     name: "MS-CHAPv2: an NT-Password that is no hash is passed over for the Cleartext-Password",
-    users: [{ username: "mschap-ntbad", check: [pw("clear pw"), ["NT-Password", ":=", "clear pw"]] }],
+    users: [
+      {
+        username: "mschap-ntbad",
+        imported: true,
+        check: [pw("clear pw"), ["NT-Password", ":=", "clear pw"]],
+      },
+    ],
     request: mschapv2("mschap-ntbad", "clear pw"),
     expect: "Access-Accept",
   },
@@ -727,6 +757,39 @@ export const PARITY_CASES: ParityCase[] = [
     request: mschapv2("mschap-accept", "anything"),
     expect: "Access-Accept",
   },
+  // CHAP and MS-CHAPv2 need the clear or NT form, which a Password-With-Header may give.
+  {
+    name: "CHAP with a Password-With-Header {clear}",
+    users: [{ username: "chap-pwh", check: [["Password-With-Header", ":=", "{clear}chap pw"]] }],
+    request: chap("chap-pwh", "chap pw"),
+    expect: "Access-Accept",
+  },
+  {
+    name: "CHAP for a user with only an SSHA-Password",
+    users: [{ username: "chap-ssha", check: [["SSHA-Password", ":=", "qUqP5cyxm6YcTAhz05Hph5gvu9M2YWx0"]] }],
+    request: chap("chap-ssha", "chap pw"),
+    expect: "Access-Reject",
+  },
+  {
+    name: "MS-CHAPv2 with a Password-With-Header {nthash}",
+    users: [
+      {
+        username: "mschap-pwh",
+        check: [["Password-With-Header", ":=", `{nthash}${ntPasswordHash("nt pw").toString("hex")}`]],
+      },
+    ],
+    request: mschapv2("mschap-pwh", "nt pw"),
+    expect: "Access-Accept",
+  },
+  {
+    name: "MS-CHAPv2 for a user with only a Crypt-Password",
+    users: [
+      { username: "mschap-crypt", check: [["Crypt-Password", ":=", "$1$salt$qJH7.N4xYta3aEG/dfqo/0"]] },
+    ],
+    request: mschapv2("mschap-crypt", "password"),
+    expect: "Access-Reject",
+  },
+  ...PASSWORD_PARITY_CASES,
 ];
 
 export type { Pair };

@@ -72,7 +72,17 @@ describe("parity with FreeRADIUS 3.2 on one SQLite database", { skip: unavailabl
     const now = Math.floor(Date.now() / 1000);
     for (const user of testCase.users) {
       const created = await core.users.create(accountId, { username: user.username, status: user.status });
-      for (const [attribute, operator, value] of user.check ?? []) {
+      if (user.imported) {
+        const rows = (user.check ?? []).map(([attribute, op, value]) => ({
+          account_id: accountId,
+          username: user.username,
+          attribute,
+          op,
+          value,
+        }));
+        if (rows.length > 0) await core.database.db.insertInto("radcheck").values(rows).execute();
+      }
+      for (const [attribute, operator, value] of user.imported ? [] : (user.check ?? [])) {
         await core.attributes.addToUser(accountId, {
           userid: created.id,
           table: "radcheck",

@@ -1,6 +1,15 @@
 // Captive portals: list, create, edit, delete (after a confirmation page). A portal belongs to a
 // network of the same account; its login URL is derived from PUBLIC_URL by the service.
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
+import {
+  DEFAULT_SPONSOR_DURATIONS,
+  EMAIL_VERIFICATION,
+  GUEST_LIMIT_FIELDS,
+  GUEST_LIMITS,
+  type GuestLimitField,
+  SMS_METHODS,
+  SMS_PROVIDERS,
+} from "../../core/guests/rules.ts";
 import { GatewayAllowList } from "../../core/portals/gateways.ts";
 import { MAX_LOGO_BYTES } from "../../core/portals/logo.ts";
 import {
@@ -15,6 +24,7 @@ import {
   VENDORS_WITH_SECRET,
 } from "../../core/portals/rules.ts";
 import type { CaptivePortal, GuestPortal, PortalInput } from "../../core/portals/service.ts";
+import type { GuestVerification, VerificationInput } from "../../core/portals/verification.ts";
 import { chooseLanguage } from "../../portal/i18n.ts";
 import { ASSETS } from "../../portal/plugin.ts";
 import { signInPage } from "../../portal/views.ts";
@@ -52,6 +62,51 @@ export interface PortalFormValues {
   remember_devices: string;
   remember_days: string;
   random_macs: string;
+  /** Verified guests (issue 27): numbers and lists as typed. */
+  email_verification: string;
+  sms_verification: boolean;
+  sponsor_required: boolean;
+  preverify: boolean;
+  limits: Record<GuestLimitField, string>;
+  sms_countries: string;
+  sms_provider: string;
+  sms_url: string;
+  sms_method: string;
+  sms_template: string;
+  sms_username: string;
+  sms_from: string;
+  sms_auth_header: string;
+  sponsor_domains: string;
+  sponsor_emails: string;
+  sponsor_durations: string;
+}
+
+const limitDefaults = () =>
+  Object.fromEntries(GUEST_LIMIT_FIELDS.map((f) => [f, String(GUEST_LIMITS[f][2])])) as Record<
+    GuestLimitField,
+    string
+  >;
+
+/** The verification fields of a new portal (migration 027's defaults). */
+function verificationDefaults() {
+  return {
+    email_verification: "off",
+    sms_verification: false,
+    sponsor_required: false,
+    preverify: false,
+    limits: limitDefaults(),
+    sms_countries: "",
+    sms_provider: "twilio",
+    sms_url: "",
+    sms_method: "POST",
+    sms_template: "",
+    sms_username: "",
+    sms_from: "",
+    sms_auth_header: "Authorization",
+    sponsor_domains: "",
+    sponsor_emails: "",
+    sponsor_durations: DEFAULT_SPONSOR_DURATIONS.join(", "),
+  };
 }
 
 /** Networks offered in a portal's network list. */
@@ -86,6 +141,7 @@ function defaults(networkId: string): PortalFormValues {
     remember_devices: "never",
     remember_days: "30",
     random_macs: "refuse",
+    ...verificationDefaults(),
   };
 }
 
@@ -117,6 +173,25 @@ function valuesOf(portal: CaptivePortal): PortalFormValues {
     remember_devices: portal.remember_devices,
     remember_days: String(portal.remember_days),
     random_macs: portal.random_macs,
+    email_verification: portal.email_verification,
+    sms_verification: portal.sms_verification,
+    sponsor_required: portal.sponsor_required,
+    preverify: portal.preverify,
+    limits: Object.fromEntries(GUEST_LIMIT_FIELDS.map((f) => [f, String(portal[f])])) as Record<
+      GuestLimitField,
+      string
+    >,
+    sms_countries: portal.sms_countries.join(", "),
+    sms_provider: portal.sms_provider,
+    sms_url: portal.sms_url,
+    sms_method: portal.sms_method,
+    sms_template: portal.sms_template,
+    sms_username: portal.sms_username,
+    sms_from: portal.sms_from,
+    sms_auth_header: portal.sms_auth_header,
+    sponsor_domains: portal.sponsor_domains.join("\n"),
+    sponsor_emails: portal.sponsor_emails.join("\n"),
+    sponsor_durations: portal.sponsor_durations.join(", "),
   };
 }
 
@@ -148,6 +223,55 @@ function readForm(form: Form): PortalFormValues {
     remember_devices: form.text("remember_devices"),
     remember_days: form.text("remember_days"),
     random_macs: form.text("random_macs"),
+    email_verification: form.text("email_verification"),
+    sms_verification: form.checked("sms_verification"),
+    sponsor_required: form.checked("sponsor_required"),
+    preverify: form.checked("preverify"),
+    limits: Object.fromEntries(GUEST_LIMIT_FIELDS.map((f) => [f, form.text(f)])) as Record<
+      GuestLimitField,
+      string
+    >,
+    sms_countries: form.raw("sms_countries"),
+    sms_provider: form.text("sms_provider"),
+    sms_url: form.text("sms_url"),
+    sms_method: form.text("sms_method"),
+    sms_template: form.raw("sms_template"),
+    sms_username: form.text("sms_username"),
+    sms_from: form.text("sms_from"),
+    sms_auth_header: form.text("sms_auth_header"),
+    sponsor_domains: form.raw("sponsor_domains"),
+    sponsor_emails: form.raw("sponsor_emails"),
+    sponsor_durations: form.raw("sponsor_durations"),
+  };
+}
+
+const listOf = (text: string) => text.split(/[\s,]+/).filter(Boolean);
+
+/**
+ * The verification fields as the service takes them. A form without the fields (an older page)
+ * sends no email_verification: then none of them is changed.
+ */
+function verificationInput(values: PortalFormValues, form: Form): VerificationInput {
+  if (values.email_verification === "") return {};
+  const secret = form.raw("sms_secret");
+  return {
+    email_verification: values.email_verification,
+    sms_verification: values.sms_verification,
+    sponsor_required: values.sponsor_required,
+    preverify: values.preverify,
+    ...Object.fromEntries(GUEST_LIMIT_FIELDS.map((f) => [f, seconds(values.limits[f])])),
+    sms_countries: listOf(values.sms_countries),
+    sms_provider: values.sms_provider,
+    sms_url: values.sms_url,
+    sms_method: values.sms_method,
+    sms_template: values.sms_template,
+    sms_username: values.sms_username,
+    sms_from: values.sms_from,
+    sms_auth_header: values.sms_auth_header,
+    ...(form.checked("sms_secret_remove") ? { sms_secret: "" } : secret !== "" ? { sms_secret: secret } : {}),
+    sponsor_domains: listOf(values.sponsor_domains),
+    sponsor_emails: listOf(values.sponsor_emails),
+    sponsor_durations: listOf(values.sponsor_durations).map(seconds),
   };
 }
 
@@ -190,6 +314,7 @@ function inputOf(values: PortalFormValues, form: Form): PortalInput {
     ...(values.remember_devices === "" ? {} : { remember_devices: values.remember_devices }),
     ...(values.remember_days === "" ? {} : { remember_days: seconds(values.remember_days) }),
     ...(values.random_macs === "" ? {} : { random_macs: values.random_macs }),
+    ...verificationInput(values, form),
   };
 }
 
@@ -230,6 +355,33 @@ function previewPage(request: FastifyRequest, values: PortalFormValues, logo?: s
       days: seconds(values.remember_days) || 30,
       randomMacs: values.random_macs === "allow" ? "allow" : "refuse",
     },
+    verification: {
+      email:
+        values.email_verification === "code" || values.email_verification === "link"
+          ? values.email_verification
+          : "off",
+      sms: values.sms_verification,
+      sponsor: values.sponsor_required,
+      preverify: false,
+      limits: Object.fromEntries(
+        GUEST_LIMIT_FIELDS.map((f) => [f, GUEST_LIMITS[f][2]]),
+      ) as GuestVerification["limits"],
+      smsCountries: [],
+      smsGateway: {
+        provider: "generic",
+        url: "",
+        method: "POST",
+        template: "",
+        username: "",
+        from: "",
+        authHeader: "",
+        secret: "",
+      },
+      sponsorDomains: [],
+      sponsorEmails: [],
+      sponsorDurations: [],
+    },
+    identityProviders: [],
   };
   return signInPage({
     portal,
@@ -276,6 +428,14 @@ export async function portalRoutes(app: FastifyInstance, { core }: ConsoleContex
         vendorsWithSecret: VENDORS_WITH_SECRET,
         methods: PORTAL_METHODS,
         languages: ["auto", ...PORTAL_LANGUAGES],
+        emailModes: EMAIL_VERIFICATION,
+        smsProviders: SMS_PROVIDERS,
+        smsMethods: SMS_METHODS,
+        limitFields: GUEST_LIMIT_FIELDS.map((f) => ({
+          name: f,
+          min: GUEST_LIMITS[f][0],
+          max: GUEST_LIMITS[f][1],
+        })),
         logo,
         maxLogoKb: MAX_LOGO_BYTES / 1024,
       },

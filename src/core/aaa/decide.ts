@@ -1,11 +1,12 @@
 // The login decision after rlm_sql's authorize: expiration, the session counters, authentication
 // (Auth-Type, PAP, CHAP, MS-CHAPv2) and Simultaneous-Use, in FreeRADIUS's order. Rows come from
 // the caller; session counts come through `SessionCounters`, asked only when an item needs them.
-import { sameOctets } from "../shared/secrets.ts";
 import type { Authorization } from "./authorize.ts";
 import { parseAttributeName } from "./dictionary.ts";
-import { ntPasswordHash, papNtPasswordHash, parseNtPassword } from "./nt-hash.ts";
+import { ntPasswordHash } from "./nt-hash.ts";
 import { firstValue, type Pair } from "./pairs.ts";
+import { firstKnown, type KnownGood, knownGoodPasswords, type PapAuthorization } from "./passwords/items.ts";
+import { NO_PASSWORD, papFailure } from "./passwords/pap.ts";
 import { applyQuotas, type QuotaCounters } from "./quotas.ts";
 
 export interface SessionCounters extends QuotaCounters {
@@ -47,12 +48,13 @@ export interface Credentials {
 
 export type LoginDecision =
   | { accepted: true; reply: Pair[]; control: Pair[] }
-  | { accepted: false; reason: string; control: Pair[] };
+  | { accepted: false; reason: string; control: Pair[]; detail?: string };
 
-const reject = (reason: string, control: Pair[] = []): LoginDecision => ({
+const reject = (reason: string, control: Pair[] = [], detail?: string): LoginDecision => ({
   accepted: false,
   reason,
   control,
+  ...(detail === undefined ? {} : { detail }),
 });
 
 function integer(pairs: readonly Pair[], attribute: string): number | undefined {
@@ -72,46 +74,57 @@ function capSessionTimeout(reply: Pair[], seconds: number): Pair[] {
   return next;
 }
 
-/** The "known good" password items PAP can check, of those rlm_pap looks for in the control list. */
-const PAP_ITEMS = new Set(["cleartext-password", "nt-password"]);
-
 /**
- * PAP as FreeRADIUS 3.2's rlm_pap decides it: the first Cleartext-Password or NT-Password in the
- * control list is the "known good" password. A Cleartext-Password is compared with the password
- * sent octet for octet (its UTF-8); an NT-Password (see parseNtPassword) with the NT hash of the
- * octets sent (papNtPasswordHash), and one that is not a hash fails, whatever follows it. Both
- * compare in constant time. Undefined when the password is right, else why not.
+ * The NT password hash MS-CHAP checks against, as FreeRADIUS 3.2's rlm_mschap finds it in the list
+ * rlm_pap's authorize step left: the first NT-Password if it is 16 octets, else the hash of the
+ * first Cleartext-Password (an NT-Password of another length is passed over with a warning there).
+ * Null when there is only an NT-Password that is no hash; undefined when there is neither.
  */
-function papFailure(control: readonly Pair[], given: Buffer): string | undefined {
-  const known = control.find((p) => PAP_ITEMS.has(p.attribute.toLowerCase()));
-  if (!known) return "no password configured for the user";
-  if (known.attribute.toLowerCase() === "cleartext-password") {
-    return sameOctets(given, Buffer.from(known.value, "utf8")) ? undefined : "wrong password";
-  }
-  const hash = parseNtPassword(known.value);
-  if (!hash) return "the NT-Password is not an NT hash";
-  const computed = papNtPasswordHash(given);
-  return computed && sameOctets(computed, hash) ? undefined : "wrong password";
+function knownNtHash(known: readonly KnownGood[]): Buffer | null | undefined {
+  const nt = firstKnown(known, "NT-Password");
+  if (nt?.octets?.length === 16) return nt.octets;
+  const cleartext = firstKnown(known, "Cleartext-Password");
+  if (cleartext?.octets) return ntPasswordHash(cleartext.octets.toString("utf8"));
+  return nt === undefined ? undefined : null;
 }
 
-/**
- * The NT password hash MS-CHAP checks against, as FreeRADIUS 3.2's rlm_mschap finds it: an
- * NT-Password check item that is a hash (see parseNtPassword), else the hash of the
- * Cleartext-Password (an NT-Password that is no hash is passed over with a warning there). Null
- * when there is only an NT-Password that is no hash; undefined when there is no password at all.
- */
-function knownNtHash(control: readonly Pair[]): Buffer | null | undefined {
-  const nt = firstValue(control, "NT-Password");
-  const parsed = nt === undefined ? undefined : parseNtPassword(nt);
-  if (parsed) return parsed;
-  const cleartext = firstValue(control, "Cleartext-Password");
-  if (cleartext !== undefined) return ntPasswordHash(cleartext);
-  return nt === undefined ? undefined : null;
+/** rlm_chap: the first Cleartext-Password (one a Password-With-Header became included), as text. */
+function knownCleartext(known: readonly KnownGood[]): string | undefined {
+  return firstKnown(known, "Cleartext-Password")?.octets?.toString("utf8");
 }
 
 /** Only attributes that travel in RADIUS packets go in the Access-Accept (not Fall-Through). */
 export function wireReply(reply: readonly Pair[]): Pair[] {
   return reply.filter((p) => parseAttributeName(p.attribute)?.def.internal === false);
+}
+
+/**
+ * The authenticate step: the credentials the request carries, checked against the password items
+ * (see knownGoodPasswords). An Auth-Type naming one method leaves the request's other credentials
+ * unchecked, as the named module alone authenticates in FreeRADIUS. undefined when proven.
+ */
+async function authenticate(
+  { known, found }: PapAuthorization,
+  credentials: Credentials,
+  authType: string | undefined,
+): Promise<{ reason: string; detail?: string | undefined } | undefined> {
+  if (credentials.password !== undefined && authType !== "chap" && authType !== "ms-chap") {
+    // rlm_pap sets Auth-Type PAP only when its authorize step found a password (see found).
+    if (!found && authType !== "pap") return { reason: NO_PASSWORD };
+    return papFailure(known, credentials.password);
+  }
+  if (credentials.chap && authType !== "pap" && authType !== "ms-chap") {
+    const cleartext = knownCleartext(known);
+    if (cleartext === undefined) return { reason: NO_PASSWORD };
+    return credentials.chap(cleartext) ? undefined : { reason: "wrong password" };
+  }
+  if (credentials.mschapv2 && authType !== "pap" && authType !== "chap") {
+    const hash = knownNtHash(known);
+    if (hash === undefined) return { reason: NO_PASSWORD };
+    if (hash === null) return { reason: "the NT-Password is not an NT hash" };
+    return credentials.mschapv2(hash) ? undefined : { reason: "wrong password" };
+  }
+  return { reason: "no credentials in the request" };
 }
 
 export async function decideLogin(
@@ -156,23 +169,8 @@ export async function decideLogin(
   const authType = firstValue(control, "Auth-Type")?.toLowerCase();
   if (authType === "reject") return reject("rejected by Auth-Type", control);
   if (authType !== "accept" && !credentials.certificate && !credentials.mac) {
-    // An Auth-Type naming one method leaves the request's other credentials unchecked, as the
-    // named module alone authenticates in FreeRADIUS.
-    if (credentials.password !== undefined && authType !== "chap" && authType !== "ms-chap") {
-      const failure = papFailure(control, credentials.password);
-      if (failure !== undefined) return reject(failure, control);
-    } else if (credentials.chap && authType !== "pap" && authType !== "ms-chap") {
-      const known = firstValue(control, "Cleartext-Password");
-      if (known === undefined) return reject("no password configured for the user", control);
-      if (!credentials.chap(known)) return reject("wrong password", control);
-    } else if (credentials.mschapv2 && authType !== "pap" && authType !== "chap") {
-      const hash = knownNtHash(control);
-      if (hash === undefined) return reject("no password configured for the user", control);
-      if (hash === null) return reject("the NT-Password is not an NT hash", control);
-      if (!credentials.mschapv2(hash)) return reject("wrong password", control);
-    } else {
-      return reject("no credentials in the request", control);
-    }
+    const failure = await authenticate(knownGoodPasswords(control), credentials, authType);
+    if (failure !== undefined) return reject(failure.reason, control, failure.detail);
   }
 
   // Session management runs after a successful authentication.

@@ -177,10 +177,16 @@ export const FREERADIUS_INTERNAL_ATTRIBUTES: readonly InternalAttributeSpec[] = 
   { name: "MS-CHAP-Password", code: 1133, type: "string" },
   { name: "Stripped-User-Domain", code: 1138, type: "string" },
   { name: "Called-Station-SSID", code: 1139, type: "string" },
-  { name: "SSHA2-224-Password", code: 1180, type: "octets" },
-  { name: "SSHA2-256-Password", code: 1181, type: "octets" },
-  { name: "SSHA2-384-Password", code: 1182, type: "octets" },
-  { name: "SSHA2-512-Password", code: 1183, type: "octets" },
+  { name: "SSHA2-224-Password", code: 1177, type: "octets" },
+  { name: "SSHA2-256-Password", code: 1178, type: "octets" },
+  { name: "SSHA2-384-Password", code: 1179, type: "octets" },
+  { name: "SSHA2-512-Password", code: 1180, type: "octets" },
+  { name: "PBKDF2-Password", code: 1181, type: "octets" },
+  // In the 3.2 dictionary, but rlm_pap 3.2 checks none of them (SHA-3 only inside PBKDF2-Password).
+  { name: "SSHA3-224-Password", code: 1182, type: "octets" },
+  { name: "SSHA3-256-Password", code: 1183, type: "octets" },
+  { name: "SSHA3-384-Password", code: 1184, type: "octets" },
+  { name: "SSHA3-512-Password", code: 1185, type: "octets" },
   // Not in any 3.2 dictionary file: rlm_sqlcounter creates its limit (check) and counter attributes
   // as integer64 at start-up, numbered at run time. The names are those of the stock
   // mods-available/sqlcounter; the numbers are Wisp's, from the 3000-3999 site-local range.

@@ -210,6 +210,8 @@ export class RecordingRepo {
       const event = events[i];
       if (event?.kind === "user.authenticated") {
         event.data = { ...event.data, portal_id: match.portal_id, method: match.method };
+        // An identity provider's sign-in (issue 26): the provider's id.
+        if (match.provider_id != null) event.data.provider_id = match.provider_id;
       }
     });
     if (used.length > 0) {

@@ -69,6 +69,8 @@ export interface LoginResult {
   reply: Pair[];
   /** Why an Access-Reject, in words (sent as Reply-Message). */
   reason: string | null;
+  /** More about the reason, for the auth log only (which hash scheme, which limit). */
+  detail?: string | undefined;
 }
 
 export interface LoginOutcome {
@@ -124,7 +126,7 @@ function attemptOf(
     accountId: client.account_id,
     username: firstValue(request, "User-Name") ?? "",
     accepted: result.accepted,
-    reason: result.reason,
+    reason: result.detail ? `${result.reason} (${result.detail})` : result.reason,
     userId,
     voucherId,
     networkId: client.id,
@@ -287,7 +289,7 @@ export class AaaService {
         );
         result = decision.accepted
           ? { accepted: true, reply: decision.reply, reason: null }
-          : { accepted: false, reply: [], reason: decision.reason };
+          : { accepted: false, reply: [], reason: decision.reason, detail: decision.detail };
       }
     }
     return { result, user, voucherId };

@@ -3,6 +3,7 @@
 // outright, so every row is checked against the dictionary before it is written.
 
 import { type AttributeDef, findValue, parseAttributeName } from "../aaa/dictionary.ts";
+import { passwordValueProblem } from "../aaa/passwords/validate.ts";
 import { quotaValueProblem } from "../aaa/quotas.ts";
 import { CHECK_OPERATORS, checkAttributeValue, MAX_VALUE_BYTES, REPLY_OPERATORS } from "../aaa/values.ts";
 import { type FieldProblem, ValidationError } from "../shared/errors.ts";
@@ -93,6 +94,15 @@ function invalid(problems: FieldProblem[]): ValidationError {
 }
 
 /**
+ * A password item that goes into the control list (:=, =, +=) must be one the login can check:
+ * FreeRADIUS would store anything and reject every login with it; Wisp says so at once.
+ */
+function storedPasswordProblem(attribute: string, value: string, operator: string): string | null {
+  if (!["=", ":=", "+="].includes(operator)) return null;
+  return passwordValueProblem(attribute, value);
+}
+
+/**
  * Checks one item for a table and returns it as it is to be stored, or throws a ValidationError
  * listing every problem found (attribute, operator, value).
  */
@@ -111,7 +121,8 @@ export function checkItem(table: AttributeTable, input: ItemInput): StoredItem {
   }
   const valueIssue = parsed
     ? (checkAttributeValue(parsed.def, input.value, input.operator) ??
-      quotaValueProblem(parsed.def.name, input.value))
+      quotaValueProblem(parsed.def.name, input.value) ??
+      storedPasswordProblem(parsed.def.name, input.value, input.operator))
     : null;
   if (valueIssue) problems.push({ field: "value", message: valueIssue });
   if (problems.length > 0 || !parsed || stored === undefined) throw invalid(problems);

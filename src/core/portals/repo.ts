@@ -137,6 +137,18 @@ export class PortalsRepo {
     return row !== undefined;
   }
 
+  /** Whether every id names an identity provider of the account. */
+  async hasProviders(accountId: number, ids: number[]): Promise<boolean> {
+    if (ids.length === 0) return true;
+    const rows = await this.db
+      .selectFrom("identity_providers")
+      .select("id")
+      .where("account_id", "=", accountId)
+      .where("id", "in", ids)
+      .execute();
+    return rows.length === ids.length;
+  }
+
   /** The group's name (FreeRADIUS knows groups by name), if the account has it. */
   async groupName(accountId: number, groupId: number): Promise<string | undefined> {
     const row = await this.db

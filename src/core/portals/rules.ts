@@ -80,8 +80,8 @@ export function parseExtraFields(text: string): ExtraField[] | null {
   return fields;
 }
 
-/** Sign-in methods a portal may offer (src/core/portals/signin.ts and guests.ts implement them). */
-export const PORTAL_METHODS = ["voucher", "password", "clickthrough", "registration"] as const;
+/** Sign-in methods a portal may offer (src/core/portals/signin.ts and guests.ts implement them; idp: core/idp). */
+export const PORTAL_METHODS = ["voucher", "password", "clickthrough", "registration", "idp"] as const;
 export type PortalMethod = (typeof PORTAL_METHODS)[number];
 
 /** Languages of the guest pages' message catalogue (src/portal/i18n.ts has one entry per code). */

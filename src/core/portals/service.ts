@@ -53,8 +53,18 @@ import {
   type UamAuthMode,
   VENDORS_WITH_SECRET,
 } from "./rules.ts";
+import {
+  checkCombination,
+  checkVerification,
+  type GuestVerification,
+  guestVerification,
+  type VerificationInput,
+  type VerificationSettings,
+  verificationColumns,
+  verificationSettings,
+} from "./verification.ts";
 
-export interface CaptivePortal {
+export interface CaptivePortal extends VerificationSettings {
   id: number;
   name: string;
   network_id: number;
@@ -103,6 +113,8 @@ export interface CaptivePortal {
   remember_days: number;
   /** Randomised (locally administered) MAC addresses: refuse to remember them, or allow it when the guest asks. */
   random_macs: RandomMacChoice;
+  /** The account's identity providers the idp method offers, one button each (issue 26). */
+  identity_providers: number[];
   created: string;
   updated: string;
 }
@@ -138,8 +150,12 @@ export interface GuestPortal {
   clickthrough: { validity: number; sessionTimeout: number };
   registration: { validity: number; groupId: number | null };
   remember: { choice: RememberChoice; days: number; randomMacs: RandomMacChoice };
+  /** How registered guests are verified (issue 27), with the SMS gateway's secret in clear. */
+  verification: GuestVerification;
   /** Changes with the logo (the guest page's cache-busting version); undefined: no logo. */
   logoVersion?: string | undefined;
+  /** Ids of the identity providers the idp method offers (core/idp checks each is on). */
+  identityProviders: number[];
 }
 
 /** A portal's logo as the console shows it (no bytes). */
@@ -165,7 +181,7 @@ export interface PortalListing extends CaptivePortal {
   account: string;
 }
 
-export interface PortalInput {
+export interface PortalInput extends VerificationInput {
   name?: string | undefined;
   network_id?: number | undefined;
   success_url?: string | undefined;
@@ -196,6 +212,8 @@ export interface PortalInput {
   remember_devices?: string | undefined;
   remember_days?: number | undefined;
   random_macs?: string | undefined;
+  /** Ids of identity providers of the account; [] for none. */
+  identity_providers?: number[] | undefined;
 }
 
 const MAX_ID = 2_147_483_647;
@@ -280,6 +298,16 @@ function checkPage(input: PortalInput, clean: PortalInput, problems: FieldProble
     });
   }
   checkRemember(input, problems);
+  checkVerification(input, clean, problems);
+  const providers = input.identity_providers;
+  if (providers !== undefined) {
+    clean.identity_providers = [...new Set(providers)];
+    if (
+      clean.identity_providers.length > 20 ||
+      clean.identity_providers.some((p) => !Number.isInteger(p) || p < 1 || p > MAX_ID)
+    )
+      problems.push({ field: "identity_providers", message: "must be up to 20 identity provider ids" });
+  }
   const redirect = input.generic_redirect_field;
   if (redirect !== undefined && redirect !== "" && !FIELD_NAME_PATTERN.test(redirect)) {
     problems.push({ field: "generic_redirect_field", message: `${FIELD_NAME_RULE}, or empty` });
@@ -356,6 +384,23 @@ async function checkGuestGroup(
   }
 }
 
+/** The idp method offers the portal's providers: it needs one at least, each of the account. */
+async function checkProviders(
+  repo: PortalsRepo,
+  accountId: number,
+  methods: string,
+  ids: number[],
+  changed: boolean,
+): Promise<void> {
+  if (changed && !(await repo.hasProviders(accountId, ids)))
+    throw ValidationError.field("identity_providers", "must name identity providers of this account");
+  if (ids.length === 0 && methods.split(",").includes("idp"))
+    throw ValidationError.field(
+      "identity_providers",
+      "must name at least one provider when methods include idp",
+    );
+}
+
 function notFound(id: number): NotFoundError {
   return new NotFoundError(`captive portal ${id} not found`);
 }
@@ -369,6 +414,10 @@ function secretProblem(vendor: string, hasSecret: boolean): ValidationError | nu
 /** Authenticated with the ciphertext, so a sealed secret copied to another portal does not open. */
 function sealContext(accountId: number, id: number): string {
   return `captive portal uam secret ${accountId} ${id}`;
+}
+
+function smsSealContext(accountId: number, id: number): string {
+  return `captive portal sms secret ${accountId} ${id}`;
 }
 
 /** The stored allow-list's entries (comma-separated, checked when written). */
@@ -410,7 +459,8 @@ function pageColumns(clean: PortalInput): PortalChanges {
   if (clean.remember_devices !== undefined) changes.remember_devices = clean.remember_devices;
   if (clean.remember_days !== undefined) changes.remember_days = clean.remember_days;
   if (clean.random_macs !== undefined) changes.random_macs = clean.random_macs;
-  return changes;
+  if (clean.identity_providers !== undefined) changes.identity_providers = clean.identity_providers.join(",");
+  return { ...changes, ...verificationColumns(clean) };
 }
 
 /**
@@ -465,6 +515,8 @@ export class PortalsService {
       remember_devices: row.remember_devices as RememberChoice,
       remember_days: row.remember_days,
       random_macs: row.random_macs as RandomMacChoice,
+      identity_providers: entriesOf(row.identity_providers).map(Number),
+      ...verificationSettings(row),
       created: row.created,
       updated: row.updated,
     };
@@ -533,7 +585,12 @@ export class PortalsService {
         days: row.remember_days,
         randomMacs: row.random_macs as RandomMacChoice,
       },
+      verification: guestVerification(
+        row,
+        row.sms_secret ? this.box.open(row.sms_secret, smsSealContext(row.account_id, row.id)) : "",
+      ),
       logoVersion: row.logo_sha256?.slice(0, 16),
+      identityProviders: entriesOf(row.identity_providers).map(Number),
     };
   }
 
@@ -554,6 +611,8 @@ export class PortalsService {
     username: string,
     clientMac: string | null,
     now = Math.floor(Date.now() / 1000),
+    /** The identity provider of an idp sign-in: its user.authenticated event names it. */
+    providerId: number | null = null,
   ): Promise<void> {
     await this.repo.addPendingLogin(
       {
@@ -563,6 +622,7 @@ export class PortalsService {
         username,
         client_mac: clientMac,
         expires: now + PENDING_LOGIN_SECONDS,
+        ...(providerId === null ? {} : { provider_id: providerId }),
       },
       now,
     );
@@ -627,6 +687,8 @@ export class PortalsService {
         if (!(await repo.hasNetwork(accountId, networkId))) throw noSuchNetwork(networkId);
         const group = clean.guest_group_id ?? null;
         await checkGuestGroup(repo, accountId, clean.methods?.join(",") ?? "voucher", group, true);
+        const methods = clean.methods?.join(",") ?? "voucher";
+        await checkProviders(repo, accountId, methods, clean.identity_providers ?? [], true);
         let row = await repo.insert({
           account_id: accountId,
           network_id: networkId,
@@ -640,6 +702,11 @@ export class PortalsService {
           const uam_secret = this.box.seal(clean.uam_secret, sealContext(accountId, row.id));
           row = (await repo.update(accountId, row.id, { uam_secret })) ?? row;
         }
+        if (clean.sms_secret) {
+          const sms_secret = this.box.seal(clean.sms_secret, smsSealContext(accountId, row.id));
+          row = (await repo.update(accountId, row.id, { sms_secret })) ?? row;
+        }
+        checkCombination(row);
         return this.present(row);
       });
     } catch (error) {
@@ -666,10 +733,21 @@ export class PortalsService {
           clean.guest_group_id === undefined ? before.guest_group_id : clean.guest_group_id,
           clean.guest_group_id !== undefined,
         );
+        await checkProviders(
+          repo,
+          accountId,
+          clean.methods?.join(",") ?? before.methods,
+          clean.identity_providers ?? entriesOf(before.identity_providers).map(Number),
+          clean.identity_providers !== undefined,
+        );
         const changes: PortalChanges = { ...pageColumns(clean), updated: isoNow() };
         if (clean.uam_secret !== undefined) {
           changes.uam_secret =
             clean.uam_secret && this.box.seal(clean.uam_secret, sealContext(accountId, id));
+        }
+        if (clean.sms_secret !== undefined) {
+          changes.sms_secret =
+            clean.sms_secret && this.box.seal(clean.sms_secret, smsSealContext(accountId, id));
         }
         if (clean.name !== undefined) changes.name = clean.name;
         if (clean.success_url !== undefined) changes.success_url = clean.success_url;
@@ -679,6 +757,7 @@ export class PortalsService {
         }
         const row = await repo.update(accountId, id, changes);
         if (!row) throw notFound(id);
+        checkCombination(row);
         return this.present(row);
       });
     } catch (error) {

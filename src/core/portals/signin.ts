@@ -122,20 +122,15 @@ export function guestUsername(portalId: number, email: string): string {
   return `guest-${portalId}-${digest}`;
 }
 
-/**
- * Registration: a user in the portal's guest group with a generated password (handed to the
- * gateway, never shown) expiring after the portal's registration validity. One email registers one
- * guest per portal: registering again renews that guest (new password, new expiry) rather than
- * creating another, and the page reads the same either way, so it tells no one whether an email
- * was known.
- */
-export async function registerGuest(
-  deps: GuestDeps,
-  portal: GuestPortal,
-  input: { name: string; email: string; phone: string; termsAccepted: boolean; clientMac: string | null },
-  now = Math.floor(Date.now() / 1000),
-): Promise<GuestResult> {
-  if (!portal.methods.includes("registration")) return { ok: false, problem: "method_off" };
+export type GuestFields = { name: string; email: string; phone: string };
+
+/** The registration form's fields, trimmed and checked; the email lower-cased. */
+export function checkGuestFields(input: {
+  name: string;
+  email: string;
+  phone: string;
+  termsAccepted: boolean;
+}): { ok: true; guest: GuestFields } | { ok: false; problem: GuestProblem } {
   const name = input.name.trim();
   const email = input.email.trim().toLowerCase();
   const phone = input.phone.trim();
@@ -145,25 +140,58 @@ export async function registerGuest(
   if (email.length > MAX_GUEST_EMAIL || !GUEST_EMAIL.test(email)) return { ok: false, problem: "bad_email" };
   if (phone !== "" && !GUEST_PHONE.test(phone)) return { ok: false, problem: "bad_phone" };
   if (!input.termsAccepted) return { ok: false, problem: "terms_required" };
+  return { ok: true, guest: { name, email, phone } };
+}
+
+/**
+ * Registration: a user in the portal's guest group with a generated password (handed to the
+ * gateway, never shown) expiring after the portal's registration validity. One email registers one
+ * guest per portal: registering again renews that guest (new password, new expiry) rather than
+ * creating another, and the page reads the same either way, so it tells no one whether an email
+ * was known. A portal that verifies guests (core/guests) issues them through issueGuest once verified.
+ */
+export async function registerGuest(
+  deps: GuestDeps,
+  portal: GuestPortal,
+  input: { name: string; email: string; phone: string; termsAccepted: boolean; clientMac: string | null },
+  now = Math.floor(Date.now() / 1000),
+): Promise<GuestResult> {
+  if (!portal.methods.includes("registration")) return { ok: false, problem: "method_off" };
+  const checked = checkGuestFields(input);
+  if (!checked.ok) return checked;
+  return issueGuest(deps, portal, checked.guest, {
+    expiration: now + portal.registration.validity,
+    clientMac: input.clientMac,
+    now,
+  });
+}
+
+/** Creates or renews the guest's user (a new password) and checks it with the RADIUS rules. */
+export async function issueGuest(
+  deps: GuestDeps,
+  portal: GuestPortal,
+  guest: GuestFields,
+  options: { expiration: number; clientMac: string | null; now: number; event?: Record<string, unknown> },
+): Promise<GuestResult> {
   const groupname = await deps.portals.guestGroupName(portal);
   if (!groupname) return { ok: false, problem: "method_off" };
-  const username = guestUsername(portal.id, email);
+  const username = guestUsername(portal.id, guest.email);
   const password = randomBytes(12).toString("base64url");
   await deps.users.registerGuest(portal.accountId, {
     username,
-    email,
-    fullname: name,
+    email: guest.email,
+    fullname: guest.name,
     password,
     groupname,
-    expiration: now + portal.registration.validity,
-    event: { portal_id: portal.id, phone },
+    expiration: options.expiration,
+    event: { portal_id: portal.id, phone: guest.phone, ...options.event },
   });
   // The same rules as RADIUS: a guest the operator disabled, or one online on too many devices,
   // is refused here (the same words for both).
   const verdict = await deps.aaa.precheck(
     portal.accountId,
-    { username, password, clientMac: input.clientMac },
-    now,
+    { username, password, clientMac: options.clientMac },
+    options.now,
   );
   if (!verdict.accepted) return { ok: false, problem: "guest_refused" };
   return { ok: true, username, password };

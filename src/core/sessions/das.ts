@@ -26,3 +26,20 @@ export interface DynamicAuthorization {
     attributes: readonly DasAttribute[],
   ): Promise<DasAnswer>;
 }
+
+/** An answer, or why no request could be sent (no connection, no address). */
+export type DasOutcome = DasAnswer | { result: "error"; cause: string };
+
+/**
+ * Dynamic authorization down a NAS's own RadSec connection (src/radius/radsec/): a NAS behind NAT
+ * cannot be reached on its DAS port, but its TLS connection to Wisp carries requests both ways.
+ */
+export interface ConnectedDas {
+  /** Undefined when no connection of the network is open in this process. */
+  send(
+    accountId: number,
+    networkId: number,
+    kind: "disconnect" | "coa",
+    attributes: readonly DasAttribute[],
+  ): Promise<DasOutcome> | undefined;
+}

@@ -11,7 +11,7 @@ import { ConflictError, NotFoundError, ValidationError } from "../shared/errors.
 import type { Page, PageRequest } from "../shared/pages.ts";
 import { parseSort } from "../shared/sort.ts";
 import { isoNow } from "../shared/time.ts";
-import type { DasAnswer, DasAttribute, DynamicAuthorization } from "./das.ts";
+import type { ConnectedDas, DasAttribute, DasOutcome, DynamicAuthorization } from "./das.ts";
 import { isCoaAttribute, queueDisconnect, SWEEP_JOB } from "./jobs.ts";
 import type { NamedSessionRow, OnlineCount, SessionFilter, SessionRow, SessionsRepo } from "./repo.ts";
 import { DISCONNECT_RETRY_AFTER_S, SESSION_SORT_FIELDS, type SessionStatus } from "./rules.ts";
@@ -134,6 +134,9 @@ export function identifyingAttributes(row: SessionRow, now: number): DasAttribut
   return attributes;
 }
 
+/** A session's network as dynamic authorization needs it. */
+type NasTarget = NonNullable<Awaited<ReturnType<SessionsRepo["network"]>>>;
+
 export interface DisconnectReport {
   session: Session;
   disconnect: SessionDisconnect;
@@ -142,6 +145,8 @@ export interface DisconnectReport {
 export class SessionsService {
   /** The door that sends Disconnect/CoA-Requests; unset in processes that cannot (then 409). */
   das: DynamicAuthorization | undefined;
+  /** The RadSec listener: requests to a NAS connected over RadSec go down its connection. */
+  connected: ConnectedDas | undefined;
   /** Where failures off any request's path go (the quota check after an Interim-Update). */
   log: { warn(object: object, message: string): void } | undefined;
   /** A user's reply items as a login would send them now (for CoA-Requests). */
@@ -202,20 +207,9 @@ export class SessionsService {
         `dynamic authorization (CoA) is off for network ${network.id}; turn coa_enabled on to disconnect its sessions`,
       );
     }
-    const das = this.das;
-    if (!das) throw new ConflictError("this process cannot send RADIUS disconnects");
-    const host = targetAddress(String(row.nasipaddress ?? ""), network.nasname);
+    if (!this.das && !this.connected) throw new ConflictError("this process cannot send RADIUS disconnects");
     const now = Math.floor(Date.now() / 1000);
-    let answer: DasAnswer | { result: "error"; cause: string };
-    if (host === null) {
-      answer = { result: "error", cause: `NAS address ${row.nasipaddress} is outside network ${network.id}` };
-    } else {
-      answer = await das.send(
-        "disconnect",
-        { host, port: network.coa_port, secret: network.secret },
-        identifyingAttributes(row, now),
-      );
-    }
+    const answer = await this.sendDas("disconnect", row, network, identifyingAttributes(row, now));
     const disconnect: SessionDisconnect = {
       result: answer.result,
       cause: answer.result === "nak" ? answer.errorCause : answer.result === "error" ? answer.cause : null,
@@ -249,6 +243,33 @@ export class SessionsService {
     };
   }
 
+  /**
+   * A Disconnect/CoA-Request to the session's NAS: down its RadSec connection when one is open in
+   * this process, else over UDP to its DAS port when the network has an address; otherwise the
+   * outcome says why nothing was sent.
+   */
+  private async sendDas(
+    kind: "disconnect" | "coa",
+    row: SessionRow,
+    network: NasTarget,
+    attributes: readonly DasAttribute[],
+  ): Promise<DasOutcome> {
+    const viaRadsec = this.connected?.send(network.account_id, network.id, kind, attributes);
+    if (viaRadsec) return viaRadsec;
+    if (!network.nasname) {
+      return {
+        result: "error",
+        cause: "the NAS is not connected over RadSec now (the network has no address for UDP)",
+      };
+    }
+    const host = targetAddress(String(row.nasipaddress ?? ""), network.nasname);
+    if (host === null) {
+      return { result: "error", cause: `NAS address ${row.nasipaddress} is outside network ${network.id}` };
+    }
+    if (!this.das) return { result: "error", cause: "this process cannot send RADIUS disconnects over UDP" };
+    return this.das.send(kind, { host, port: network.coa_port, secret: network.secret }, attributes);
+  }
+
   /** The open sessions of these usernames, disconnected one after the other (the job's work). */
   async disconnectUsernames(accountId: number, usernames: string[], reason: string): Promise<string[]> {
     const done: string[] = [];
@@ -278,9 +299,8 @@ export class SessionsService {
     for (const row of await this.repo.openOfUsernames(accountId, usernames)) {
       const id = Number(row.radacctid);
       const network = await this.repo.network(accountId, row.network_id);
-      const host = network && targetAddress(String(row.nasipaddress ?? ""), network.nasname);
-      if (!network?.coa_enabled || !this.das || !host || !this.replyOf) {
-        done.push(`session ${id}: not sent (dynamic authorization off or no address)`);
+      if (!network?.coa_enabled || !(this.das || this.connected) || !this.replyOf) {
+        done.push(`session ${id}: not sent (dynamic authorization off)`);
         continue;
       }
       const reply = (await this.replyOf(accountId, row.username ?? "")).filter((p) =>
@@ -290,13 +310,13 @@ export class SessionsService {
         done.push(`session ${id}: nothing to push`);
         continue;
       }
-      const answer = await this.das.send("coa", { host, port: network.coa_port, secret: network.secret }, [
+      const answer = await this.sendDas("coa", row, network, [
         ...identifyingAttributes(row, now),
         ...reply.map((p) => [p.attribute, p.value] as const),
       ]);
-      done.push(
-        `session ${id}: CoA ${answer.result}${answer.result === "nak" && answer.errorCause ? ` (${answer.errorCause})` : ""}`,
-      );
+      const detail =
+        answer.result === "nak" ? answer.errorCause : answer.result === "error" ? answer.cause : null;
+      done.push(`session ${id}: CoA ${answer.result}${detail ? ` (${detail})` : ""}`);
     }
     return done;
   }

@@ -55,8 +55,6 @@ export interface UserFilter {
   search?: string | undefined;
 }
 
-const PASSWORD_ATTRIBUTE = "Cleartext-Password";
-
 export class UsersRepo {
   /** GET /api/users/{id} outside transactions: compiled once. */
   private readonly byId;
@@ -282,17 +280,26 @@ export class UsersRepo {
     await this.db.deleteFrom("users").where("account_id", "=", accountId).where("id", "=", id).execute();
   }
 
-  /** Replaces the user's Cleartext-Password check item (FreeRADIUS: Cleartext-Password := secret). */
-  async setPassword(accountId: number, username: string, password: string): Promise<void> {
+  /**
+   * Replaces the user's password: every check item named in `replacing` (all password items: with
+   * another left in front of it, the new one would not decide) gives way to `item` (FreeRADIUS:
+   * Cleartext-Password := secret, or Password-With-Header := {scheme}hash).
+   */
+  async setPassword(
+    accountId: number,
+    username: string,
+    item: { attribute: string; value: string },
+    replacing: readonly string[],
+  ): Promise<void> {
     await this.db
       .deleteFrom("radcheck")
       .where("account_id", "=", accountId)
       .where("username", "=", username)
-      .where("attribute", "=", PASSWORD_ATTRIBUTE)
+      .where("attribute", "in", [...replacing])
       .execute();
     await this.db
       .insertInto("radcheck")
-      .values({ account_id: accountId, username, attribute: PASSWORD_ATTRIBUTE, op: ":=", value: password })
+      .values({ account_id: accountId, username, attribute: item.attribute, op: ":=", value: item.value })
       .execute();
   }
 
@@ -324,6 +331,28 @@ export class UsersRepo {
       .insertInto("radusergroup")
       .values({ account_id: accountId, groupname, username, priority: 1 })
       .execute();
+  }
+
+  /**
+   * Leaves the groups among `managed` that are not in `wanted`, joins those in `wanted`: an identity
+   * provider's mapping decides these groups alone, the user's other groups stay as they are.
+   */
+  async setManagedGroups(
+    accountId: number,
+    username: string,
+    managed: readonly string[],
+    wanted: readonly string[],
+  ): Promise<void> {
+    const leave = managed.filter((g) => !wanted.includes(g));
+    if (leave.length > 0) {
+      await this.db
+        .deleteFrom("radusergroup")
+        .where("account_id", "=", accountId)
+        .where("username", "=", username)
+        .where("groupname", "in", leave)
+        .execute();
+    }
+    for (const groupname of wanted) await this.joinGroup(accountId, groupname, username);
   }
 
   /** The FreeRADIUS tables key users by name: a rename carries their rows along. */

@@ -1,6 +1,8 @@
 // Users: the people (or devices) that log in to the Wi-Fi. Their password lives in radcheck,
 // where FreeRADIUS and Wisp's own RADIUS server read it.
 import { isUniqueViolation } from "../../db/database.ts";
+import { STORED_PASSWORD_ATTRIBUTES } from "../aaa/passwords/items.ts";
+import { passwordHashItem, type StoredPasswordHash } from "../aaa/passwords/validate.ts";
 import { checkUsername, checkValueSafe } from "../aaa/values.ts";
 import { ConflictError, type FieldProblem, NotFoundError, ValidationError } from "../shared/errors.ts";
 import type { Page, PageRequest } from "../shared/pages.ts";
@@ -36,6 +38,8 @@ export interface UserInput {
   fullname?: string | undefined;
   status?: string | undefined;
   password?: string | undefined;
+  /** A pre-hashed password (see passwordHashItem); replaces every password item like `password`. */
+  password_hash?: string | undefined;
 }
 
 const emailPattern = new RegExp(EMAIL_PATTERN);
@@ -44,6 +48,17 @@ const emailPattern = new RegExp(EMAIL_PATTERN);
 function passwordProblem(password: string): string | null {
   if (password.length < 1 || password.length > MAX_PASSWORD) return PASSWORD_LENGTH_RULE;
   return checkValueSafe(password);
+}
+
+function hashItem(hash: string): StoredPasswordHash | string {
+  return checkValueSafe(hash) ?? passwordHashItem(hash);
+}
+
+/** The radcheck item a password or pre-hashed password becomes; undefined when neither is given. */
+function passwordItemOf(input: UserInput): { attribute: string; value: string } | undefined {
+  if (input.password !== undefined) return { attribute: "Cleartext-Password", value: input.password };
+  if (input.password_hash === undefined) return undefined;
+  return hashItem(input.password_hash) as StoredPasswordHash; // check() refused it otherwise
 }
 
 function check(input: UserInput): void {
@@ -67,6 +82,13 @@ function check(input: UserInput): void {
   }
   const badPassword = input.password === undefined ? null : passwordProblem(input.password);
   if (badPassword) problems.push({ field: "password", message: badPassword });
+  if (input.password_hash !== undefined) {
+    const hash = hashItem(input.password_hash);
+    if (typeof hash === "string") problems.push({ field: "password_hash", message: hash });
+    if (input.password !== undefined) {
+      problems.push({ field: "password_hash", message: "cannot be set together with password" });
+    }
+  }
   const first = problems[0];
   if (first) throw new ValidationError(`${first.field} ${first.message}`, problems);
 }
@@ -134,7 +156,8 @@ export class UsersService {
           created: now,
           updated: now,
         });
-        if (input.password !== undefined) await repo.setPassword(accountId, username, input.password);
+        const password = passwordItemOf(input);
+        if (password) await repo.setPassword(accountId, username, password, STORED_PASSWORD_ATTRIBUTES);
         const user = present(row);
         await repo.recordEvent(accountId, "user.created", { ...user });
         return user;
@@ -188,7 +211,8 @@ export class UsersService {
         });
       }
       if (!row) throw new NotFoundError(`user ${guest.username} not found`);
-      await repo.setPassword(accountId, guest.username, guest.password);
+      const password = { attribute: "Cleartext-Password", value: guest.password };
+      await repo.setPassword(accountId, guest.username, password, STORED_PASSWORD_ATTRIBUTES);
       await repo.setCheckItem(accountId, guest.username, "Expiration", String(guest.expiration));
       await repo.joinGroup(accountId, guest.groupname, guest.username);
       const user = present(row);
@@ -199,6 +223,65 @@ export class UsersService {
         await repo.recordEvent(accountId, "guest.registered", { user, ...guest.event });
       }
       return { user, created: !existing };
+    });
+  }
+
+  /**
+   * A user signed in through an identity provider (core/idp): created on first sign-in under the
+   * provider's stable name for the subject, else updated (email and name follow the IdP); a new
+   * password (the one-time credential handed to the gateway) and Expiration each time; the groups
+   * the provider maps decide membership of those groups only. A user the operator disabled stays
+   * disabled (the RADIUS rules refuse it).
+   */
+  async signInFromProvider(
+    accountId: number,
+    input: {
+      username: string;
+      email: string;
+      fullname: string;
+      password: string;
+      expiration: number;
+      managedGroups: readonly string[];
+      groups: readonly string[];
+    },
+  ): Promise<{ user: User; created: boolean; disabled: boolean }> {
+    check({
+      username: input.username,
+      email: input.email,
+      fullname: input.fullname,
+      password: input.password,
+    });
+    const now = isoNow();
+    return this.repo.transaction(async (repo) => {
+      const existing = await repo.findByUsername(accountId, input.username);
+      // Disabled by the operator: nothing changes, no new credential.
+      if (existing && existing.status !== "enabled")
+        return { user: present(existing), created: false, disabled: true };
+      const row = existing
+        ? await repo.update(accountId, existing.id, {
+            email: input.email,
+            fullname: input.fullname,
+            updated: now,
+          })
+        : await repo.insert({
+            account_id: accountId,
+            username: input.username,
+            email: input.email,
+            fullname: input.fullname,
+            status: "enabled",
+            created: now,
+            updated: now,
+          });
+      if (!row) throw new NotFoundError(`user ${input.username} not found`);
+      const password = { attribute: "Cleartext-Password", value: input.password };
+      await repo.setPassword(accountId, input.username, password, STORED_PASSWORD_ATTRIBUTES);
+      await repo.setCheckItem(accountId, input.username, "Expiration", String(input.expiration));
+      await repo.setManagedGroups(accountId, input.username, input.managedGroups, input.groups);
+      const user = present(row);
+      if (!existing) await repo.recordEvent(accountId, "user.created", { ...user });
+      else if (existing.email !== input.email || existing.fullname !== input.fullname)
+        await repo.recordEvent(accountId, "user.updated", { ...user });
+      return { user, created: !existing, disabled: false };
     });
   }
 
@@ -221,7 +304,8 @@ export class UsersService {
         if (input.status !== undefined) changes.status = input.status;
         const row = await repo.update(accountId, id, changes);
         if (!row) throw new NotFoundError(`user ${id} not found`);
-        if (input.password !== undefined) await repo.setPassword(accountId, row.username, input.password);
+        const password = passwordItemOf(input);
+        if (password) await repo.setPassword(accountId, row.username, password, STORED_PASSWORD_ATTRIBUTES);
         // A disabled user is rejected at login; the sessions open now are cut too (a job, queued here).
         if (input.status === "disabled" && current.status !== "disabled") {
           await repo.disconnectSessions(accountId, current.username, "user disabled");

@@ -3,7 +3,7 @@
 // that is unset, from DATA_DIR/secret.key, generated once with mode 0600. Every process that signs
 // or creates secrets must use the same key: on PostgreSQL with processes on several hosts, set
 // WEBHOOK_SECRET_KEY to the same value everywhere (each host has its own DATA_DIR).
-import { createCipheriv, createDecipheriv, createHash, randomBytes } from "node:crypto";
+import { createCipheriv, createDecipheriv, createHash, createHmac, randomBytes } from "node:crypto";
 import fs from "node:fs";
 import path from "node:path";
 import { AppError } from "../shared/errors.ts";
@@ -92,6 +92,11 @@ export class SecretBox {
       throw new SecretKeyError(`a ${this.what} needs WEBHOOK_SECRET_KEY or a DATA_DIR for secret.key`);
     }
     return this.key;
+  }
+
+  /** A key of its own for `purpose` (an HMAC of it under the sealing key), e.g. guest codes' digests. */
+  derive(purpose: string): Buffer {
+    return createHmac("sha256", this.current()).update(`wisp derived key: ${purpose}`).digest();
   }
 
   /** `context` (the endpoint) is authenticated too, so a ciphertext copied to another row fails. */

@@ -139,7 +139,16 @@ export class WebhookSender {
     );
   }
 
-  async send(url: string, headers: Record<string, string>, body: string): Promise<SendResult> {
+  /**
+   * `request` changes the method and body type for other callers with the same guards (the guest
+   * SMS gateways, core/guests/sms.ts); webhooks POST JSON.
+   */
+  async send(
+    url: string,
+    headers: Record<string, string>,
+    body: string,
+    request: { method?: "POST" | "PUT"; contentType?: string; userAgent?: string } = {},
+  ): Promise<SendResult> {
     const started = performance.now();
     const elapsed = () => Math.round(performance.now() - started);
     const failed = (error: string): SendResult => ({
@@ -154,8 +163,12 @@ export class WebhookSender {
     }
     try {
       const response = await loadUndici().request(url, {
-        method: "POST",
-        headers: { ...headers, "content-type": "application/json", "user-agent": "Wisp-Webhooks/1" },
+        method: request.method ?? "POST",
+        headers: {
+          ...headers,
+          "content-type": request.contentType ?? "application/json",
+          "user-agent": request.userAgent ?? "Wisp-Webhooks/1",
+        },
         body,
         dispatcher: this.agent,
         signal: AbortSignal.timeout(this.timeoutMs),

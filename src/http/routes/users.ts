@@ -1,6 +1,7 @@
 // /api/users: thin translation between HTTP and the users service.
 import type { FastifyInstance } from "fastify";
 import { type Static, Type } from "typebox";
+import { MAX_VALUE_BYTES } from "../../core/aaa/values.ts";
 import { NO_CONTROL_CHARACTERS } from "../../core/shared/text.ts";
 import {
   EMAIL_PATTERN,
@@ -40,7 +41,21 @@ const fields = {
     minLength: 1,
     maxLength: MAX_PASSWORD,
     writeOnly: true,
-    description: "write-only; stored as the radcheck item Cleartext-Password := <password>",
+    description:
+      "write-only; stored as the radcheck item Cleartext-Password := <password>, replacing any other password item",
+  }),
+  password_hash: Type.String({
+    minLength: 1,
+    maxLength: MAX_VALUE_BYTES,
+    writeOnly: true,
+    description:
+      "write-only; a pre-hashed password instead of password: {SCHEME}<hash> as LDAP's userPassword holds it " +
+      "({SSHA}, {SHA}, {MD5}, {SMD5}, {SHA256}, {SSHA512}, {crypt}, {X-PBKDF2}, {NTHASH}..., every header " +
+      "FreeRADIUS's rlm_pap knows but {clear}), or a bare crypt(3) string ($1$, $5$, $6$, $2a$, $2b$, $2y$) " +
+      "or PBKDF2 string ($pbkdf2-<digest>$..., $PBKDF2$...). Stored as the radcheck item " +
+      "Password-With-Header := {SCHEME}<hash> ({crypt} or {X-PBKDF2} put in front of bare strings), replacing " +
+      "any other password item. Such a user logs in with PAP (and EAP-TTLS/PAP, the portal); CHAP needs a " +
+      "cleartext password and MS-CHAP a cleartext or {NTHASH} one. A hash Wisp cannot check is refused (400).",
   }),
 };
 
@@ -51,6 +66,7 @@ const CreateUser = Type.Object(
     fullname: Type.Optional(fields.fullname),
     status: Type.Optional(fields.status),
     password: Type.Optional(fields.password),
+    password_hash: Type.Optional(fields.password_hash),
   },
   { additionalProperties: false },
 );
@@ -62,6 +78,7 @@ const UpdateUser = Type.Object(
     fullname: Type.Optional(fields.fullname),
     status: Type.Optional(fields.status),
     password: Type.Optional(fields.password),
+    password_hash: Type.Optional(fields.password_hash),
   },
   { additionalProperties: false },
 );

@@ -7,8 +7,8 @@
 // including the first backslash is dropped: "ACME\alice" is hashed as "alice". "alice@realm" is
 // hashed whole, as the peer does. The user is still looked up by the whole User-Name.
 import { createHash, timingSafeEqual } from "node:crypto";
+import { desEncryptBlock } from "../../core/aaa/des.ts";
 import { hashNtPasswordHash } from "../../core/aaa/nt-hash.ts";
-import { desEncryptBlock } from "./des.ts";
 
 /** The name that goes into ChallengeHash: `DOMAIN\user` -> `user` (see the header). */
 export function mschapUserName(username: string): string {

@@ -81,8 +81,11 @@ export interface RadiusPacket {
   /** FreeRADIUS's name for the code, e.g. "Access-Request". */
   type: string;
   identifier: number;
+  /** The 16 octets of the Authenticator field (in RADIUS/1.1, Token and Reserved octets). */
   authenticator: Buffer;
   attributes: RadiusAttribute[];
+  /** RADIUS/1.1 (RFC 9765 section 4.1) only: the 4-octet Token that matches a reply to its request. */
+  token?: Buffer;
 }
 
 /** A malformed packet: FreeRADIUS would drop it silently. `reason` is short and loggable. */

@@ -11,6 +11,7 @@ import {
   type RadiusPacket,
 } from "./codes.ts";
 import { decryptTunnelPassword, decryptUserPassword } from "./crypto.ts";
+import { discardedIn11, tokenOf } from "./radius11.ts";
 import {
   CUI,
   checkAuthenticator,
@@ -35,6 +36,16 @@ export interface DecodeOptions {
   requestAuthenticator?: Buffer;
   /** Refuse packets with more attributes (FreeRADIUS's max_attributes); default 200. */
   maxAttributes?: number;
+  /**
+   * The packet came over a RADIUS/1.1 connection (RFC 9765, ALPN "radius/1.1"): no secret is used
+   * (secret and requestAuthenticator are ignored); the result carries `token`; hidden attributes
+   * are read as their plain data type (section 5.1: User-Password's raw octets are the password,
+   * Tunnel-Password a tagged string, MS-MPPE keys the key octets); Message-Authenticator is dropped
+   * (section 5.2), so EAP-Message and Status-Server need none. CHAP over RADIUS/1.1 has no Request
+   * Authenticator to fall back on (section 5.1.2): the caller must take the challenge from
+   * CHAP-Challenge only, and treat a CHAP-Password without one as a failed login.
+   */
+  radius11?: boolean;
 }
 
 interface DecodeState {
@@ -46,6 +57,8 @@ interface DecodeState {
   passwordAuth: Buffer | undefined;
   /** Authenticator Tunnel-Password style values were salted with. */
   tunnelAuth: Buffer | undefined;
+  /** RFC 9765: nothing is hidden, `encrypt=` attributes carry their plain type. */
+  radius11: boolean;
 }
 
 function fail(reason: string): never {
@@ -86,8 +99,11 @@ function typedAttribute(
 ): RadiusAttribute | undefined {
   let d = data;
   let tag: number | undefined;
+  // RFC 9765 section 5.1: in RADIUS/1.1 hidden attributes are plain values of their type, and
+  // Tunnel-Password is a tagged string like Tunnel-Client-Endpoint (section 5.1.3).
+  const hidden = def.encrypt !== undefined && !state.radius11;
   // A tag is there when the first octet is < 0x20, and always before a Tunnel-Password salt.
-  if (def.hasTag && d.length > 1 && (d[0]! < 0x20 || def.encrypt === 2)) {
+  if (def.hasTag && d.length > 1 && (d[0]! < 0x20 || (hidden && def.encrypt === 2))) {
     tag = d[0]!;
     if (def.type === "string") d = d.subarray(1);
     else if (def.type === "integer" && d.length === 4) {
@@ -96,8 +112,8 @@ function typedAttribute(
     } else return undefined;
   }
   let encrypted = false;
-  if (def.encrypt) {
-    const plain = state.secret ? decrypt(state, def.encrypt, d) : undefined;
+  if (hidden) {
+    const plain = state.secret ? decrypt(state, def.encrypt!, d) : undefined;
     if (plain === null) return undefined;
     if (plain) d = plain;
     else encrypted = true;
@@ -170,8 +186,12 @@ function wimaxOk(d: Buffer, codes: Map<number, AttributeDef> | undefined): boole
   return d[5]! >= 3 && d[5]! + 4 === d.length && (d[6]! & 0x80) === 0;
 }
 
-/** Structural checks of rad_packet_ok(); returns the packet length (octets past it are padding). */
-function checkStructure(buf: Buffer, max: number): number {
+/**
+ * Structural checks of rad_packet_ok(); returns the packet length (octets past it are padding).
+ * RADIUS/1.1 discards Message-Authenticator whatever it holds and requires it nowhere (RFC 9765
+ * section 5.2), so its length and presence are not checked there.
+ */
+function checkStructure(buf: Buffer, max: number, radius11: boolean): number {
   if (buf.length < HEADER) fail(`packet too short (${buf.length} < 20 octets)`);
   if (buf.length > MAX_PACKET) fail(`packet too long (${buf.length} > 4096 octets)`);
   const code = buf[0]!;
@@ -192,14 +212,14 @@ function checkStructure(buf: Buffer, max: number): number {
     if (p + len > length) fail(`attribute ${type} overflows the packet`);
     if (type === EAP_MESSAGE) eap = true;
     else if (type === 2 || type === 3 || type === 70) password = true;
-    else if (type === MESSAGE_AUTHENTICATOR) {
+    else if (type === MESSAGE_AUTHENTICATOR && !radius11) {
       if (len !== 18) fail(`Message-Authenticator has length ${len - 2}, not 16`);
       seenMa = true;
     }
     if (++count > max) fail(`more than ${max} attributes`);
     p += len;
   }
-  if ((eap || code === PacketCode.StatusServer) && !seenMa) {
+  if ((eap || code === PacketCode.StatusServer) && !seenMa && !radius11) {
     fail(`${eap ? "EAP-Message" : "Status-Server"} without Message-Authenticator`);
   }
   if (eap && password) fail("EAP-Message together with a password attribute");
@@ -210,32 +230,26 @@ function checkStructure(buf: Buffer, max: number): number {
  * Decodes a RADIUS packet. Throws RadiusDecodeError (and nothing else) for malformed input; a bad
  * option (empty secret, authenticator not 16 octets) is a TypeError.
  * Authenticators are not checked here: see verifyRequestAuthenticator, verifyMessageAuthenticator
- * and verifyResponse.
+ * and verifyResponse. With `radius11` (RFC 9765) there is nothing to check: TLS protects the packet.
  */
 export function decodePacket(input: Uint8Array, options: DecodeOptions = {}): RadiusPacket {
   if (!(input instanceof Uint8Array)) fail("not a buffer");
   const buf = Buffer.isBuffer(input) ? input : Buffer.from(input.buffer, input.byteOffset, input.byteLength);
   const max = options.maxAttributes ?? DEFAULT_MAX_ATTRIBUTES;
-  const length = checkStructure(buf, max);
+  const radius11 = options.radius11 === true;
+  const length = checkStructure(buf, max, radius11);
   const code = buf[0]!;
   const authenticator = buf.subarray(4, HEADER);
-  const secret = options.secret === undefined ? undefined : toSecret(options.secret);
-  const requestAuth = options.requestAuthenticator;
-  if (requestAuth) checkAuthenticator(requestAuth, "requestAuthenticator");
-  const response = isResponseCode(code);
-  const state: DecodeState = {
-    dict: loadDictionary(),
-    attributes: [],
-    max,
-    secret,
-    passwordAuth: response ? requestAuth : code === 1 ? authenticator : undefined,
-    // FreeRADIUS salts Tunnel-Password in requests with a zero vector (it has no original).
-    tunnelAuth: response ? requestAuth : ZERO16,
-  };
+  const state = radius11 ? plainState(max) : hiddenState(code, authenticator, max, options);
   const standard = state.dict.byCode.get(0);
   for (let p = HEADER; p < length; ) {
     const type = buf[p]!;
     const len = buf[p + 1]!;
+    // RFC 9765 sections 5.2 and 5.3: silently discarded, the packet is still processed.
+    if (radius11 && discardedIn11(type)) {
+      p += len;
+      continue;
+    }
     const def = standard?.get(type);
     if (def?.concat) {
       p = decodeConcat(state, buf, p, length, def);
@@ -251,12 +265,45 @@ export function decodePacket(input: Uint8Array, options: DecodeOptions = {}): Ra
     if (type === VENDOR_SPECIFIC) decodeVendorSpecific(state, data);
     else decodeValue(state, def, type, undefined, data);
   }
-  return {
+  const packet: RadiusPacket = {
     code,
     type: CODE_NAMES.get(code)!,
     identifier: buf[1]!,
     authenticator: Buffer.from(authenticator),
     attributes: state.attributes,
+  };
+  if (radius11) packet.token = tokenOf(buf);
+  return packet;
+}
+
+/** RADIUS/UDP and RadSec 1.0: hidden values are revealed with the secret, when one is given. */
+function hiddenState(code: number, authenticator: Buffer, max: number, options: DecodeOptions): DecodeState {
+  const secret = options.secret === undefined ? undefined : toSecret(options.secret);
+  const requestAuth = options.requestAuthenticator;
+  if (requestAuth) checkAuthenticator(requestAuth, "requestAuthenticator");
+  const response = isResponseCode(code);
+  return {
+    dict: loadDictionary(),
+    attributes: [],
+    max,
+    secret,
+    passwordAuth: response ? requestAuth : code === 1 ? authenticator : undefined,
+    // FreeRADIUS salts Tunnel-Password in requests with a zero vector (it has no original).
+    tunnelAuth: response ? requestAuth : ZERO16,
+    radius11: false,
+  };
+}
+
+/** RADIUS/1.1 (RFC 9765): no secret, nothing hidden. */
+function plainState(max: number): DecodeState {
+  return {
+    dict: loadDictionary(),
+    attributes: [],
+    max,
+    secret: undefined,
+    passwordAuth: undefined,
+    tunnelAuth: undefined,
+    radius11: true,
   };
 }
 

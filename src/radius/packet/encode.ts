@@ -14,6 +14,7 @@ import {
 import { digestWith, encryptTunnelPassword, encryptUserPassword, hmacOver } from "./crypto.ts";
 import { resolveTarget, type Target } from "./encode-targets.ts";
 import { fixedSize, HEX_VALUE, octetsFromText, writeTyped } from "./encode-values.ts";
+import { checkToken, discardedIn11, writeHeader11 } from "./radius11.ts";
 import {
   CUI,
   checkAuthenticator,
@@ -57,13 +58,25 @@ export interface EncodeOptions {
    * Always added to Status-Server, and to packets with EAP-Message.
    */
   messageAuthenticator?: boolean;
+  /**
+   * Encode for a RADIUS/1.1 connection (RFC 9765, ALPN "radius/1.1"): the header carries the
+   * Identifier given, then `token` (4 octets; a reply repeats its request's) and 12 zero octets
+   * (section 4.1). Nothing is signed: the secret, requestAuthenticator, requestCode,
+   * messageAuthenticator and packet.authenticator are ignored, and Message-Authenticator is never
+   * written, even when listed (section 5.2). Hidden attributes go as their plain type (section 5.1):
+   * User-Password as its octets (1-128, no padding), Tunnel-Password as a tag octet then the
+   * password (no salt), MS-MPPE keys as the key octets. CHAP-Password must come with a
+   * CHAP-Challenge (section 5.1.2): there is no Request Authenticator to stand for it.
+   */
+  radius11?: { token: Buffer };
 }
 
 interface EncodeState {
   buf: Buffer;
   off: number;
   code: number;
-  secret: SecretKey;
+  /** undefined in RADIUS/1.1, which hides nothing. */
+  secret: SecretKey | undefined;
   /** Request Authenticator field of this packet: User-Password is hidden with it. */
   ownAuth: Buffer;
   requestAuth: Buffer | undefined;
@@ -71,6 +84,7 @@ interface EncodeState {
   eap: boolean;
   /** Tunnel-Password salts used so far (RFC 2868: unique within a packet). */
   salts?: Set<number>;
+  radius11: boolean;
 }
 
 // Packets are built in one scratch buffer and copied out at their exact size. The slack lets one
@@ -127,7 +141,7 @@ function writeValue(
   if (def.hasTag) [value, tag] = splitValueTag(def, input);
   if (target.tag !== undefined) tag = mergeTag(def, tag, target.tag);
   if (inputTag !== undefined) tag = mergeTag(def, tag, inputTag);
-  if (def.encrypt) return writeHidden(state, def, value, tag, at, room);
+  if (def.encrypt && !state.radius11) return writeHidden(state, def, value, tag, at, room);
   const size = fixedSize(def);
   if (size !== undefined) {
     if (Buffer.isBuffer(value)) {
@@ -141,18 +155,20 @@ function writeValue(
     return size;
   }
   if (def.type === "ipv6prefix" && !Buffer.isBuffer(value)) return writeTyped(def, value, out, at);
-  // Strings: the tag (1-31) goes in front; FreeRADIUS sends no tag octet for 0 / none.
+  // Strings: the tag (1-31) goes in front; FreeRADIUS sends no tag octet for 0 / none. A plain
+  // RADIUS/1.1 Tunnel-Password keeps RFC 2868 section 3.5's tag octet always (RFC 9765 5.1.3).
   let lead = 0;
-  if (def.hasTag && tag !== undefined && tag > 0) {
-    out[at] = tag;
+  if (def.hasTag && ((tag !== undefined && tag > 0) || (state.radius11 && def.encrypt === 2))) {
+    out[at] = tag ?? 0;
     lead = 1;
   }
+  const limit = state.radius11 && def.encrypt === 1 ? Math.min(room, 128) : room; // RFC 9765 5.1.1
   if (def.type === "string" && typeof value === "string") {
     const len = Buffer.byteLength(value, "utf8");
-    if (len + lead > room) tooLong(target.name, room - lead);
+    if (len + lead > limit) tooLong(target.name, limit - lead);
     return lead + out.write(value, at + lead, len, "utf8");
   }
-  return lead + copyValue(bytesOf(def, value), out, at + lead, room - lead, target.name);
+  return lead + copyValue(bytesOf(def, value), out, at + lead, limit - lead, target.name);
 }
 
 function tooLong(name: string, room: number): never {
@@ -187,7 +203,7 @@ function writeHidden(
   if (def.encrypt === 1) {
     const auth = state.code === 1 ? state.ownAuth : response ? state.requestAuth : undefined;
     if (!auth) encodeError(`${def.name} cannot be hidden in ${packetCodeName(state.code)}`);
-    const hidden = encryptUserPassword(plain, state.secret.key, auth);
+    const hidden = encryptUserPassword(plain, state.secret!.key, auth);
     return copyValue(hidden, state.buf, at, room, def.name);
   }
   if (def.encrypt !== 2) encodeError(`${def.name}: encrypt=${def.encrypt} is not supported`);
@@ -202,7 +218,7 @@ function writeHidden(
   } while (state.salts?.has(salt));
   state.salts ??= new Set();
   state.salts.add(salt);
-  const hidden = encryptTunnelPassword(plain, state.secret.key, auth, Buffer.of(salt >> 8, salt & 0xff));
+  const hidden = encryptTunnelPassword(plain, state.secret!.key, auth, Buffer.of(salt >> 8, salt & 0xff));
   let lead = 0;
   if (def.hasTag) {
     state.buf[at] = tag ?? 0;
@@ -248,6 +264,8 @@ function writeAttribute(state: EncodeState, input: AttributeInput): void {
   if ("name" in input) ({ name, value, tag } = input);
   else [name, value] = input;
   const t = resolveTarget(name);
+  // RFC 9765 sections 5.2 and 5.3: MUST NOT be sent over RADIUS/1.1.
+  if (state.radius11 && t.vendorId === undefined && discardedIn11(t.code)) return;
   if (t.vendorId === undefined && t.code === MESSAGE_AUTHENTICATOR) {
     // Computed once the packet is complete; a second one would be invalid.
     if (state.maAt < 0) writeMessageAuthenticatorSlot(state);
@@ -293,8 +311,10 @@ function writeMessageAuthenticatorSlot(state: EncodeState): void {
  * Encodes a packet and signs it: random Request Authenticator for Access-Request/Status-Server
  * (unless given), MD5 authenticator for Accounting/CoA/Disconnect requests, Response
  * Authenticator for responses (options.requestAuthenticator required), Message-Authenticator
- * when asked for (first) or given as an attribute (in place). Throws RadiusEncodeError for
- * attributes that cannot be sent, TypeError for a bad code, identifier or authenticator.
+ * when asked for (first) or given as an attribute (in place). With options.radius11, the
+ * RFC 9765 header and nothing signed or hidden (see EncodeOptions.radius11; the secret may be "").
+ * Throws RadiusEncodeError for attributes that cannot be sent, TypeError for a bad code,
+ * identifier, authenticator or token.
  */
 export function encodePacket(
   packet: PacketInput,
@@ -305,14 +325,47 @@ export function encodePacket(
   if (code === undefined) throw new TypeError(`unknown packet code ${packet.code}`);
   const id = packet.identifier;
   if (!Number.isInteger(id) || id < 0 || id > 255) throw new TypeError(`bad identifier ${id}`);
+  const buf = scratch;
+  buf[0] = code;
+  buf[1] = id;
+  const state = options.radius11
+    ? startRadius11(code, checkToken(options.radius11.token))
+    : startSigned(packet, code, secret, options);
+  for (const attribute of packet.attributes ?? []) writeAttribute(state, attribute);
+  if (state.eap && state.maAt < 0 && !state.radius11) writeMessageAuthenticatorSlot(state);
+  const length = state.off;
+  buf.writeUInt16BE(length, 2);
+  if (!state.radius11) sign(state, length, options.requestCode);
+  const out = Buffer.allocUnsafe(length);
+  buf.copy(out, 0, 0, length);
+  return out;
+}
+
+/** RFC 9765 section 4.1: Token and 12 zero octets; no secret, no Message-Authenticator. */
+function startRadius11(code: number, token: Buffer): EncodeState {
+  writeHeader11(scratch, token);
+  const auth = scratch.subarray(4, HEADER);
+  return {
+    buf: scratch,
+    off: HEADER,
+    code,
+    secret: undefined,
+    ownAuth: auth,
+    requestAuth: undefined,
+    maAt: -1,
+    eap: false,
+    radius11: true,
+  };
+}
+
+/** RADIUS/UDP and RadSec 1.0: the authenticator field to sign over, the Message-Authenticator slot. */
+function startSigned(packet: PacketInput, code: number, secret: string | Buffer, options: EncodeOptions) {
   const key = secretKey(secret);
   const response = isResponseCode(code);
   const requestAuth = response
     ? checkAuthenticator(options.requestAuthenticator, "requestAuthenticator")
     : undefined;
   const buf = scratch;
-  buf[0] = code;
-  buf[1] = id;
   if (isSignedRequest(code) || response) ZERO16.copy(buf, 4);
   else if (packet.authenticator) checkAuthenticator(packet.authenticator, "authenticator").copy(buf, 4);
   else randomInto(buf, 4, 16);
@@ -325,21 +378,22 @@ export function encodePacket(
     requestAuth,
     maAt: -1,
     eap: false,
+    radius11: false,
   };
   if (options.messageAuthenticator || code === PacketCode.StatusServer) writeMessageAuthenticatorSlot(state);
-  for (const attribute of packet.attributes ?? []) writeAttribute(state, attribute);
-  if (state.eap && state.maAt < 0) writeMessageAuthenticatorSlot(state);
-  const length = state.off;
-  buf.writeUInt16BE(length, 2);
+  return state;
+}
+
+/** Message-Authenticator (RFC 3579 section 3.2), then the Request/Response Authenticator. */
+function sign(state: EncodeState, length: number, requestCode: number | undefined): void {
+  const { buf, code, requestAuth } = state;
+  const key = state.secret!;
+  const response = isResponseCode(code);
   if (state.maAt >= 0) {
     let auth: Buffer = buf.subarray(4, HEADER);
-    if (response)
-      auth = code === 5 && options.requestCode !== PacketCode.StatusServer ? ZERO16 : requestAuth!;
+    if (response) auth = code === 5 && requestCode !== PacketCode.StatusServer ? ZERO16 : requestAuth!;
     hmacOver(buf, length, state.maAt, auth, key).copy(buf, state.maAt + 2);
   }
   if (response) digestWith(buf, length, requestAuth!, key.key).copy(buf, 4);
   else if (isSignedRequest(code)) digestWith(buf, length, ZERO16, key.key).copy(buf, 4);
-  const out = Buffer.allocUnsafe(length);
-  buf.copy(out, 0, 0, length);
-  return out;
 }

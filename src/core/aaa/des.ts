@@ -1,4 +1,5 @@
-// DesEncrypt of RFC 2759 section 8.6: one 8-octet block, DES in ECB mode, under a 7-octet key.
+// DesEncrypt of RFC 2759 section 8.6: one 8-octet block, DES in ECB mode, under a 7-octet key. In
+// core: MS-CHAP (the RADIUS door) and the LM-Password check (LM hash) both use it.
 // DES comes from des.js, not node:crypto: OpenSSL 3 keeps DES-ECB in its legacy provider, and
 // Node 20 fails createCipheriv("des-ecb") with ERR_OSSL_EVP_UNSUPPORTED.
 import des from "des.js";
