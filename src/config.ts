@@ -92,6 +92,8 @@ export interface RadsecConfig {
   identity: { cert: string; key: string } | undefined;
   /** RADSEC_IDLE_TIMEOUT (seconds): a connection with no packet this long is closed. */
   idleTimeoutMs: number;
+  /** RADSEC_HANDSHAKE_TIMEOUT (seconds): a TLS handshake not done by then is closed. */
+  handshakeTimeoutMs: number;
   maxConnections: number;
   maxConnectionsPerAddress: number;
   handshakesPerSecond: number;
@@ -408,7 +410,8 @@ function radsecConfig(env: NodeJS.ProcessEnv, radiusHost: string): RadsecConfig 
     port: integer(env, "RADSEC_PORT", 0, 0, 65535),
     host: listenHost(env, "RADSEC_HOST", radiusHost),
     identity: radsecIdentity(env),
-    idleTimeoutMs: integer(env, "RADSEC_IDLE_TIMEOUT", 300, 5, 86_400) * 1000,
+    idleTimeoutMs: integer(env, "RADSEC_IDLE_TIMEOUT", 300, 1, 86_400) * 1000,
+    handshakeTimeoutMs: integer(env, "RADSEC_HANDSHAKE_TIMEOUT", 10, 1, 600) * 1000,
     maxConnections: integer(env, "RADSEC_MAX_CONNECTIONS", 2048, 1, 1_000_000),
     maxConnectionsPerAddress: integer(env, "RADSEC_MAX_CONNECTIONS_PER_ADDRESS", 64, 1, 1_000_000),
     handshakesPerSecond: integer(env, "RADSEC_HANDSHAKES_PER_SECOND", 200, 1, 1_000_000),

@@ -43,6 +43,7 @@ const READ_ONLY = new Set([
   "devices list",
   "devices show",
   "devices export",
+  "radsec show",
 ]);
 let announceDatabase = false;
 

@@ -31,6 +31,8 @@ import type { NetworkPrefixLimits } from "./networks/rules.ts";
 import { NetworksService } from "./networks/service.ts";
 import { PortalsRepo } from "./portals/repo.ts";
 import { PortalsService } from "./portals/service.ts";
+import { createRadsec, type RadsecService } from "./radsec/service.ts";
+import type { RadsecConnections } from "./radsec/types.ts";
 import { createReports, type ReportsService } from "./reports/service.ts";
 import type { RetentionDays } from "./retention/rules.ts";
 import { createRetention, type RetentionService } from "./retention/service.ts";
@@ -66,11 +68,18 @@ export interface Core {
   retention: RetentionService;
   devices: DevicesService;
   myDevices: MyDevices;
+  /** RadSec: which network a NAS certificate belongs to (RadsecTrust), and networks' RadSec settings. */
+  radsec: RadsecService;
+  /** The RadSec listener's live connections; none until the listener sets its own. */
+  radsecConnections: RadsecConnections;
   guests: GuestsService;
   /** Identity providers (OIDC, SAML) and the sign-ins through them (issue 26). */
   idp: IdpService;
   idpSignIn: IdpSignIn;
 }
+
+/** Where no RadSec listener runs (the CLI, a process with RadSec off): nobody is connected. */
+export const NO_RADSEC_CONNECTIONS: RadsecConnections = { byNetwork: () => [] };
 
 export interface CoreOptions {
   /** Wisp's address as guests reach it (PUBLIC_URL). */
@@ -132,6 +141,8 @@ export function createCore(database: Database, options: CoreOptions): Core {
     users,
     aaa,
   });
+  const certs = createCerts(database, options);
+  const radsec = createRadsec(database, options, async () => (await certs.serverCredentials()).ca);
   return {
     database,
     accounts: new AccountsService(new AccountsRepo(db)),
@@ -144,12 +155,12 @@ export function createCore(database: Database, options: CoreOptions): Core {
     reports,
     attributes: new AttributesService(new AttributesRepo(db, database.dialect)),
     groups: new GroupsService(new GroupsRepo(db, database.dialect)),
-    networks: new NetworksService(new NetworksRepo(db, database.dialect), options.networkMinPrefix),
+    networks: new NetworksService(new NetworksRepo(db, database.dialect), options.networkMinPrefix, radsec),
     portals,
     vouchers,
     aaa,
     jobs,
-    certs: createCerts(database, options),
+    certs,
     sessions,
     retention: createRetention(database, reports, options.retention),
     devices,
@@ -162,5 +173,7 @@ export function createCore(database: Database, options: CoreOptions): Core {
     guests: createGuests(database, { ...options, box, portals, users, vouchers, aaa, sessions, jobs }),
     idp,
     idpSignIn,
+    radsec,
+    radsecConnections: NO_RADSEC_CONNECTIONS,
   };
 }

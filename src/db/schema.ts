@@ -83,7 +83,7 @@ export interface RadGroupAttributeTable {
 /** FreeRADIUS's RADIUS clients; a Wisp network is one row. */
 export interface NasTable {
   id: Generated<number>;
-  /** The client's address or CIDR. */
+  /** The client's address or CIDR; '' for a network reached over RadSec only (migration 024). */
   nasname: string;
   shortname: string;
   type: Generated<string>;
@@ -415,6 +415,47 @@ export interface EventsTable {
   created: string;
 }
 
+/** Wisp's RadSec client CA, one row (migration 024). */
+export interface RadsecAuthorityTable {
+  id: number;
+  ca_cert: string;
+  /** Sealed. */
+  ca_key: string;
+  created: string;
+}
+
+/** Client certificates Wisp issued for networks' RadSec NASes (migration 024). */
+export interface RadsecCertificatesTable {
+  id: Generated<number>;
+  account_id: number;
+  network_id: number;
+  serial: string;
+  subject: string;
+  not_before: string;
+  not_after: string;
+  revoked_at: string | null;
+  fingerprint: string;
+  cert: string;
+  created: string;
+}
+
+/** An outside CA a network trusts for RadSec, with the rule that matches its certificates (migration 024). */
+export interface RadsecTrustTable {
+  id: Generated<number>;
+  account_id: number;
+  network_id: number;
+  ca_cert: string;
+  ca_subject: string;
+  ca_subject_hash: string;
+  ca_fingerprint: string;
+  ca_not_after: string;
+  match_field: string;
+  /** JSON array of strings. */
+  match_patterns: string;
+  created: string;
+  updated: string;
+}
+
 /** Background work with a lease: see src/core/jobs/queue.ts. */
 export interface JobsTable {
   id: Generated<number>;
@@ -456,6 +497,9 @@ export interface Schema {
   devices: DevicesTable;
   events: EventsTable;
   jobs: JobsTable;
+  radsec_authority: RadsecAuthorityTable;
+  radsec_certificates: RadsecCertificatesTable;
+  radsec_trust: RadsecTrustTable;
   guest_verifications: GuestVerificationsTable;
   guest_sends: GuestSendsTable;
   identity_providers: IdentityProvidersTable;

@@ -11,6 +11,7 @@ import { attributesRoutes } from "./routes/attributes.ts";
 import { devicesRoutes } from "./routes/devices.ts";
 import { groupsRoutes } from "./routes/groups.ts";
 import { networksRoutes } from "./routes/networks.ts";
+import { radsecRoutes } from "./routes/radsec.ts";
 import { reportsRoutes } from "./routes/reports.ts";
 import { sessionsRoutes } from "./routes/sessions.ts";
 import { usersRoutes } from "./routes/users.ts";
@@ -72,4 +73,10 @@ export async function apiPlugin(app: FastifyInstance, options: ApiOptions): Prom
   await app.register(vouchersRoutes, { vouchers: options.core.vouchers });
   await app.register(sessionsRoutes, { sessions: options.core.sessions });
   await app.register(devicesRoutes, { devices: options.core.devices });
+  await app.register(radsecRoutes, {
+    radsec: options.core.radsec,
+    networks: options.core.networks,
+    // Read at each request: the RadSec listener sets its own after the API is built.
+    connections: () => options.core.radsecConnections,
+  });
 }

@@ -8,6 +8,7 @@ import { type Form, formOf } from "../forms.ts";
 import { type FieldErrors, show } from "../views.ts";
 import { attempt, idParam, PAGE_SIZE, pageNumber, pagerOf, queryText } from "./common.ts";
 import { eapSettings } from "./eap.ts";
+import { type RadsecRefusal, radsecPanel, radsecRoutes } from "./radsec.ts";
 import { secretPage } from "./secret-pages.ts";
 
 export interface NetworkFormValues {
@@ -86,7 +87,8 @@ function inputOf(values: NetworkFormValues, withSecret: boolean): NetworkInput {
   };
 }
 
-export async function networkRoutes(app: FastifyInstance, { core }: ConsoleContext): Promise<void> {
+export async function networkRoutes(app: FastifyInstance, context: ConsoleContext): Promise<void> {
+  const { core } = context;
   const section = { section: "networks" };
 
   function formPage(
@@ -162,30 +164,40 @@ export async function networkRoutes(app: FastifyInstance, { core }: ConsoleConte
     return redirectToSecret(request, reply, network.id, { secret, event: "created" });
   });
 
-  app.get("/networks/:id", async (request, reply) => {
+  /** The network's page; with a refused RadSec form, shown again with its errors (400). */
+  async function networkPage(
+    request: FastifyRequest,
+    reply: FastifyReply,
+    id: number,
+    refusal?: RadsecRefusal,
+  ) {
     const { accountId } = sessionOf(request);
-    const id = idParam(request);
     const network = await core.networks.get(accountId, id);
-    const [portals, authentications, eap] = await Promise.all([
+    const [portals, authentications, eap, radsec] = await Promise.all([
       core.portals.list(accountId, { networkId: id }, { page: 1, limit: 100 }),
       core.activity.recentAuthentications(accountId, id, RECENT_AUTHENTICATIONS),
       eapSettings(core),
+      radsecPanel(core, accountId, network, refusal),
     ]);
     return show(
       request,
       reply,
       "network",
-      { title: network.name, ...section },
+      { title: network.name, ...section, status: refusal ? 400 : 200 },
       {
         network,
         portals: portals.data,
         authentications,
         radius: core.activity.radiusSettings(),
         eap,
+        radsec,
         tooWide: core.networks.widthProblem(network.nas_ip),
       },
     );
-  });
+  }
+
+  app.get("/networks/:id", (request, reply) => networkPage(request, reply, idParam(request)));
+  await radsecRoutes(app, context, networkPage);
 
   app.get("/networks/:id/edit", async (request, reply) => {
     const network = await core.networks.get(sessionOf(request).accountId, idParam(request));

@@ -198,6 +198,13 @@ export class NetworksRepo {
       .where("account_id", "=", accountId)
       .where("network_id", "=", id)
       .executeTakeFirst();
+    // Its uploaded RadSec CA goes too (no longer trusted by the listener); certificates Wisp issued
+    // for it stay on record and are refused because the network is gone.
+    await this.db
+      .deleteFrom("radsec_trust")
+      .where("account_id", "=", accountId)
+      .where("network_id", "=", id)
+      .execute();
     await this.db.deleteFrom("nas").where("account_id", "=", accountId).where("id", "=", id).execute();
     return Number(portals.numDeletedRows);
   }

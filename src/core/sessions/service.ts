@@ -434,6 +434,9 @@ export class SessionsService {
  * it is a single one; null when neither.
  */
 export function targetAddress(nasIp: string, nasname: string): string | null {
+  // A network reached over RadSec only has no address to send UDP to (and a NAS behind NAT
+  // could not be reached there anyway): the RadSec door sends over the NAS's TLS connection.
+  if (nasname === "") return null;
   if (nasIp && containingNetworks(nasIp).includes(nasname)) return nasIp;
   return nasname.includes("/") ? null : nasname;
 }

@@ -14,14 +14,19 @@ import {
 } from "../../core/portals/rules.ts";
 import type { PortalsService } from "../../core/portals/service.ts";
 import { MAX_SEARCH } from "../../core/users/rules.ts";
-import { errorResponses, Id, ListOf, PageQuery, SortQuery } from "../schemas.ts";
+import { errorResponses, Id, ListOf, PageQuery, SortQuery, StringEnum } from "../schemas.ts";
 
 const Network = Type.Object(
   {
     id: Type.Integer(),
     name: Type.String(),
     nas_ip: Type.String({
-      description: "the RADIUS client's IPv4/IPv6 address or CIDR; unique across the installation",
+      description:
+        "the RADIUS client's IPv4/IPv6 address or CIDR, unique across the installation; empty for a network reached over RadSec only (its NAS is known by certificate)",
+    }),
+    transport: StringEnum(["udp", "radsec", "both"] as const, {
+      description:
+        "how the network's NAS reaches Wisp: udp (by address), radsec (RADIUS over TLS, by certificate), or both",
     }),
     nas_identifier: Type.String({ description: "the NAS-Identifier the devices send; may be empty" }),
     description: Type.String(),
