@@ -11,6 +11,7 @@ import { registerAdminCommands } from "./admins.ts";
 import { registerBackupCommand } from "./backup.ts";
 import { registerCertCommands } from "./certs.ts";
 import { registerDemoCommands } from "./demo.ts";
+import { registerDeviceCommands } from "./devices.ts";
 import { registerKeyCommands } from "./keys.ts";
 import { registerNetworkCommands } from "./networks.ts";
 import { registerPortalCommands } from "./portals.ts";
@@ -39,6 +40,9 @@ const READ_ONLY = new Set([
   "certs list",
   "sessions list",
   "sessions show",
+  "devices list",
+  "devices show",
+  "devices export",
   "radsec show",
 ]);
 let announceDatabase = false;
@@ -94,6 +98,7 @@ registerBackupCommand(program);
 registerCertCommands(program, withCore);
 registerSessionCommands(program, withCore);
 registerPruneCommand(program, withCore);
+registerDeviceCommands(program, withCore);
 
 try {
   await program.parseAsync(process.argv);

@@ -21,6 +21,9 @@ interface NetworkOptions {
   interimInterval?: number;
   staleAfter?: number;
   eapMethod?: string;
+  mabMode?: string;
+  mabPassword?: string;
+  mabSecret?: string;
   radsecOnly?: boolean;
   account?: string;
 }
@@ -48,6 +51,15 @@ function sessionOptions(command: Command): Command {
       "--stale-after <seconds>",
       "close sessions with no accounting for this long as Lost-Carrier (0: three interim intervals)",
       wholeNumber,
+    )
+    .option(
+      "--mab-mode <mode>",
+      "MAC authentication: off, devices (registered devices), guests (devices and remembered guests)",
+    )
+    .option("--mab-password <kind>", "what the gateways send as MAB password: mac, empty, or secret")
+    .option(
+      "--mab-secret <password>",
+      "the network-wide MAB password (with --mab-password secret); empty removes it",
     );
 }
 
@@ -67,6 +79,9 @@ async function inputOf(options: NetworkOptions): Promise<NetworkInput> {
     interim_interval: options.interimInterval,
     stale_after: options.staleAfter,
     eap_method: options.eapMethod,
+    mab_mode: options.mabMode,
+    mab_password: options.mabPassword,
+    mab_secret: options.mabSecret,
   };
 }
 
@@ -195,6 +210,10 @@ export function registerNetworkCommands(program: Command, withCore: WithCore): v
           ["interim_interval", network.interim_interval],
           ["stale_after", network.stale_after],
           ["eap_method", network.eap_method],
+          [
+            "mab",
+            `${network.mab_mode}, password ${network.mab_password}${network.mab_secret_set ? " (set)" : ""}`,
+          ],
           ["created", network.created],
           ["updated", network.updated],
           ["captive portals", portals.map((p) => `${p.id} "${p.name}"`).join(", ")],
@@ -231,7 +250,7 @@ export function registerNetworkCommands(program: Command, withCore: WithCore): v
         if (Object.values(input).every((value) => value === undefined)) {
           throw new ValidationError(
             "nothing to change: give --name, --nas-ip, --radsec-only, --secret, --nas-identifier, --description, " +
-              "--[no-]require-message-authenticator, --[no-]coa, --coa-port, --interim-interval, --stale-after or --eap-method",
+              "--[no-]require-message-authenticator, --[no-]coa, --coa-port, --interim-interval, --stale-after, --eap-method or --mab-*",
           );
         }
         const owner = await core.networks.locate(id, await namedAccount(core, options.account));

@@ -36,6 +36,9 @@ interface PortalOptions {
   clickthroughValidity?: number;
   clickthroughSessionTimeout?: number;
   registrationValidity?: number;
+  rememberDevices?: string;
+  rememberDays?: number;
+  randomMacs?: string;
   guestGroup?: string;
   /** update: a file to upload as the logo, or false (--no-logo) to remove it. */
   logo?: string | false;
@@ -95,6 +98,9 @@ async function inputOf(options: PortalOptions): Promise<PortalInput> {
     clickthrough_validity: options.clickthroughValidity,
     clickthrough_session_timeout: options.clickthroughSessionTimeout,
     registration_validity: options.registrationValidity,
+    remember_devices: options.rememberDevices,
+    remember_days: options.rememberDays,
+    random_macs: options.randomMacs,
     guest_group_id: guestGroupOf(options.guestGroup),
   };
 }
@@ -149,7 +155,16 @@ function pageOptions(command: Command): Command {
       "registration: how long a registered guest stays valid (default 604800)",
       positiveInteger,
     )
-    .option("--guest-group <group-id|none>", "registration: the group registered guests join");
+    .option("--guest-group <group-id|none>", "registration: the group registered guests join")
+    .option(
+      "--remember-devices <choice>",
+      "remember guests' devices for MAC authentication without the page: never, ask, always",
+    )
+    .option("--remember-days <days>", "how long a device is remembered (1-365, default 30)", positiveInteger)
+    .option(
+      "--random-macs <choice>",
+      "randomised (private) addresses: refuse or allow (when the guest asks)",
+    );
 }
 
 export function registerPortalCommands(program: Command, withCore: WithCore): void {

@@ -1,5 +1,6 @@
 // The domain core, wired to one database. Every door (HTTP, CLI, RADIUS, console) starts here.
 import type { Database } from "../db/database.ts";
+import { LoginRepo } from "./aaa/repo.ts";
 import { AaaService } from "./aaa/service.ts";
 import { AccountsRepo } from "./accounts/repo.ts";
 import { AccountsService } from "./accounts/service.ts";
@@ -9,6 +10,10 @@ import { AttributesRepo } from "./attributes/repo.ts";
 import { AttributesService } from "./attributes/service.ts";
 import type { EapFiles } from "./certs/files.ts";
 import { type CertsService, createCerts } from "./certs/service.ts";
+import { MacAuthenticator } from "./devices/mab.ts";
+import { DevicesRepo } from "./devices/repo.ts";
+import { MyDevices } from "./devices/self-service.ts";
+import { DevicesService } from "./devices/service.ts";
 import { GroupsRepo } from "./groups/repo.ts";
 import { GroupsService } from "./groups/service.ts";
 import { createGuests, type GuestsService } from "./guests/create.ts";
@@ -61,6 +66,8 @@ export interface Core {
   certs: CertsService;
   sessions: SessionsService;
   retention: RetentionService;
+  devices: DevicesService;
+  myDevices: MyDevices;
   /** RadSec: which network a NAS certificate belongs to (RadsecTrust), and networks' RadSec settings. */
   radsec: RadsecService;
   /** The RadSec listener's live connections; none until the listener sets its own. */
@@ -111,9 +118,13 @@ export function createCore(database: Database, options: CoreOptions): Core {
   const aaa = new AaaService(db, database.dialect);
   aaa.voucherLogin = createVoucherLogin(database.dialect);
   aaa.voucherCheck = createVoucherCheck(db, database.dialect);
+  const mab = new MacAuthenticator(db, new LoginRepo(db, database.dialect));
+  aaa.macLogin = (input) => mab.login({ ...input, voucherLogin: aaa.voucherLogin });
   const sessions = createSessions(database, aaa);
   sessions.das = options.das;
   const reports = createReports(database, options);
+  const devices = new DevicesService(new DevicesRepo(db, database.dialect));
+  const secrets = { secretKey: options.webhookSecretKey, dataDir: options.dataDir };
   const box = new SecretBox({ secretKey: options.webhookSecretKey, dataDir: options.dataDir }, "UAM secret");
   const portals = new PortalsService(new PortalsRepo(db, database.dialect), options.publicUrl, box);
   const users = new UsersService(new UsersRepo(db, database.dialect));
@@ -152,6 +163,13 @@ export function createCore(database: Database, options: CoreOptions): Core {
     certs,
     sessions,
     retention: createRetention(database, reports, options.retention),
+    devices,
+    myDevices: new MyDevices(
+      devices,
+      aaa,
+      new LoginRepo(db, database.dialect),
+      new SecretBox(secrets, "my devices session"),
+    ),
     guests: createGuests(database, { ...options, box, portals, users, vouchers, aaa, sessions, jobs }),
     idp,
     idpSignIn,

@@ -115,6 +115,11 @@ export interface NasTable {
   interim_interval: Generated<number>;
   /** Seconds without accounting before an open session is closed; 0: three interim intervals. */
   stale_after: Generated<number>;
+  /** MAC authentication (migration 025): off, devices, or guests (devices and remembered guests). */
+  mab_mode: Generated<string>;
+  /** The MAB password the gateways send: mac (the MAC itself), empty, or secret (mab_secret). */
+  mab_password: Generated<string>;
+  mab_secret: Generated<string>;
 }
 
 export interface CaptivePortalsTable {
@@ -152,6 +157,11 @@ export interface CaptivePortalsTable {
   clickthrough_session_timeout: Generated<number>;
   registration_validity: Generated<number>;
   guest_group_id: number | null;
+  /** Remember guests' devices after a sign-in (migration 025): never, ask, always; for how many days. */
+  remember_devices: Generated<string>;
+  remember_days: Generated<number>;
+  /** Randomised (locally administered) MAC addresses: refuse or allow remembering them. */
+  random_macs: Generated<string>;
   /** Verified guests (migration 027, core/guests/rules.ts): "off", "code" or "link". */
   email_verification: Generated<string>;
   sms_verification: Generated<number>;
@@ -374,6 +384,28 @@ export interface VoucherDevicesTable {
   first_seen: string;
 }
 
+/** A device an account knows by its MAC (migration 025): MAC authentication and remembered guests. */
+export interface DevicesTable {
+  id: Generated<number>;
+  account_id: number;
+  /** Lower-case, colon-separated. Unique per account. */
+  mac: string;
+  name: string;
+  description: string;
+  status: string;
+  /** registered or remembered. */
+  kind: string;
+  user_id: number | null;
+  voucher_id: number | null;
+  group_id: number | null;
+  portal_id: number | null;
+  expires: string | null;
+  last_seen: string | null;
+  last_network_id: number | null;
+  created: string;
+  updated: string;
+}
+
 /** Every event (user.authenticated, session.started, ...) in order: the webhook outbox's source. */
 export interface EventsTable {
   id: Generated<number>;
@@ -462,6 +494,7 @@ export interface Schema {
   radpostauth: RadpostauthTable;
   portal_logins: PortalLoginsTable;
   voucher_devices: VoucherDevicesTable;
+  devices: DevicesTable;
   events: EventsTable;
   jobs: JobsTable;
   radsec_authority: RadsecAuthorityTable;

@@ -8,6 +8,7 @@ import { registerAuth } from "./auth.ts";
 import { handleError } from "./errors.ts";
 import type { CounterStore } from "./rate-limit.ts";
 import { attributesRoutes } from "./routes/attributes.ts";
+import { devicesRoutes } from "./routes/devices.ts";
 import { groupsRoutes } from "./routes/groups.ts";
 import { networksRoutes } from "./routes/networks.ts";
 import { radsecRoutes } from "./routes/radsec.ts";
@@ -37,7 +38,8 @@ export async function apiPlugin(app: FastifyInstance, options: ApiOptions): Prom
       info: {
         title: "Wisp API",
         version: "1",
-        description: "Manage users, RADIUS attributes, groups, networks, vouchers, sessions and reports.",
+        description:
+          "Manage users, RADIUS attributes, groups, networks, vouchers, devices, sessions and reports.",
       },
       components: { securitySchemes: { bearer: { type: "http", scheme: "bearer" } } },
       security: [{ bearer: [] }],
@@ -70,6 +72,7 @@ export async function apiPlugin(app: FastifyInstance, options: ApiOptions): Prom
   await app.register(networksRoutes, { networks: options.core.networks, portals: options.core.portals });
   await app.register(vouchersRoutes, { vouchers: options.core.vouchers });
   await app.register(sessionsRoutes, { sessions: options.core.sessions });
+  await app.register(devicesRoutes, { devices: options.core.devices });
   await app.register(radsecRoutes, {
     radsec: options.core.radsec,
     networks: options.core.networks,

@@ -100,6 +100,9 @@ for (const { dialect, skip } of await dialects()) {
         interim_interval: 0,
         stale_after: 0,
         eap_method: "ttls",
+        mab_mode: "off",
+        mab_password: "mac",
+        mab_secret_set: false,
         created: office.created,
         updated: office.updated,
       });
@@ -173,6 +176,9 @@ for (const { dialect, skip } of await dialects()) {
         clickthrough_session_timeout: 3_600,
         registration_validity: 604_800,
         guest_group_id: null,
+        remember_devices: "never",
+        remember_days: 30,
+        random_macs: "refuse",
         created: staff.created,
         updated: staff.updated,
       });

@@ -23,6 +23,10 @@ export interface NetworkFormValues {
   interim_interval: string;
   stale_after: string;
   eap_method: string;
+  mab_mode: string;
+  mab_password: string;
+  /** Write-only: empty keeps the stored one. */
+  mab_secret: string;
 }
 
 /** A whole number typed in a form; empty: not given; anything else NaN, which the service refuses. */
@@ -46,6 +50,9 @@ function readForm(form: Form): NetworkFormValues {
     interim_interval: form.text("interim_interval"),
     stale_after: form.text("stale_after"),
     eap_method: form.text("eap_method"),
+    mab_mode: form.text("mab_mode"),
+    mab_password: form.text("mab_password"),
+    mab_secret: form.raw("mab_secret"),
   };
 }
 
@@ -53,6 +60,7 @@ function valuesOf(network: Network): NetworkFormValues {
   return {
     ...network,
     secret: "",
+    mab_secret: "",
     coa_port: String(network.coa_port),
     interim_interval: String(network.interim_interval),
     stale_after: String(network.stale_after),
@@ -73,6 +81,9 @@ function inputOf(values: NetworkFormValues, withSecret: boolean): NetworkInput {
     stale_after: whole(values.stale_after),
     // A form without the field (an older page) keeps the stored method.
     eap_method: values.eap_method === "" ? undefined : values.eap_method,
+    mab_mode: values.mab_mode === "" ? undefined : values.mab_mode,
+    mab_password: values.mab_password === "" ? undefined : values.mab_password,
+    mab_secret: values.mab_secret === "" ? undefined : values.mab_secret,
   };
 }
 
@@ -138,6 +149,9 @@ export async function networkRoutes(app: FastifyInstance, context: ConsoleContex
       interim_interval: "0",
       stale_after: "0",
       eap_method: "peap",
+      mab_mode: "off",
+      mab_password: "mac",
+      mab_secret: "",
     }),
   );
 

@@ -23,8 +23,22 @@ export type NewNetworkRow = Omit<
   | "coa_port"
   | "interim_interval"
   | "stale_after"
+  | "mab_mode"
+  | "mab_password"
+  | "mab_secret"
 > &
-  Partial<Pick<NetworkRow, "coa_enabled" | "coa_port" | "interim_interval" | "stale_after">> & {
+  Partial<
+    Pick<
+      NetworkRow,
+      | "coa_enabled"
+      | "coa_port"
+      | "interim_interval"
+      | "stale_after"
+      | "mab_mode"
+      | "mab_password"
+      | "mab_secret"
+    >
+  > & {
     /** PEAP (the column's default), TTLS or TLS. */
     eap_method?: string;
   };

@@ -3,6 +3,13 @@
 // Wisp's own RADIUS server. The shared secret leaves this service only on creation, when it is changed,
 // and to the RADIUS door (findClientByAddress).
 import { isUniqueViolation } from "../../db/database.ts";
+import {
+  MAB_MODES,
+  MAB_PASSWORDS,
+  MAX_MAB_SECRET,
+  type MabMode,
+  type MabPassword,
+} from "../devices/rules.ts";
 import { type Transport, transportOf } from "../radsec/rules.ts";
 import { ConflictError, type FieldProblem, NotFoundError, ValidationError } from "../shared/errors.ts";
 import type { Page, PageRequest } from "../shared/pages.ts";
@@ -53,6 +60,12 @@ export interface Network {
   stale_after: number;
   /** The EAP method proposed first to WPA-Enterprise supplicants (others get it after a NAK). */
   eap_method: EapMethodChoice;
+  /** MAC authentication (src/core/devices/mab.ts): off, devices, or guests (devices and remembered guests). */
+  mab_mode: MabMode;
+  /** The password the gateways send with MAC authentication: mac, empty, or secret. */
+  mab_password: MabPassword;
+  /** Whether a network-wide MAB password is set (it is never returned). */
+  mab_secret_set: boolean;
   created: string;
   updated: string;
 }
@@ -81,6 +94,10 @@ export interface NetworkInput {
   interim_interval?: number | undefined;
   stale_after?: number | undefined;
   eap_method?: string | undefined;
+  mab_mode?: string | undefined;
+  mab_password?: string | undefined;
+  /** Write-only; empty removes it. */
+  mab_secret?: string | undefined;
 }
 
 /** The only shapes in which a secret leaves the service (besides the RADIUS door's row). */
@@ -111,6 +128,11 @@ function present(row: NetworkRow, hasRadsec: boolean): Network {
     interim_interval: row.interim_interval,
     stale_after: row.stale_after,
     eap_method: eapMethodOf(row.eap_method),
+    mab_mode: (MAB_MODES as readonly string[]).includes(row.mab_mode) ? (row.mab_mode as MabMode) : "off",
+    mab_password: (MAB_PASSWORDS as readonly string[]).includes(row.mab_password)
+      ? (row.mab_password as MabPassword)
+      : "mac",
+    mab_secret_set: row.mab_secret !== "",
     created: row.created,
     updated: row.updated,
   };
@@ -191,9 +213,40 @@ function check(input: NetworkInput): NetworkInput {
     if ((EAP_METHOD_CHOICES as readonly string[]).includes(method)) clean.eap_method = method;
     else problems.push({ field: "eap_method", message: `must be one of ${EAP_METHOD_CHOICES.join(", ")}` });
   }
+  checkMab(input, problems);
   const first = problems[0];
   if (first) throw new ValidationError(`${first.field} ${first.message}`, problems);
   return clean;
+}
+
+/** MAC authentication's settings (src/core/devices/rules.ts). */
+function checkMab(input: NetworkInput, problems: FieldProblem[]): void {
+  if (input.mab_mode !== undefined && !(MAB_MODES as readonly string[]).includes(input.mab_mode)) {
+    problems.push({ field: "mab_mode", message: `must be one of ${MAB_MODES.join(", ")}` });
+  }
+  if (
+    input.mab_password !== undefined &&
+    !(MAB_PASSWORDS as readonly string[]).includes(input.mab_password)
+  ) {
+    problems.push({ field: "mab_password", message: `must be one of ${MAB_PASSWORDS.join(", ")}` });
+  }
+  const secret = input.mab_secret;
+  if (
+    secret !== undefined &&
+    secret !== "" &&
+    (secret.length > MAX_MAB_SECRET || !/^[\x20-\x7e]+$/.test(secret))
+  ) {
+    problems.push({
+      field: "mab_secret",
+      message: `must be 1-${MAX_MAB_SECRET} printable ASCII characters, or empty to remove it`,
+    });
+  }
+}
+
+/** A network asking for the MAB secret has one once the change is applied. */
+function mabSecretMissing(password: string, secret: string): ValidationError | null {
+  if (password !== "secret" || secret !== "") return null;
+  return ValidationError.field("mab_secret", "is required when mab_password is secret");
 }
 
 /** Says nothing of the other network (it may be another account's) beyond that it exists. */
@@ -340,6 +393,8 @@ export class NetworksService {
     }
     const clean = check(input);
     this.checkWidth(clean.nas_ip ?? "");
+    const missing = mabSecretMissing(clean.mab_password ?? "mac", clean.mab_secret ?? "");
+    if (missing) throw missing;
     return clean;
   }
 
@@ -370,6 +425,9 @@ export class NetworksService {
           interim_interval: clean.interim_interval ?? 0,
           stale_after: clean.stale_after ?? 0,
           ...(clean.eap_method === undefined ? {} : { eap_method: clean.eap_method.toUpperCase() }),
+          mab_mode: clean.mab_mode ?? "off",
+          mab_password: clean.mab_password ?? "mac",
+          mab_secret: clean.mab_secret ?? "",
           created: now,
           updated: now,
         });
@@ -419,6 +477,14 @@ export class NetworksService {
         if (clean.interim_interval !== undefined) changes.interim_interval = clean.interim_interval;
         if (clean.stale_after !== undefined) changes.stale_after = clean.stale_after;
         if (clean.eap_method !== undefined) changes.eap_method = clean.eap_method.toUpperCase();
+        if (clean.mab_mode !== undefined) changes.mab_mode = clean.mab_mode;
+        if (clean.mab_password !== undefined) changes.mab_password = clean.mab_password;
+        if (clean.mab_secret !== undefined) changes.mab_secret = clean.mab_secret;
+        const missing = mabSecretMissing(
+          clean.mab_password ?? current.mab_password,
+          clean.mab_secret ?? current.mab_secret,
+        );
+        if (missing) throw missing;
         const updated = await repo.update(accountId, id, changes);
         if (!updated) throw notFound(id);
         return updated;
