@@ -11,6 +11,7 @@ import { registerAdminCommands } from "./admins.ts";
 import { registerBackupCommand } from "./backup.ts";
 import { registerCertCommands } from "./certs.ts";
 import { registerDemoCommands } from "./demo.ts";
+import { registerImportCommands } from "./import.ts";
 import { registerKeyCommands } from "./keys.ts";
 import { registerNetworkCommands } from "./networks.ts";
 import { registerPortalCommands } from "./portals.ts";
@@ -93,6 +94,7 @@ registerBackupCommand(program);
 registerCertCommands(program, withCore);
 registerSessionCommands(program, withCore);
 registerPruneCommand(program, withCore);
+registerImportCommands(program, withCore);
 
 try {
   await program.parseAsync(process.argv);

@@ -13,11 +13,13 @@ import { GroupsRepo } from "./groups/repo.ts";
 import { GroupsService } from "./groups/service.ts";
 import { createGuests, type GuestsService } from "./guests/create.ts";
 import type { SmtpSettings } from "./guests/rules.ts";
+import { ImportRepo } from "./imports/repo.ts";
+import { ImportService } from "./imports/service.ts";
 import { JobQueue } from "./jobs/queue.ts";
 import { KeysRepo } from "./keys/repo.ts";
 import { KeysService } from "./keys/service.ts";
 import { NetworksRepo } from "./networks/repo.ts";
-import type { NetworkPrefixLimits } from "./networks/rules.ts";
+import { DEFAULT_MIN_PREFIX, type NetworkPrefixLimits } from "./networks/rules.ts";
 import { NetworksService } from "./networks/service.ts";
 import { PortalsRepo } from "./portals/repo.ts";
 import { PortalsService } from "./portals/service.ts";
@@ -55,6 +57,7 @@ export interface Core {
   sessions: SessionsService;
   retention: RetentionService;
   guests: GuestsService;
+  imports: ImportService;
 }
 
 export interface CoreOptions {
@@ -121,5 +124,9 @@ export function createCore(database: Database, options: CoreOptions): Core {
     sessions,
     retention: createRetention(database, reports, options.retention),
     guests: createGuests(database, { ...options, box, portals, users, vouchers, aaa, sessions, jobs }),
+    imports: new ImportService(
+      new ImportRepo(db, database.dialect),
+      options.networkMinPrefix ?? DEFAULT_MIN_PREFIX,
+    ),
   };
 }

@@ -22,6 +22,7 @@ import * as partitions from "./migrations/020_partitions.ts";
 import * as retentionIndexes from "./migrations/021_retention_indexes.ts";
 import * as portalHandoffOptions from "./migrations/022_portal_handoff_options.ts";
 import * as portalAllowedGateways from "./migrations/023_portal_allowed_gateways.ts";
+import * as imports from "./migrations/026_imports.ts";
 import * as guestVerification from "./migrations/027_guest_verification.ts";
 
 type Step = { up(db: Kysely<unknown>, dialect: DialectName): Promise<void> };
@@ -47,6 +48,7 @@ const steps: Record<string, Step> = {
   "021_retention_indexes": retentionIndexes,
   "022_portal_handoff_options": portalHandoffOptions,
   "023_portal_allowed_gateways": portalAllowedGateways,
+  "026_imports": imports,
   "027_guest_verification": guestVerification,
 };
 
