@@ -3,10 +3,12 @@
 // write or the reasons it is skipped, each naming the table and row. A user or group is imported
 // whole or not at all: a user with one bad row would log in differently from the original.
 
+import { parseAttributeName } from "../aaa/dictionary.ts";
+import { isPasswordAttribute, passwordValueProblem } from "../aaa/passwords/validate.ts";
 import { checkUsername } from "../aaa/values.ts";
 import { checkItem, type StoredItem } from "../attributes/rules.ts";
 import { MAX_PRIORITY, MIN_PRIORITY } from "../groups/rules.ts";
-import { ValidationError } from "../shared/errors.ts";
+import { type FieldProblem, ValidationError } from "../shared/errors.ts";
 import { hasControlCharacters } from "../shared/text.ts";
 import { EMAIL_PATTERN, MAX_EMAIL, MAX_FULLNAME } from "../users/rules.ts";
 import type { SourceRow } from "./source-db.ts";
@@ -17,6 +19,8 @@ export interface PlannedGroup {
   name: string;
   check: StoredItem[];
   reply: StoredItem[];
+  /** Password items imported as they are, and the like: said, never fatal. */
+  notes: string[];
 }
 
 export interface Membership {
@@ -32,7 +36,7 @@ export interface PlannedUser {
   check: StoredItem[];
   reply: StoredItem[];
   groups: Membership[];
-  /** Contact details left out (an email that is no email address...): said, never fatal. */
+  /** Contact details left out, password items imported as they are: said, never fatal. */
   notes: string[];
 }
 
@@ -49,27 +53,72 @@ export function rowName(table: string, row: SourceRow, index: number): string {
   return row.id === undefined || row.id === null ? `${table} row ${index + 1}` : `${table} id ${row.id}`;
 }
 
-/** Checks one attribute row; the stored item, or why not (never quoting a password's value). */
-function checkRow(table: ItemTable, row: SourceRow, index: number): StoredItem | string {
+/**
+ * A password item the API refuses because no login could use it (a hash of the wrong length, an
+ * unknown {scheme}...) is imported as it is: FreeRADIUS stored it too, and Wisp's login reads it as
+ * rlm_pap does (a malformed item rejects, an unknown header is a cleartext password), so the user
+ * logs in or not exactly as before. An item FreeRADIUS could check and Wisp cannot (a crypt scheme
+ * Wisp lacks) is not: the user would lose a working login, so it is skipped with the reason.
+ */
+function unusablePassword(
+  attribute: string,
+  value: string,
+  problems: FieldProblem[],
+): StoredItem | undefined {
+  const parsed = parseAttributeName(attribute);
+  if (!parsed || !isPasswordAttribute(parsed.def.name) || problems.length !== 1) return undefined;
+  const [only] = problems;
+  const problem = passwordValueProblem(parsed.def.name, value);
+  if (only?.field !== "value" || problem === null || only.message !== problem) return undefined;
+  if (problem.endsWith("(not supported by Wisp)")) return undefined;
+  return { attribute: parsed.def.name, op: "", value };
+}
+
+interface CheckedRow {
+  item?: StoredItem;
+  problem?: string;
+  note?: string;
+}
+
+/** Checks one attribute row: the stored item (and a note), or why not (never quoting a password). */
+function checkRow(table: ItemTable, row: SourceRow, index: number): CheckedRow {
   const where = `${rowName(table, row, index)} (${text(row.attribute).slice(0, 64)})`;
   const op = text(row.op).trim();
   if (op === "")
-    return `${where}: the op column is empty (FreeRADIUS logs an error and guesses); give the operator`;
+    return {
+      problem: `${where}: the op column is empty (FreeRADIUS logs an error and guesses); give the operator`,
+    };
+  const input = { attribute: text(row.attribute), operator: op, value: text(row.value) };
   try {
-    return checkItem(table, { attribute: text(row.attribute), operator: op, value: text(row.value) });
+    return { item: checkItem(table, input) };
   } catch (error) {
     if (!(error instanceof ValidationError)) throw error;
     const problems = error.details.length > 0 ? error.details : [{ field: "", message: error.message }];
-    return `${where}: ${problems.map((p) => `${p.field} ${p.message}`.trim()).join("; ")}`;
+    const unusable = ["=", ":=", "+="].includes(op)
+      ? unusablePassword(input.attribute, input.value, problems)
+      : undefined;
+    if (unusable) {
+      return {
+        item: { ...unusable, op },
+        note: `${where}: value ${problems[0]!.message}; imported as it is: FreeRADIUS rejected logins that reach it, and so does Wisp`,
+      };
+    }
+    return { problem: `${where}: ${problems.map((p) => `${p.field} ${p.message}`.trim()).join("; ")}` };
   }
 }
 
-function checkRows(table: ItemTable, rows: SourceRow[] | undefined, reasons: string[]): StoredItem[] {
+function checkRows(
+  table: ItemTable,
+  rows: SourceRow[] | undefined,
+  reasons: string[],
+  notes: string[],
+): StoredItem[] {
   const items: StoredItem[] = [];
   (rows ?? []).forEach((row, index) => {
     const checked = checkRow(table, row, index);
-    if (typeof checked === "string") reasons.push(checked);
-    else items.push(checked);
+    if (checked.problem) reasons.push(checked.problem);
+    if (checked.item) items.push(checked.item);
+    if (checked.note) notes.push(checked.note);
   });
   return items;
 }
@@ -94,9 +143,10 @@ export function checkGroup(
   const reasons: string[] = [];
   const bad = nameProblem("group", name, duplicates);
   if (bad) return [bad];
-  const check = checkRows("radgroupcheck", bundle.get("radgroupcheck"), reasons);
-  const reply = checkRows("radgroupreply", bundle.get("radgroupreply"), reasons);
-  return reasons.length > 0 ? reasons : { name, check, reply };
+  const notes: string[] = [];
+  const check = checkRows("radgroupcheck", bundle.get("radgroupcheck"), reasons, notes);
+  const reply = checkRows("radgroupreply", bundle.get("radgroupreply"), reasons, notes);
+  return reasons.length > 0 ? reasons : { name, check, reply, notes };
 }
 
 /** One radusergroup row: the membership, or why not. `seen`: the user's groups so far. */
@@ -173,11 +223,11 @@ export function checkUser(
   const bad = nameProblem("user", username, duplicates);
   if (bad) return [bad];
   const reasons: string[] = [];
-  const check = checkRows("radcheck", bundle.get("radcheck"), reasons);
-  const reply = checkRows("radreply", bundle.get("radreply"), reasons);
+  const notes: string[] = [];
+  const check = checkRows("radcheck", bundle.get("radcheck"), reasons, notes);
+  const reply = checkRows("radreply", bundle.get("radreply"), reasons, notes);
   const groups = checkMemberships(bundle.get("radusergroup"), skippedGroups, reasons);
   if (reasons.length > 0) return reasons;
-  const notes: string[] = [];
   return { username, ...contact(bundle.get("userinfo"), notes), check, reply, groups, notes };
 }
 

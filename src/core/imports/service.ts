@@ -298,6 +298,7 @@ export class ImportService {
       const { fresh, verdicts } = await this.compareAndWrite(run, "group", planned, async (repo, groups) => {
         await repo.insertGroups(run.request.accountId, groups, run.at);
       });
+      for (const group of fresh) for (const note of group.notes) run.note(note);
       this.tally(run, "groups", bundles.size, fresh.length, verdicts);
       for (const [name] of verdicts.filter(([, v]) => v !== "unchanged")) {
         run.skippedGroups.set(name.toLowerCase(), "it is not imported");
