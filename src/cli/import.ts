@@ -3,6 +3,7 @@
 // progress goes to stderr (a bar on a terminal, a line now and then otherwise); the summary ends
 // stdout. A run that stops says what it committed; the same command resumes it.
 import type { Command } from "commander";
+import { DEFAULT_ACCOUNT } from "../core/accounts/service.ts";
 import {
   ImportInterrupted,
   type ImportListener,
@@ -14,7 +15,7 @@ import {
 import { openSource, parseSourceUrl } from "../core/imports/source-db.ts";
 import { FreeradiusSource } from "../core/imports/source-repo.ts";
 import type { Core } from "../core/index.ts";
-import { ValidationError } from "../core/shared/errors.ts";
+import { NotFoundError, ValidationError } from "../core/shared/errors.ts";
 import { positiveInteger, type WithCore } from "./main.ts";
 import { printTable, readStdin } from "./output.ts";
 
@@ -94,11 +95,23 @@ function printSummary(summary: ImportSummary, account: string, seconds: number) 
   if (summary.notes > 0) console.log(`${summary.notes} note(s) above: details carried over differently`);
 }
 
+/**
+ * The account a dry run compares with, never created: the default account of a fresh install does
+ * not exist yet, and then holds nothing (id 0 matches no row). Any other account must exist.
+ */
+async function dryRunAccount(core: Core, name: string | undefined): Promise<{ id: number; name: string }> {
+  if (name !== undefined && name !== DEFAULT_ACCOUNT) return core.accounts.get(name);
+  return core.accounts.get(DEFAULT_ACCOUNT).catch((error) => {
+    if (error instanceof NotFoundError) return { id: 0, name: DEFAULT_ACCOUNT };
+    throw error;
+  });
+}
+
 async function importFreeradius(core: Core, url: string, options: ImportOptions) {
   const location = parseSourceUrl(url);
   const password = options.passwordStdin ? await readStdin() : undefined;
   const account = options.dryRun
-    ? await core.accounts.get(options.account ?? "default")
+    ? await dryRunAccount(core, options.account)
     : await core.accounts.resolve(options.account);
   const db = await openSource(location, password);
   const source = new FreeradiusSource(db);

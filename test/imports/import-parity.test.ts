@@ -6,6 +6,7 @@
 // FreeRADIUS and to Wisp's RADIUS server must get the same verdicts and reply attributes.
 import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
+import { PARITY_CASES, type ParityCase } from "../radius/parity-cases.ts";
 import { createTestDatabase, type TestDatabase } from "../support/databases.ts";
 import {
   type FreeRadiusLab,
@@ -15,11 +16,15 @@ import {
   radclient,
 } from "../support/freeradius-lab.ts";
 import { freeradiusMysqlUnavailable, startFreeRadiusOnMysql } from "../support/freeradius-mysql.ts";
-import { DALORADIUS_USERINFO, type MariaDbLab, mariadbUnavailable, startMariaDb } from "../support/mariadb-lab.ts";
+import {
+  DALORADIUS_USERINFO,
+  type MariaDbLab,
+  mariadbUnavailable,
+  startMariaDb,
+} from "../support/mariadb-lab.ts";
 import { databaseEnv, type ProcessResult, wisp } from "../support/processes.ts";
 import { startTestServer, type TestServer } from "../support/server.ts";
 import { useNoonTimeZone } from "../support/time-zone.ts";
-import { PARITY_CASES, type ParityCase } from "../radius/parity-cases.ts";
 
 const SECRET = "import-parity-1";
 useNoonTimeZone();
@@ -29,7 +34,8 @@ if (unavailable) console.log(`# skipping the import parity suite: ${unavailable}
 /** Cases the original (stock FreeRADIUS on MySQL) cannot express, each with why. */
 function excluded(testCase: ParityCase): string | null {
   if (testCase.wispOnly) return testCase.wispOnly;
-  if (testCase.users.some((u) => u.status === "disabled")) return "a disabled Wisp user has no FreeRADIUS form";
+  if (testCase.users.some((u) => u.status === "disabled"))
+    return "a disabled Wisp user has no FreeRADIUS form";
   if (testCase.users.some((u) => (u.sessions ?? []).length > 0)) {
     return "session counters need rlm_sqlcounter and session sql, which the stock configuration leaves off";
   }
@@ -98,13 +104,10 @@ async function seed(mariadb: MariaDbLab) {
             priority,
           ]);
         }
-        await db.query("insert into userinfo (username, firstname, lastname, email, mobilephone) values (?, ?, ?, ?, ?)", [
-          user.username,
-          "Test",
-          user.username,
-          `${user.username}@example.org`,
-          "+34 600 000 000",
-        ]);
+        await db.query(
+          "insert into userinfo (username, firstname, lastname, email, mobilephone) values (?, ?, ?, ?, ?)",
+          [user.username, "Test", user.username, `${user.username}@example.org`, "+34 600 000 000"],
+        );
       }
     }
   } finally {
@@ -133,7 +136,11 @@ describe("moving from FreeRADIUS on MySQL: identical logins after wisp import fr
     wispPort = await freeUdpPort();
     server = await startTestServer({
       database: target,
-      env: { RADIUS_HOST: "127.0.0.1", RADIUS_AUTH_PORT: String(wispPort), RADIUS_ACCT_PORT: String(await freeUdpPort()) },
+      env: {
+        RADIUS_HOST: "127.0.0.1",
+        RADIUS_AUTH_PORT: String(wispPort),
+        RADIUS_ACCT_PORT: String(await freeUdpPort()),
+      },
     });
   });
   after(async () => {
@@ -147,7 +154,9 @@ describe("moving from FreeRADIUS on MySQL: identical logins after wisp import fr
     assert.equal(imported.code, 0, imported.stderr);
     const summary = JSON.parse(imported.stdout);
     assert.equal(summary.counts.networks.created, 1);
-    const skipped = summary.skipped.map((s: { name: string; reasons: string[] }) => `${s.name}: ${s.reasons.join("; ")}`);
+    const skipped = summary.skipped.map(
+      (s: { name: string; reasons: string[] }) => `${s.name}: ${s.reasons.join("; ")}`,
+    );
     for (const line of skipped) assert.match(line, /not supported by Wisp/, line);
     const users = new Set(CASES.flatMap((c) => c.users.map((u) => u.username)));
     assert.equal(summary.counts.users.created + summary.counts.users.skipped, users.size);

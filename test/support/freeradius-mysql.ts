@@ -30,7 +30,9 @@ function listenSections(text: string, authPort: number, acctPort: number): strin
   return text.replace(/^listen \{[\s\S]*?^\}/gm, (block) => {
     if (/^\s*ipv6addr\s*=/m.test(block)) return "";
     const port = /^\s*type = acct/m.test(block) ? acctPort : authPort;
-    return block.replace(/^(\s*)ipaddr = \*/m, "$1ipaddr = 127.0.0.1").replace(/^(\s*)port = 0/m, `$1port = ${port}`);
+    return block
+      .replace(/^(\s*)ipaddr = \*/m, "$1ipaddr = 127.0.0.1")
+      .replace(/^(\s*)port = 0/m, `$1port = ${port}`);
   });
 }
 
@@ -46,7 +48,9 @@ function configure(raddb: string, state: string, mariadb: MariaDbLab, database: 
       .replace(/^proxy_requests\s*=.*/m, "proxy_requests = no"),
   );
   edit(path.join(raddb, "sites-available/default"), (t) => listenSections(t, authPort, acctPort));
-  edit(path.join(raddb, "sites-available/inner-tunnel"), (t) => t.replace("port = 18120", `port = ${innerPort}`));
+  edit(path.join(raddb, "sites-available/inner-tunnel"), (t) =>
+    t.replace("port = 18120", `port = ${innerPort}`),
+  );
   edit(path.join(raddb, "mods-available/sql"), (t) =>
     t
       .replace('dialect = "sqlite"', 'dialect = "mysql"')

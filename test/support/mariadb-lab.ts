@@ -23,7 +23,8 @@ export function mariadbUnavailable(): string | null {
   } catch {
     return "mariadb-install-db or the mariadb client is missing (Debian packages mariadb-server, mariadb-client)";
   }
-  if (!fs.existsSync(FREERADIUS_MYSQL_SCHEMA)) return `${FREERADIUS_MYSQL_SCHEMA} is missing (Debian package freeradius)`;
+  if (!fs.existsSync(FREERADIUS_MYSQL_SCHEMA))
+    return `${FREERADIUS_MYSQL_SCHEMA} is missing (Debian package freeradius)`;
   return null;
 }
 

@@ -161,7 +161,7 @@ export function attemptRow(row: SourceRow, context: HistoryContext): Insertable<
   const station = parseCalledStation(values.calledstationid ?? undefined);
   return {
     username,
-    pass: blank(null),
+    pass: "",
     reply: blank(values.reply ?? null),
     calledstationid: blank(values.calledstationid ?? null),
     callingstationid: blank(values.callingstationid ?? null),

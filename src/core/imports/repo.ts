@@ -148,7 +148,11 @@ export class ImportRepo {
             .where("groupname", "in", names)
             .orderBy("id")
             .execute();
-    return rows.map(({ owner, attribute, op, value }) => ({ owner, item: { attribute, op, value } }));
+    // op is char(2): PostgreSQL pads "=" to "= ".
+    return rows.map(({ owner, attribute, op, value }) => ({
+      owner,
+      item: { attribute, op: op.trim(), value },
+    }));
   }
 
   private memberships(accountId: number, names: string[]) {
