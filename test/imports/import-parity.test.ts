@@ -110,6 +110,23 @@ async function seed(mariadb: MariaDbLab) {
         );
       }
     }
+    // History: two closed sessions and two attempts of the first case's user, as FreeRADIUS wrote them.
+    const username = CASES[0]!.users[0]!.username;
+    for (const [id, start, stop] of [
+      ["hist-1", "2026-02-01 08:00:00", "2026-02-01 09:00:00"],
+      ["hist-2", "2026-02-02 08:00:00", "2026-02-02 08:30:00"],
+    ]) {
+      await db.query(
+        `insert into radacct (acctsessionid, acctuniqueid, username, nasipaddress, acctstarttime, acctstoptime,
+          acctsessiontime, acctinputoctets, acctoutputoctets, calledstationid, callingstationid, acctterminatecause)
+         values (?, md5(?), ?, '127.0.0.1', ?, ?, timestampdiff(second, ?, ?), 1000, 2000, 'AA-BB-CC-DD-EE-FF:Lab', '11-22-33-44-55-66', 'User-Request')`,
+        [id, id, username, start, stop, start, stop],
+      );
+    }
+    await db.query(
+      "insert into radpostauth (username, pass, reply, authdate) values (?, 'pw', 'Access-Accept', now()), (?, 'x', 'Access-Reject', now())",
+      [username, username],
+    );
   } finally {
     await db.end();
   }
@@ -132,7 +149,10 @@ describe("moving from FreeRADIUS on MySQL: identical logins after wisp import fr
     await seed(mariadb);
     freeradius = await startFreeRadiusOnMysql(mariadb, "radius");
     target = await createTestDatabase("sqlite");
-    imported = await wisp(["import", "freeradius", mariadb.url(), "--json"], databaseEnv(target));
+    imported = await wisp(
+      ["import", "freeradius", mariadb.url(), "--history", "--json"],
+      databaseEnv(target),
+    );
     wispPort = await freeUdpPort();
     server = await startTestServer({
       database: target,
@@ -160,6 +180,36 @@ describe("moving from FreeRADIUS on MySQL: identical logins after wisp import fr
     for (const line of skipped) assert.match(line, /not supported by Wisp/, line);
     const users = new Set(CASES.flatMap((c) => c.users.map((u) => u.username)));
     assert.equal(summary.counts.users.created + summary.counts.users.skipped, users.size);
+    console.log(
+      `imported ${summary.counts.users.created} users, ${summary.counts.groups.created} groups, ` +
+        `${summary.notes.length} password items as they were; skipped ${summary.counts.users.skipped} in ${summary.seconds} s`,
+    );
+  });
+
+  test("the history came along: the user's sessions through the API, and the attempts", async () => {
+    const summary = JSON.parse(imported.stdout);
+    assert.deepEqual([summary.counts.radacct.created, summary.counts.radpostauth.created], [2, 2]);
+    const account = await server.account("default");
+    const key = await server.key(account);
+    const username = CASES[0]!.users[0]!.username;
+    const user = await server.core.database.db
+      .selectFrom("users")
+      .select("id")
+      .where("username", "=", username)
+      .executeTakeFirstOrThrow();
+    const sessions = await server.call("GET", `/api/sessions?user_id=${user.id}`, { key });
+    assert.equal(sessions.status, 200, sessions.text);
+    assert.equal(sessions.body.data.length, 2, sessions.text);
+    for (const session of sessions.body.data) assert.equal(session.user_id, user.id);
+    const attempts = await server.core.database.db
+      .selectFrom("radpostauth")
+      .select(["reply", "pass", "user_id"])
+      .where("username", "=", username)
+      .execute();
+    assert.deepEqual(attempts.map((a) => [a.reply, a.pass, a.user_id]).sort(), [
+      ["Access-Accept", "", user.id],
+      ["Access-Reject", "", user.id],
+    ]);
   });
 
   for (const testCase of CASES) {
