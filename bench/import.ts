@@ -14,6 +14,7 @@ import path from "node:path";
 import { parseArgs } from "node:util";
 import SqliteDatabase from "better-sqlite3";
 import mysql from "mysql2/promise";
+import type { ImportSummary } from "../src/core/imports/service.ts";
 import { tempDir } from "../test/support/databases.ts";
 import { DALORADIUS_USERINFO, type MariaDbLab, startMariaDb } from "../test/support/mariadb-lab.ts";
 import { entryArgs, ROOT } from "../test/support/processes.ts";
@@ -58,7 +59,7 @@ function seed(mariadb: MariaDbLab) {
 async function runImport(
   url: string,
   dataDir: string,
-): Promise<{ seconds: number; peakMb: number; summary: any }> {
+): Promise<{ seconds: number; peakMb: number; summary: ImportSummary }> {
   const args = [...entryArgs("cli"), "import", "freeradius", url, "--history", "--json"];
   const started = process.hrtime.bigint();
   const child = spawn("/usr/bin/time", ["-f", "%M", process.execPath, ...args], {
