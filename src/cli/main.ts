@@ -12,6 +12,7 @@ import { registerBackupCommand } from "./backup.ts";
 import { registerCertCommands } from "./certs.ts";
 import { registerDemoCommands } from "./demo.ts";
 import { registerDeviceCommands } from "./devices.ts";
+import { registerImportCommands } from "./import.ts";
 import { registerKeyCommands } from "./keys.ts";
 import { registerNetworkCommands } from "./networks.ts";
 import { registerPortalCommands } from "./portals.ts";
@@ -99,6 +100,7 @@ registerCertCommands(program, withCore);
 registerSessionCommands(program, withCore);
 registerPruneCommand(program, withCore);
 registerDeviceCommands(program, withCore);
+registerImportCommands(program, withCore);
 
 try {
   await program.parseAsync(process.argv);

@@ -23,11 +23,13 @@ import { IdpRepo } from "./idp/repo.ts";
 import { SamlClient } from "./idp/saml.ts";
 import { IdpService } from "./idp/service.ts";
 import { IdpSignIn } from "./idp/signin.ts";
+import { ImportRepo } from "./imports/repo.ts";
+import { ImportService } from "./imports/service.ts";
 import { JobQueue } from "./jobs/queue.ts";
 import { KeysRepo } from "./keys/repo.ts";
 import { KeysService } from "./keys/service.ts";
 import { NetworksRepo } from "./networks/repo.ts";
-import type { NetworkPrefixLimits } from "./networks/rules.ts";
+import { DEFAULT_MIN_PREFIX, type NetworkPrefixLimits } from "./networks/rules.ts";
 import { NetworksService } from "./networks/service.ts";
 import { PortalsRepo } from "./portals/repo.ts";
 import { PortalsService } from "./portals/service.ts";
@@ -76,6 +78,7 @@ export interface Core {
   /** Identity providers (OIDC, SAML) and the sign-ins through them (issue 26). */
   idp: IdpService;
   idpSignIn: IdpSignIn;
+  imports: ImportService;
 }
 
 /** Where no RadSec listener runs (the CLI, a process with RadSec off): nobody is connected. */
@@ -175,5 +178,9 @@ export function createCore(database: Database, options: CoreOptions): Core {
     idpSignIn,
     radsec,
     radsecConnections: NO_RADSEC_CONNECTIONS,
+    imports: new ImportService(
+      new ImportRepo(db, database.dialect),
+      options.networkMinPrefix ?? DEFAULT_MIN_PREFIX,
+    ),
   };
 }

@@ -24,6 +24,7 @@ import * as portalHandoffOptions from "./migrations/022_portal_handoff_options.t
 import * as portalAllowedGateways from "./migrations/023_portal_allowed_gateways.ts";
 import * as radsecCertificates from "./migrations/024_radsec_certificates.ts";
 import * as devices from "./migrations/025_devices.ts";
+import * as imports from "./migrations/026_imports.ts";
 import * as guestVerification from "./migrations/027_guest_verification.ts";
 import * as identityProviders from "./migrations/028_identity_providers.ts";
 
@@ -50,8 +51,9 @@ const steps: Record<string, Step> = {
   "021_retention_indexes": retentionIndexes,
   "022_portal_handoff_options": portalHandoffOptions,
   "023_portal_allowed_gateways": portalAllowedGateways,
-  "025_devices": devices,
   "024_radsec_certificates": radsecCertificates,
+  "025_devices": devices,
+  "026_imports": imports,
   "027_guest_verification": guestVerification,
   "028_identity_providers": identityProviders,
 };

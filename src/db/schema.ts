@@ -39,6 +39,8 @@ export interface UsersTable {
   status: string;
   created: string;
   updated: string;
+  /** A phone number, from an imported daloRADIUS userinfo (migration 026). */
+  phone: Generated<string>;
   /** The user as the API shows it, JSON; written only by the database's triggers (migration 008). */
   api_json: ColumnType<string, never, never>;
 }
@@ -474,6 +476,21 @@ export interface JobsTable {
   updated: string;
 }
 
+/** Where an import of a FreeRADIUS database stands (migration 026, core/imports). */
+export interface ImportProgressTable {
+  account_id: number;
+  /** The source database, without its password: mysql://user@host:port/db, sqlite:/path... */
+  source: string;
+  /** users, radacct or radpostauth. */
+  phase: string;
+  /** The last key committed: a username (users), a source row id (history). */
+  cursor: string;
+  /** 1 once the phase ran to its end. */
+  finished: number;
+  rows_done: number;
+  updated: string;
+}
+
 export interface Schema {
   accounts: AccountsTable;
   api_keys: ApiKeysTable;
@@ -506,6 +523,7 @@ export interface Schema {
   identity_provider_groups: IdentityProviderGroupsTable;
   idp_flows: IdpFlowsTable;
   idp_assertions: IdpAssertionsTable;
+  import_progress: ImportProgressTable;
 }
 
 /** An account's OpenID Connect or SAML identity provider (migration 028; core/idp). */
