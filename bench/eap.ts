@@ -215,6 +215,18 @@ function freeradiusSetups(): ("files" | "sql")[] {
   return setups as ("files" | "sql")[];
 }
 
+/**
+ * BENCH_EAP_TLS_WORKERS: a comma-separated list of EAP_TLS_WORKERS values, one Wisp server each
+ * (ids wisp-tls<N>), all measured in the same rounds; unset: one Wisp with its default.
+ */
+function wispVariants(): (string | undefined)[] {
+  const raw = process.env.BENCH_EAP_TLS_WORKERS;
+  if (!raw) return [undefined];
+  const values = raw.split(",").map((v) => v.trim());
+  if (values.some((v) => !/^\d+$/.test(v))) throw new BenchError("BENCH_EAP_TLS_WORKERS lists integers");
+  return values;
+}
+
 /** Totals of a server's runs of one method (sums over rounds: what the issue's table quotes). */
 function totals(list: Run[]) {
   const logins = list.reduce((s, r) => s + r.logins, 0);
@@ -241,11 +253,11 @@ function median(values: number[]): number {
  * round's runs are minutes apart at most, so the machine's load moves less within a round than
  * across the whole bench): its median and range say how noisy the figure is.
  */
-function compare(runs: Run[], method: Method, other: string) {
+function compare(runs: Run[], method: Method, wisp: string, other: string) {
   const of = (server: string) => runs.filter((r) => r.method === method && r.server === server);
-  const w = totals(of("wisp"));
+  const w = totals(of(wisp));
   const f = totals(of(other));
-  const perRound = of("wisp").flatMap((mine) => {
+  const perRound = of(wisp).flatMap((mine) => {
     const theirs = of(other).find((r) => r.round === mine.round);
     return theirs
       ? [
@@ -262,6 +274,7 @@ function compare(runs: Run[], method: Method, other: string) {
     max: Number(Math.max(...values).toFixed(2)),
   });
   return {
+    wisp,
     against: other,
     freeradius: f,
     cpuRatio: Number((w.cpuMsPerLogin / f.cpuMsPerLogin).toFixed(2)),
@@ -281,12 +294,14 @@ async function startTargets(dir: string, certs: ReturnType<typeof makeCertificat
   // The compiled server, as `npm start` runs it (tsx's name-keeping wrappers cost CPU on every
   // packet); the EAP_* files are its certificate source (core/certs).
   buildDist();
-  const targets: RadiusTarget[] = [
-    await startWisp(dataDir, process.env.BENCH_CPU_PROF || undefined, {
+  const targets: RadiusTarget[] = [];
+  for (const workers of wispVariants()) {
+    const wisp = await startWisp(dataDir, process.env.BENCH_CPU_PROF || undefined, {
       script: "dist/main.js",
-      env: { ...eapEnv, LOG_LEVEL: "error" },
-    }),
-  ];
+      env: { ...eapEnv, LOG_LEVEL: "error", ...(workers === undefined ? {} : { EAP_TLS_WORKERS: workers }) },
+    });
+    targets.push(workers === undefined ? wisp : { ...wisp, id: `wisp-tls${workers}` });
+  }
   for (const setup of freeradiusSetups()) {
     targets.push(
       setup === "files"
@@ -352,18 +367,18 @@ async function main(): Promise<void> {
   } finally {
     for (const target of targets) await target.stop();
   }
-  const others = targets.filter((t) => t.id !== "wisp").map((t) => t.id);
+  const wisps = targets.filter((t) => t.id.startsWith("wisp")).map((t) => t.id);
+  const others = targets.filter((t) => !t.id.startsWith("wisp")).map((t) => t.id);
   const summary = METHODS.map((method) => ({
     method,
-    wisp: totals(runs.filter((r) => r.method === method && r.server === "wisp")),
-    against: others.map((other) => compare(runs, method, other)),
+    servers: Object.fromEntries(
+      targets.map((t) => [t.id, totals(runs.filter((r) => r.method === method && r.server === t.id))]),
+    ),
+    against: wisps.flatMap((wisp) => others.map((other) => compare(runs, method, wisp, other))),
   }));
   console.log("\nmethod  server      logins/s  CPU ms/login  round trips  wrong");
   for (const s of summary) {
-    for (const [name, r] of [
-      ["wisp", s.wisp],
-      ...s.against.map((a) => [a.against, a.freeradius] as const),
-    ] as const) {
+    for (const [name, r] of Object.entries(s.servers)) {
       console.log(
         `${s.method.padEnd(7)} ${name.padEnd(11)} ${String(r.loginsPerSecond).padStart(8)} ${String(r.cpuMsPerLogin).padStart(13)} ${String(r.roundTripsPerLogin).padStart(12)} ${String(r.wrong).padStart(6)}`,
       );
@@ -372,7 +387,7 @@ async function main(): Promise<void> {
       const c = a.cpuRatioPerRound;
       const t = a.throughputRatioPerRound;
       console.log(
-        `${s.method.padEnd(7)} Wisp/${a.against}: CPU per login ${a.cpuRatio}x (rounds: median ${c.median}x, ${c.min}-${c.max}), ` +
+        `${s.method.padEnd(7)} ${a.wisp}/${a.against}: CPU per login ${a.cpuRatio}x (rounds: median ${c.median}x, ${c.min}-${c.max}), ` +
           `logins/s ${a.throughputRatio}x (rounds: median ${t.median}x, ${t.min}-${t.max})`,
       );
     }
