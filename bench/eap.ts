@@ -18,6 +18,8 @@
 //                            first 1,000 logins (8% of its CPU in the rounds after 400)
 //   BENCH_EAP_KEY (rsa)      rsa (RSA 2048, as the reference figures) or ec (P-256)
 //   BENCH_EAP_FREERADIUS (files,sql)  the FreeRADIUS setups to run beside Wisp
+//   BENCH_EAP_TLS_WORKERS    e.g. 0,1: one Wisp per EAP_TLS_WORKERS value (wisp-tls0, wisp-tls1),
+//                            measured in the same rounds; unset: one Wisp with its default
 //   BENCH_CPU_PROF=dir       write Wisp's --cpu-prof profile there
 import { execFileSync } from "node:child_process";
 import fs from "node:fs";
