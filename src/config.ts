@@ -115,7 +115,8 @@ function integer(env: NodeJS.ProcessEnv, name: string, fallback: number, min: nu
 
 /**
  * EAP_IDLE_TIMEOUT (seconds), EAP_CONVERSATIONS_PER_NETWORK, EAP_CONVERSATIONS, and the bytes they
- * may hold, EAP_MEMORY_PER_NETWORK_MB and EAP_MEMORY_MB (MiB): bounds on EAP state.
+ * may hold, EAP_MEMORY_PER_NETWORK_MB and EAP_MEMORY_MB (MiB): bounds on EAP state; EAP_TLS_WORKERS:
+ * worker threads for the conversations' TLS (0: in the main thread).
  */
 function eapLimits(env: NodeJS.ProcessEnv): EapLimits {
   const MiB = 1024 * 1024;
@@ -127,6 +128,7 @@ function eapLimits(env: NodeJS.ProcessEnv): EapLimits {
     total: integer(env, "EAP_CONVERSATIONS", DEFAULT_EAP_LIMITS.total, 1, 10_000_000),
     perNetworkBytes: mebibytes("EAP_MEMORY_PER_NETWORK_MB", DEFAULT_EAP_LIMITS.perNetworkBytes),
     totalBytes: mebibytes("EAP_MEMORY_MB", DEFAULT_EAP_LIMITS.totalBytes),
+    tlsWorkers: integer(env, "EAP_TLS_WORKERS", DEFAULT_EAP_LIMITS.tlsWorkers ?? 0, 0, 256),
   };
   if (limits.perNetwork > limits.total) {
     throw new ConfigError("EAP_CONVERSATIONS_PER_NETWORK must not be more than EAP_CONVERSATIONS");
