@@ -6,7 +6,12 @@
 import { createHash, createPrivateKey, X509Certificate } from "node:crypto";
 import type { Database } from "../../db/database.ts";
 import { EKU_CLIENT_AUTH, fingerprint, pemToDer } from "../certs/pem.ts";
-import { MAX_PKCS12_PASSWORD, MIN_PKCS12_PASSWORD, normalizeSerial } from "../certs/rules.ts";
+import {
+  certificateStatus,
+  MAX_PKCS12_PASSWORD,
+  MIN_PKCS12_PASSWORD,
+  normalizeSerial,
+} from "../certs/rules.ts";
 import { NotFoundError, ValidationError } from "../shared/errors.ts";
 import { isoNow } from "../shared/time.ts";
 import { SecretBox } from "../webhooks/crypto.ts";
@@ -256,8 +261,7 @@ export class RadsecService implements RadsecTrust {
   }
 
   private present(row: RadsecCertificateRow): RadsecCertificate {
-    const status =
-      row.revoked_at !== null ? "revoked" : row.not_after < isoNow(this.now()) ? "expired" : "valid";
+    const status = certificateStatus(row, isoNow(this.now()));
     return {
       serial: row.serial,
       subject: row.subject,
