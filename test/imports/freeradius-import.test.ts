@@ -564,7 +564,7 @@ describe("wisp import freeradius from MariaDB", { skip: unavailable ?? false }, 
       assert.equal(interrupted.phase, "users");
       assert.match(
         interrupted.message,
-        /the import stopped during users: .*(closed|lost|killed|ECONNRESET|interrupted)/i,
+        /the import stopped during users: .*(closed|lost|killed|ended|ECONNRESET|interrupted)/i,
       );
       const partial = await database.db
         .selectFrom("users")
