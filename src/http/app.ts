@@ -9,6 +9,7 @@ import { handleError } from "./errors.ts";
 import type { CounterStore } from "./rate-limit.ts";
 import { attributesRoutes } from "./routes/attributes.ts";
 import { groupsRoutes } from "./routes/groups.ts";
+import { identityProvidersRoutes } from "./routes/identity-providers.ts";
 import { networksRoutes } from "./routes/networks.ts";
 import { reportsRoutes } from "./routes/reports.ts";
 import { sessionsRoutes } from "./routes/sessions.ts";
@@ -36,7 +37,8 @@ export async function apiPlugin(app: FastifyInstance, options: ApiOptions): Prom
       info: {
         title: "Wisp API",
         version: "1",
-        description: "Manage users, RADIUS attributes, groups, networks, vouchers, sessions and reports.",
+        description:
+          "Manage users, RADIUS attributes, groups, networks, vouchers, sessions, reports and identity providers.",
       },
       components: { securitySchemes: { bearer: { type: "http", scheme: "bearer" } } },
       security: [{ bearer: [] }],
@@ -69,4 +71,5 @@ export async function apiPlugin(app: FastifyInstance, options: ApiOptions): Prom
   await app.register(networksRoutes, { networks: options.core.networks, portals: options.core.portals });
   await app.register(vouchersRoutes, { vouchers: options.core.vouchers });
   await app.register(sessionsRoutes, { sessions: options.core.sessions });
+  await app.register(identityProvidersRoutes, { idp: options.core.idp });
 }

@@ -9,6 +9,7 @@ export const RESOURCES = [
   "vouchers",
   "reports",
   "sessions",
+  "identityproviders",
 ] as const;
 export type Resource = (typeof RESOURCES)[number];
 export type Action = "read" | "write";
