@@ -13,6 +13,7 @@ import { GroupsRepo } from "./groups/repo.ts";
 import { GroupsService } from "./groups/service.ts";
 import { createGuests, type GuestsService } from "./guests/create.ts";
 import type { SmtpSettings } from "./guests/rules.ts";
+import { ConsoleSso } from "./idp/console.ts";
 import { OidcClient } from "./idp/oidc.ts";
 import { IdpRepo } from "./idp/repo.ts";
 import { SamlClient } from "./idp/saml.ts";
@@ -63,6 +64,8 @@ export interface Core {
   /** Identity providers (OIDC, SAML) and the sign-ins through them (issue 26). */
   idp: IdpService;
   idpSignIn: IdpSignIn;
+  /** Console single sign-on through an account's providers (issue 26 point 4). */
+  consoleSso: ConsoleSso;
 }
 
 export interface CoreOptions {
@@ -121,13 +124,14 @@ export function createCore(database: Database, options: CoreOptions): Core {
     users,
     aaa,
   });
+  const admins = createAdmins(database, { secretKey: options.webhookSecretKey, dataDir: options.dataDir });
   return {
     database,
     accounts: new AccountsService(new AccountsRepo(db)),
     keys: new KeysService(new KeysRepo(db, database.dialect)),
     users,
     // (services of further areas are constructed below, one line each)
-    admins: createAdmins(database, { secretKey: options.webhookSecretKey, dataDir: options.dataDir }),
+    admins,
     activity: createActivity(database, options),
     webhooks: createWebhooksService(database, options),
     reports,
@@ -144,5 +148,6 @@ export function createCore(database: Database, options: CoreOptions): Core {
     guests: createGuests(database, { ...options, box, portals, users, vouchers, aaa, sessions, jobs }),
     idp,
     idpSignIn,
+    consoleSso: new ConsoleSso({ signIn: idpSignIn, repo: idpRepo, admins }),
   };
 }

@@ -24,6 +24,7 @@ import * as portalHandoffOptions from "./migrations/022_portal_handoff_options.t
 import * as portalAllowedGateways from "./migrations/023_portal_allowed_gateways.ts";
 import * as guestVerification from "./migrations/027_guest_verification.ts";
 import * as identityProviders from "./migrations/028_identity_providers.ts";
+import * as consoleSsoSessions from "./migrations/029_console_sso_sessions.ts";
 
 type Step = { up(db: Kysely<unknown>, dialect: DialectName): Promise<void> };
 const steps: Record<string, Step> = {
@@ -50,6 +51,7 @@ const steps: Record<string, Step> = {
   "023_portal_allowed_gateways": portalAllowedGateways,
   "027_guest_verification": guestVerification,
   "028_identity_providers": identityProviders,
+  "029_console_sso_sessions": consoleSsoSessions,
 };
 
 class StaticProvider implements MigrationProvider {
