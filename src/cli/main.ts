@@ -11,6 +11,7 @@ import { registerAdminCommands } from "./admins.ts";
 import { registerBackupCommand } from "./backup.ts";
 import { registerCertCommands } from "./certs.ts";
 import { registerDemoCommands } from "./demo.ts";
+import { registerIdpCommands } from "./idp.ts";
 import { registerKeyCommands } from "./keys.ts";
 import { registerNetworkCommands } from "./networks.ts";
 import { registerPortalCommands } from "./portals.ts";
@@ -39,6 +40,8 @@ const READ_ONLY = new Set([
   "certs list",
   "sessions list",
   "sessions show",
+  "idp list",
+  "idp show",
 ]);
 let announceDatabase = false;
 
@@ -93,6 +96,7 @@ registerBackupCommand(program);
 registerCertCommands(program, withCore);
 registerSessionCommands(program, withCore);
 registerPruneCommand(program, withCore);
+registerIdpCommands(program, withCore);
 
 try {
   await program.parseAsync(process.argv);
