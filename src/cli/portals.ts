@@ -37,6 +37,7 @@ interface PortalOptions {
   clickthroughSessionTimeout?: number;
   registrationValidity?: number;
   guestGroup?: string;
+  identityProviders?: string;
   /** update: a file to upload as the logo, or false (--no-logo) to remove it. */
   logo?: string | false;
 }
@@ -54,6 +55,19 @@ function guestGroupOf(value: string | undefined): number | null | undefined {
   if (value === "" || value === "none") return null;
   if (!/^\d{1,10}$/.test(value)) throw ValidationError.field("guest_group_id", "must be a group id or none");
   return Number(value);
+}
+
+/** --identity-providers 3,5 (ids, see wisp idp list); "none" for none. */
+function providersOf(value: string | undefined): number[] | undefined {
+  if (value === undefined) return undefined;
+  if (value === "none" || value === "") return [];
+  const ids = value.split(",").map((v) => v.trim());
+  if (ids.some((id) => !/^\d{1,9}$/.test(id)))
+    throw ValidationError.field(
+      "identity_providers",
+      "must be identity provider ids separated by commas, or none",
+    );
+  return ids.map(Number);
 }
 
 function yesNo(value: string | undefined): boolean | undefined {
@@ -96,6 +110,7 @@ async function inputOf(options: PortalOptions): Promise<PortalInput> {
     clickthrough_session_timeout: options.clickthroughSessionTimeout,
     registration_validity: options.registrationValidity,
     guest_group_id: guestGroupOf(options.guestGroup),
+    identity_providers: providersOf(options.identityProviders),
   };
 }
 
@@ -149,7 +164,11 @@ function pageOptions(command: Command): Command {
       "registration: how long a registered guest stays valid (default 604800)",
       positiveInteger,
     )
-    .option("--guest-group <group-id|none>", "registration: the group registered guests join");
+    .option("--guest-group <group-id|none>", "registration: the group registered guests join")
+    .option(
+      "--identity-providers <ids|none>",
+      "idp method: the identity providers offered, by id separated by commas (see wisp idp list)",
+    );
 }
 
 export function registerPortalCommands(program: Command, withCore: WithCore): void {

@@ -218,6 +218,65 @@ describe("console: identity provider pages", () => {
     assert.equal(shown.idp_entity_id, saml.entityId);
   });
 
+  test("a portal's form offers the account's providers for the idp method", async () => {
+    const { network } = await server.core.networks.create(accountId, {
+      name: "idp lobby",
+      nas_ip: "192.0.2.44",
+    });
+    const [google, city] = await rows();
+    const form = await client.get("/console/portals/new");
+    assert.match(form.text, new RegExp(`name="identity_providers" value="${google?.id}"`));
+    assert.doesNotMatch(
+      form.text,
+      new RegExp(`name="identity_providers" value="${theirs}"`),
+      "only this account's",
+    );
+    // The new-portal form's own defaults (its text fields), as a browser would send them back.
+    const defaults = Object.fromEntries(
+      [...form.text.matchAll(/<input id="f-\w+" name="(\w+)" type="text" value="([^"]*)"/g)].map((m) => [
+        m[1] ?? "",
+        (m[2] ?? "").replace(/&amp;/g, "&"),
+      ]),
+    );
+    const base = {
+      ...defaults,
+      name: "IdP portal",
+      network_id: String(network.id),
+      vendor: "mikrotik",
+      language: "auto",
+    };
+    const none = await client.post("/console/portals", { ...base, methods: "idp" });
+    assert.equal(none.status, 400);
+    assert.match(none.text, /Identity providers must name at least one provider/);
+    await client.get("/console/portals/new");
+    const foreign = await client.post("/console/portals", {
+      ...base,
+      methods: "idp",
+      identity_providers: String(theirs),
+    });
+    assert.equal(foreign.status, 400);
+    assert.match(foreign.text, /must name identity providers of this account/);
+    await client.get("/console/portals/new");
+    const made = await client.post("/console/portals", {
+      ...base,
+      methods: "idp",
+      identity_providers: [String(city?.id)],
+    });
+    assert.equal(made.status, 303, made.text.slice(0, 500));
+    const portal = (
+      await server.core.portals.list(accountId, { search: "IdP portal" }, { page: 1, limit: 5 })
+    ).data[0];
+    assert.deepEqual(portal?.identity_providers, [city?.id]);
+    const edit = await client.get(`/console/portals/${portal?.id}/edit`);
+    assert.match(edit.text, new RegExp(`name="identity_providers" value="${city?.id}" checked`));
+    // The provider cannot be deleted while the portal offers it.
+    await client.get(`/console/identity-providers/${city?.id}/delete`);
+    const refused = await client.post(`/console/identity-providers/${city?.id}/delete`);
+    assert.equal(refused.status, 409);
+    assert.match(refused.text, /offered by the captive portal/);
+    await server.core.portals.delete(accountId, portal?.id ?? 0);
+  });
+
   test("another account's provider is a 404 page; CSRF is checked; delete after confirmation", async () => {
     for (const path of [
       `/console/identity-providers/${theirs}`,

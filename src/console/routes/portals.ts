@@ -59,6 +59,8 @@ export interface PortalFormValues {
   clickthrough_session_timeout: string;
   registration_validity: string;
   guest_group_id: string;
+  /** idp method: the ids of the providers offered, as the checkboxes send them. */
+  identity_providers: string[];
   /** Verified guests (issue 27): numbers and lists as typed. */
   email_verification: string;
   sms_verification: boolean;
@@ -135,6 +137,7 @@ function defaults(networkId: string): PortalFormValues {
     clickthrough_session_timeout: String(PORTAL_DEFAULTS.clickthrough_session_timeout),
     registration_validity: String(PORTAL_DEFAULTS.registration_validity),
     guest_group_id: "",
+    identity_providers: [],
     ...verificationDefaults(),
   };
 }
@@ -164,6 +167,7 @@ function valuesOf(portal: CaptivePortal): PortalFormValues {
     clickthrough_session_timeout: String(portal.clickthrough_session_timeout),
     registration_validity: String(portal.registration_validity),
     guest_group_id: portal.guest_group_id === null ? "" : String(portal.guest_group_id),
+    identity_providers: portal.identity_providers.map(String),
     email_verification: portal.email_verification,
     sms_verification: portal.sms_verification,
     sponsor_required: portal.sponsor_required,
@@ -211,6 +215,7 @@ function readForm(form: Form): PortalFormValues {
     clickthrough_session_timeout: form.text("clickthrough_session_timeout"),
     registration_validity: form.text("registration_validity"),
     guest_group_id: form.text("guest_group_id"),
+    identity_providers: form.all("identity_providers"),
     email_verification: form.text("email_verification"),
     sms_verification: form.checked("sms_verification"),
     sponsor_required: form.checked("sponsor_required"),
@@ -298,6 +303,7 @@ function inputOf(values: PortalFormValues, form: Form): PortalInput {
     clickthrough_session_timeout: seconds(values.clickthrough_session_timeout),
     registration_validity: seconds(values.registration_validity),
     guest_group_id: values.guest_group_id === "" ? null : (positiveId(values.guest_group_id) ?? Number.NaN),
+    identity_providers: values.identity_providers.map((id) => positiveId(id) ?? Number.NaN),
     ...verificationInput(values, form),
   };
 }
@@ -386,9 +392,10 @@ export async function portalRoutes(app: FastifyInstance, { core }: ConsoleContex
     status = 200,
   ) {
     const { accountId } = sessionOf(request);
-    const [networks, groups] = await Promise.all([
+    const [networks, groups, providers] = await Promise.all([
       core.networks.list(accountId, {}, { page: 1, limit: NETWORK_CHOICES }),
       core.groups.list(accountId, undefined, { page: 1, limit: NETWORK_CHOICES }),
+      core.idp.list(accountId),
     ]);
     const title = portal ? `Edit ${portal.name}` : "New captive portal";
     const logo = portal ? await core.portals.logo(accountId, portal.id) : null;
@@ -403,6 +410,7 @@ export async function portalRoutes(app: FastifyInstance, { core }: ConsoleContex
         errors,
         networks: networks.data,
         groups: groups.data,
+        providers,
         vendors: PORTAL_VENDORS,
         vendorsWithSecret: VENDORS_WITH_SECRET,
         methods: PORTAL_METHODS,
