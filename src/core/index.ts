@@ -125,6 +125,8 @@ export function createCore(database: Database, options: CoreOptions): Core {
     aaa,
   });
   const admins = createAdmins(database, { secretKey: options.webhookSecretKey, dataDir: options.dataDir });
+  const consoleSso = new ConsoleSso({ signIn: idpSignIn, repo: idpRepo, admins });
+  idp.onChange = () => consoleSso.forget();
   return {
     database,
     accounts: new AccountsService(new AccountsRepo(db)),
@@ -148,6 +150,6 @@ export function createCore(database: Database, options: CoreOptions): Core {
     guests: createGuests(database, { ...options, box, portals, users, vouchers, aaa, sessions, jobs }),
     idp,
     idpSignIn,
-    consoleSso: new ConsoleSso({ signIn: idpSignIn, repo: idpRepo, admins }),
+    consoleSso,
   };
 }

@@ -44,6 +44,11 @@ export class ConsoleSso {
     return buttons;
   }
 
+  /** Forgets the cached buttons (a provider of this process changed). */
+  forget(): void {
+    this.cached = null;
+  }
+
   /** A provider that lets console users in, by the id in an address; undefined otherwise. */
   async provider(id: number): Promise<ProviderRow | undefined> {
     const row = await this.deps.signIn.provider(id);

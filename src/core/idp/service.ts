@@ -198,6 +198,9 @@ async function fetchMetadata(url: string): Promise<string> {
 }
 
 export class IdpService {
+  /** Told after every change, so this process's caches (the console's login buttons) forget at once. */
+  onChange: () => void = () => {};
+
   constructor(
     readonly repo: IdpRepo,
     readonly options: IdpServiceOptions,
@@ -393,6 +396,7 @@ export class IdpService {
         await new IdpService(repo, this.options).writeMappings(accountId, row.id, clean.group_mappings);
         return row;
       });
+      this.onChange();
       return this.present(row);
     } catch (error) {
       if (isUniqueViolation(error))
@@ -427,6 +431,7 @@ export class IdpService {
       await new IdpService(repo, this.options).writeMappings(accountId, id, clean.group_mappings);
       return row;
     });
+    this.onChange();
     return this.present(row);
   }
 
@@ -444,6 +449,7 @@ export class IdpService {
       if (row.enabled === 1 && row.console_login === 1) await this.keepConsoleDoor(repo, accountId, row);
       if (!(await repo.delete(accountId, id))) throw new NotFoundError(`identity provider ${id} not found`);
     });
+    this.onChange();
     return shown;
   }
 }
