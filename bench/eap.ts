@@ -1,8 +1,10 @@
-// EAP benchmark (issue 14 point 9): full PEAP (inner EAP-MSCHAPv2) and EAP-TTLS (inner PAP) logins
-// per second with K parallel eapol_test processes, against Wisp's embedded server and FreeRADIUS
-// 3.2's rlm_eap (deploy/freeradius/configure.sh with EAP_CERT_FILE...) on the same SQLite
-// database, alternated round by round, at the same certificate, fragment size (1024) and default
-// method (PEAP). Prints logins/s, the server's CPU per login (utime+stime of its process from
+// EAP benchmark (issue 14 point 9, issue 32 point 1): full PEAP (inner EAP-MSCHAPv2) and EAP-TTLS
+// (inner PAP) logins per second with K parallel eapol_test processes, against Wisp's embedded
+// server and two setups of FreeRADIUS 3.2's rlm_eap: on the same SQLite database with post-auth
+// logging (deploy/freeradius/configure.sh with EAP_CERT_FILE...), and its fastest setup, the users
+// in rlm_files and no logging modules (bench/freeradius-files.ts). Servers take turns within each
+// round (the order rotates by round), at the same certificate, fragment size (1024), TLS version
+// (1.2) and default method (PEAP). Prints logins/s, the server's CPU per login (utime+stime of its process from
 // /proc; also its main thread alone), RADIUS round trips per login and wrong verdicts; per run also
 // the eapol_test processes' and this process's CPU per login and the machine's idle share (the
 // load generator takes most of the machine: see docs/notes-eap.md, session 6); writes
@@ -15,6 +17,9 @@
 //                            compiling Wisp's hot code on its own threads through about the
 //                            first 1,000 logins (8% of its CPU in the rounds after 400)
 //   BENCH_EAP_KEY (rsa)      rsa (RSA 2048, as the issue's reference figures) or ec (P-256)
+//   BENCH_EAP_FREERADIUS (files,sql)  the FreeRADIUS setups to run beside Wisp
+//   BENCH_EAP_TLS_WORKERS    e.g. 0,1: one Wisp per EAP_TLS_WORKERS value (wisp-tls0, wisp-tls1),
+//                            measured in the same rounds; unset: one Wisp with its default
 //   BENCH_CPU_PROF=dir       write Wisp's --cpu-prof profile there
 import { execFileSync } from "node:child_process";
 import fs from "node:fs";
@@ -22,6 +27,7 @@ import os from "node:os";
 import path from "node:path";
 import { eapolTest, eapolTestUnavailable } from "../test/support/eapol.ts";
 import { freeradiusUnavailable } from "../test/support/freeradius-lab.ts";
+import { startFreeRadiusFiles } from "./freeradius-files.ts";
 import { buildDist } from "./processes.ts";
 import { radiusBenchUser, SECRET, seed } from "./radius-load.ts";
 import {
@@ -201,6 +207,127 @@ async function measure(
   };
 }
 
+/** The FreeRADIUS setups asked for in BENCH_EAP_FREERADIUS (files, sql, or both). */
+function freeradiusSetups(): ("files" | "sql")[] {
+  const raw = process.env.BENCH_EAP_FREERADIUS || "files,sql";
+  const setups = raw.split(",").map((s) => s.trim());
+  for (const s of setups) {
+    if (s !== "files" && s !== "sql") throw new BenchError("BENCH_EAP_FREERADIUS lists files and/or sql");
+  }
+  return setups as ("files" | "sql")[];
+}
+
+/**
+ * BENCH_EAP_TLS_WORKERS: a comma-separated list of EAP_TLS_WORKERS values, one Wisp server each
+ * (ids wisp-tls<N>), all measured in the same rounds; unset: one Wisp with its default.
+ */
+function wispVariants(): (string | undefined)[] {
+  const raw = process.env.BENCH_EAP_TLS_WORKERS;
+  if (!raw) return [undefined];
+  const values = raw.split(",").map((v) => v.trim());
+  if (values.some((v) => !/^\d+$/.test(v))) throw new BenchError("BENCH_EAP_TLS_WORKERS lists integers");
+  return values;
+}
+
+/** Totals of a server's runs of one method (sums over rounds: what the issue's table quotes). */
+function totals(list: Run[]) {
+  const logins = list.reduce((s, r) => s + r.logins, 0);
+  const seconds = list.reduce((s, r) => s + r.seconds, 0);
+  const weighted = (f: (r: Run) => number) =>
+    Number((list.reduce((s, r) => s + f(r) * r.logins, 0) / logins).toFixed(2));
+  return {
+    loginsPerSecond: Number((logins / seconds).toFixed(1)),
+    cpuMsPerLogin: weighted((r) => r.cpuMsPerLogin),
+    mainThreadCpuMsPerLogin: weighted((r) => r.mainThreadCpuMsPerLogin),
+    roundTripsPerLogin: weighted((r) => r.roundTripsPerLogin),
+    wrong: list.reduce((s, r) => s + r.wrong, 0),
+  };
+}
+
+function median(values: number[]): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  const mid = sorted.length >> 1;
+  return sorted.length % 2 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
+}
+
+/**
+ * Wisp against one FreeRADIUS setup: the ratio of the totals, and the ratio round by round (each
+ * round's runs are minutes apart at most, so the machine's load moves less within a round than
+ * across the whole bench): its median and range say how noisy the figure is.
+ */
+function compare(runs: Run[], method: Method, wisp: string, other: string) {
+  const of = (server: string) => runs.filter((r) => r.method === method && r.server === server);
+  const w = totals(of(wisp));
+  const f = totals(of(other));
+  const perRound = of(wisp).flatMap((mine) => {
+    const theirs = of(other).find((r) => r.round === mine.round);
+    return theirs
+      ? [
+          {
+            cpu: mine.cpuMsPerLogin / theirs.cpuMsPerLogin,
+            rate: mine.loginsPerSecond / theirs.loginsPerSecond,
+          },
+        ]
+      : [];
+  });
+  const spread = (values: number[]) => ({
+    median: Number(median(values).toFixed(2)),
+    min: Number(Math.min(...values).toFixed(2)),
+    max: Number(Math.max(...values).toFixed(2)),
+  });
+  return {
+    wisp,
+    against: other,
+    freeradius: f,
+    cpuRatio: Number((w.cpuMsPerLogin / f.cpuMsPerLogin).toFixed(2)),
+    throughputRatio: Number((w.loginsPerSecond / f.loginsPerSecond).toFixed(2)),
+    cpuRatioPerRound: spread(perRound.map((r) => r.cpu)),
+    throughputRatioPerRound: spread(perRound.map((r) => r.rate)),
+  };
+}
+
+async function startTargets(dir: string, certs: ReturnType<typeof makeCertificates>, dataDir: string) {
+  const eapEnv = {
+    EAP_CERT_FILE: certs.cert,
+    EAP_KEY_FILE: certs.key,
+    EAP_CA_FILE: certs.ca,
+    EAP_FRAGMENT_SIZE: "1024",
+  };
+  // The compiled server, as `npm start` runs it (tsx's name-keeping wrappers cost CPU on every
+  // packet); the EAP_* files are its certificate source (core/certs).
+  buildDist();
+  const targets: RadiusTarget[] = [];
+  for (const workers of wispVariants()) {
+    const wisp = await startWisp(dataDir, process.env.BENCH_CPU_PROF || undefined, {
+      script: "dist/main.js",
+      env: { ...eapEnv, LOG_LEVEL: "error", ...(workers === undefined ? {} : { EAP_TLS_WORKERS: workers }) },
+    });
+    targets.push(workers === undefined ? wisp : { ...wisp, id: `wisp-tls${workers}` });
+  }
+  for (const setup of freeradiusSetups()) {
+    targets.push(
+      setup === "files"
+        ? await startFreeRadiusFiles(dir, { ...certs, fragmentSize: 1024 })
+        : await startFreeRadius({
+            parentDir: dir,
+            databaseFile: path.join(dataDir, "wisp.db"),
+            postAuthLogging: true,
+            id: "fr-sql",
+            name: "FreeRADIUS rlm_eap + rlm_sql, post-auth logging",
+            env: eapEnv,
+          }),
+    );
+  }
+  return targets;
+}
+
+function printRun(run: Run): void {
+  console.log(
+    `round ${run.round} ${run.method.padEnd(4)} ${run.server.padEnd(8)} ${run.loginsPerSecond} logins/s, ` +
+      `${run.cpuMsPerLogin} ms CPU/login (main thread ${run.mainThreadCpuMsPerLogin}), ${run.roundTripsPerLogin} round trips/login, eapol_test ${run.clientCpuMsPerLogin} ms CPU/login, bench ${run.harnessCpuMsPerLogin} ms, machine ${Math.round(run.machineIdle * 100)}% idle, ${run.wrong} wrong`,
+  );
+}
+
 async function main(): Promise<void> {
   const missing = freeradiusUnavailable() ?? eapolTestUnavailable();
   if (missing) throw new BenchError(missing);
@@ -216,101 +343,61 @@ async function main(): Promise<void> {
   fs.mkdirSync(dataDir);
   console.log(`seeding 1000 users and a network for 127.0.0.1 in ${dataDir}`);
   await seed(dataDir);
-  // The compiled server, as `npm start` runs it (tsx's name-keeping wrappers cost CPU on every
-  // packet); the EAP_* files are its certificate source (core/certs).
-  buildDist();
-  const wisp = await startWisp(dataDir, process.env.BENCH_CPU_PROF || undefined, {
-    script: "dist/main.js",
-    env: {
-      EAP_CERT_FILE: certs.cert,
-      EAP_KEY_FILE: certs.key,
-      EAP_CA_FILE: certs.ca,
-      EAP_FRAGMENT_SIZE: "1024",
-      LOG_LEVEL: "error",
-    },
-  });
-  const freeradius = await startFreeRadius({
-    parentDir: dir,
-    databaseFile: path.join(dataDir, "wisp.db"),
-    postAuthLogging: true,
-    id: "freeradius",
-    name: "FreeRADIUS rlm_eap + rlm_sql",
-    env: {
-      EAP_CERT_FILE: certs.cert,
-      EAP_KEY_FILE: certs.key,
-      EAP_CA_FILE: certs.ca,
-      EAP_FRAGMENT_SIZE: "1024",
-    },
-  });
+  const targets = await startTargets(dir, certs, dataDir);
   const runs: Run[] = [];
   try {
-    // Warm-up, both servers alike: SQLite pages, and V8's JIT, which compiles Wisp's hot paths
+    // Warm-up, every server alike: SQLite pages, and V8's JIT, which compiles Wisp's hot paths
     // over the first ~1,000 logins (measured per PEAP login: 20 ms of CPU over the first 32,
     // 7.7 ms over the next 160, then 4.5-5 ms; the JIT threads' share fell from 4 ms to 0.5 ms
     // per login; 2026-11-26). A RADIUS server runs warm for days.
-    for (const target of [wisp, freeradius])
+    for (const target of targets)
       for (const method of METHODS) await measure(target, method, 0, warmup, parallel, certs.ca);
     for (let round = 1; round <= rounds; round++) {
-      const order = round % 2 === 1 ? [wisp, freeradius] : [freeradius, wisp];
+      // Each server goes first in turn, and Wisp's neighbours change: a load that comes and
+      // goes during a round is spread over every server across the rounds.
+      const shift = (round - 1) % targets.length;
+      const order = [...targets.slice(shift), ...targets.slice(0, shift)];
+      if (round % 2 === 0) order.reverse();
       for (const method of METHODS) {
         for (const target of order) {
           const run = await measure(target, method, round, logins, parallel, certs.ca);
           runs.push(run);
-          console.log(
-            `round ${round} ${method.padEnd(4)} ${target.id.padEnd(10)} ${run.loginsPerSecond} logins/s, ` +
-              `${run.cpuMsPerLogin} ms CPU/login (main thread ${run.mainThreadCpuMsPerLogin}), ${run.roundTripsPerLogin} round trips/login, eapol_test ${run.clientCpuMsPerLogin} ms CPU/login, bench ${run.harnessCpuMsPerLogin} ms, machine ${Math.round(run.machineIdle * 100)}% idle, ${run.wrong} wrong`,
-          );
+          printRun(run);
         }
       }
     }
   } finally {
-    await wisp.stop();
-    await freeradius.stop();
+    for (const target of targets) await target.stop();
   }
-  const summary = METHODS.map((method) => {
-    const of = (server: string) => runs.filter((r) => r.method === method && r.server === server);
-    const total = (server: string) => {
-      const list = of(server);
-      const logins = list.reduce((s, r) => s + r.logins, 0);
-      const seconds = list.reduce((s, r) => s + r.seconds, 0);
-      const cpu = list.reduce((s, r) => s + r.cpuMsPerLogin * r.logins, 0);
-      const mainCpu = list.reduce((s, r) => s + r.mainThreadCpuMsPerLogin * r.logins, 0);
-      const trips = list.reduce((s, r) => s + r.roundTripsPerLogin * r.logins, 0);
-      return {
-        loginsPerSecond: Number((logins / seconds).toFixed(1)),
-        cpuMsPerLogin: Number((cpu / logins).toFixed(2)),
-        mainThreadCpuMsPerLogin: Number((mainCpu / logins).toFixed(2)),
-        roundTripsPerLogin: Number((trips / logins).toFixed(2)),
-        wrong: list.reduce((s, r) => s + r.wrong, 0),
-      };
-    };
-    const w = total("wisp");
-    const f = total("freeradius");
-    return {
-      method,
-      wisp: w,
-      freeradius: f,
-      cpuRatio: Number((w.cpuMsPerLogin / f.cpuMsPerLogin).toFixed(2)),
-      throughputRatio: Number((w.loginsPerSecond / f.loginsPerSecond).toFixed(2)),
-    };
-  });
+  const wisps = targets.filter((t) => t.id.startsWith("wisp")).map((t) => t.id);
+  const others = targets.filter((t) => !t.id.startsWith("wisp")).map((t) => t.id);
+  const summary = METHODS.map((method) => ({
+    method,
+    servers: Object.fromEntries(
+      targets.map((t) => [t.id, totals(runs.filter((r) => r.method === method && r.server === t.id))]),
+    ),
+    against: wisps.flatMap((wisp) => others.map((other) => compare(runs, method, wisp, other))),
+  }));
   console.log("\nmethod  server      logins/s  CPU ms/login  round trips  wrong");
   for (const s of summary) {
-    for (const [name, r] of [
-      ["wisp", s.wisp],
-      ["freeradius", s.freeradius],
-    ] as const) {
+    for (const [name, r] of Object.entries(s.servers)) {
       console.log(
         `${s.method.padEnd(7)} ${name.padEnd(11)} ${String(r.loginsPerSecond).padStart(8)} ${String(r.cpuMsPerLogin).padStart(13)} ${String(r.roundTripsPerLogin).padStart(12)} ${String(r.wrong).padStart(6)}`,
       );
     }
-    console.log(
-      `${s.method.padEnd(7)} Wisp/FreeRADIUS: CPU per login ${s.cpuRatio}x, logins/s ${s.throughputRatio}x`,
-    );
+    for (const a of s.against) {
+      const c = a.cpuRatioPerRound;
+      const t = a.throughputRatioPerRound;
+      console.log(
+        `${s.method.padEnd(7)} ${a.wisp}/${a.against}: CPU per login ${a.cpuRatio}x (rounds: median ${c.median}x, ${c.min}-${c.max}), ` +
+          `logins/s ${a.throughputRatio}x (rounds: median ${t.median}x, ${t.min}-${t.max})`,
+      );
+    }
   }
   writeResults("eap", {
     date: new Date().toISOString(),
     freeradius: freeradiusVersion(),
+    loadAverage: os.loadavg(),
     settings: {
       parallel,
       logins,
@@ -320,6 +407,7 @@ async function main(): Promise<void> {
       fragmentSize: 1024,
       defaultMethod: "PEAP",
       tls: "1.2",
+      servers: targets.map((t) => ({ id: t.id, name: t.name })),
     },
     summary,
     runs,

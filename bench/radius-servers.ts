@@ -165,6 +165,8 @@ export interface FreeRadiusOptions {
   /** Result id and name instead of the post-auth-logging ones. */
   id?: string;
   name?: string;
+  /** More files for sites-enabled/ (name -> text): a RadSec listener, say (bench/radsec.ts). */
+  sites?: Record<string, string>;
 }
 
 export async function startFreeRadius(options: FreeRadiusOptions): Promise<RadiusTarget> {
@@ -191,6 +193,8 @@ export async function startFreeRadius(options: FreeRadiusOptions): Promise<Radiu
     const site = path.join(raddb, "sites-available", "wisp");
     fs.writeFileSync(site, withoutPostAuthLogging(fs.readFileSync(site, "utf8")));
   }
+  for (const [name, text] of Object.entries(options.sites ?? {}))
+    fs.writeFileSync(path.join(raddb, "sites-enabled", name), text);
   const logFile = path.join(dir, "radius.log");
   const child = track(spawn("freeradius", ["-f", "-d", raddb, "-l", logFile], { stdio: "ignore" }));
   const deadline = Date.now() + 15_000;

@@ -101,6 +101,8 @@ export async function build() {
       entryPoints: [
         { in: "src/main.ts", out: "main" },
         { in: "src/cli/main.ts", out: "cli" },
+        // The EAP TLS pool's worker threads load it (src/radius/eap/tls-pool.ts).
+        { in: "src/radius/eap/tls-worker.ts", out: "radius/eap/tls-worker" },
       ],
       outdir: next,
       bundle: true,

@@ -92,6 +92,8 @@ export interface RadsecConfig {
   identity: { cert: string; key: string } | undefined;
   /** RADSEC_IDLE_TIMEOUT (seconds): a connection with no packet this long is closed. */
   idleTimeoutMs: number;
+  /** RADSEC_HANDSHAKE_TIMEOUT (seconds): a TLS handshake not done by then is closed. */
+  handshakeTimeoutMs: number;
   maxConnections: number;
   maxConnectionsPerAddress: number;
   handshakesPerSecond: number;
@@ -113,7 +115,8 @@ function integer(env: NodeJS.ProcessEnv, name: string, fallback: number, min: nu
 
 /**
  * EAP_IDLE_TIMEOUT (seconds), EAP_CONVERSATIONS_PER_NETWORK, EAP_CONVERSATIONS, and the bytes they
- * may hold, EAP_MEMORY_PER_NETWORK_MB and EAP_MEMORY_MB (MiB): bounds on EAP state.
+ * may hold, EAP_MEMORY_PER_NETWORK_MB and EAP_MEMORY_MB (MiB): bounds on EAP state; EAP_TLS_WORKERS:
+ * worker threads for the conversations' TLS (0: in the main thread).
  */
 function eapLimits(env: NodeJS.ProcessEnv): EapLimits {
   const MiB = 1024 * 1024;
@@ -125,6 +128,7 @@ function eapLimits(env: NodeJS.ProcessEnv): EapLimits {
     total: integer(env, "EAP_CONVERSATIONS", DEFAULT_EAP_LIMITS.total, 1, 10_000_000),
     perNetworkBytes: mebibytes("EAP_MEMORY_PER_NETWORK_MB", DEFAULT_EAP_LIMITS.perNetworkBytes),
     totalBytes: mebibytes("EAP_MEMORY_MB", DEFAULT_EAP_LIMITS.totalBytes),
+    tlsWorkers: integer(env, "EAP_TLS_WORKERS", DEFAULT_EAP_LIMITS.tlsWorkers ?? 0, 0, 256),
   };
   if (limits.perNetwork > limits.total) {
     throw new ConfigError("EAP_CONVERSATIONS_PER_NETWORK must not be more than EAP_CONVERSATIONS");
@@ -408,7 +412,8 @@ function radsecConfig(env: NodeJS.ProcessEnv, radiusHost: string): RadsecConfig 
     port: integer(env, "RADSEC_PORT", 0, 0, 65535),
     host: listenHost(env, "RADSEC_HOST", radiusHost),
     identity: radsecIdentity(env),
-    idleTimeoutMs: integer(env, "RADSEC_IDLE_TIMEOUT", 300, 5, 86_400) * 1000,
+    idleTimeoutMs: integer(env, "RADSEC_IDLE_TIMEOUT", 300, 1, 86_400) * 1000,
+    handshakeTimeoutMs: integer(env, "RADSEC_HANDSHAKE_TIMEOUT", 10, 1, 600) * 1000,
     maxConnections: integer(env, "RADSEC_MAX_CONNECTIONS", 2048, 1, 1_000_000),
     maxConnectionsPerAddress: integer(env, "RADSEC_MAX_CONNECTIONS_PER_ADDRESS", 64, 1, 1_000_000),
     handshakesPerSecond: integer(env, "RADSEC_HANDSHAKES_PER_SECOND", 200, 1, 1_000_000),

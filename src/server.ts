@@ -17,6 +17,7 @@ import type { Metrics } from "./metrics/metrics.ts";
 import { type PortalOptions, portalPlugin } from "./portal/plugin.ts";
 import { DasClient } from "./radius/das-client.ts";
 import type { EapOptions } from "./radius/eap/types.ts";
+import { RadsecListener } from "./radius/radsec/listener.ts";
 import { RadiusServer } from "./radius/server.ts";
 import { listenFailure, openMigratedDatabase } from "./startup.ts";
 import { VERSION } from "./version.ts";
@@ -27,6 +28,8 @@ export interface RunningServer {
   /** The address the HTTP server listens on, e.g. http://127.0.0.1:8080 */
   url: string;
   radius: RadiusServer;
+  /** The RadSec listener, when RADSEC_PORT is set. */
+  radsec: RadsecListener | undefined;
   /** The background worker, unless WORKER=0 (then `wisp worker` runs it elsewhere). */
   worker: Worker | undefined;
   /** Present when METRICS_TOKEN or METRICS_LISTEN is set. */
@@ -58,6 +61,7 @@ export async function startServer(config: Config, overrides: ServerOverrides = {
   let counters: CounterStore | undefined;
   let app: FastifyInstance | undefined;
   let radius: RadiusServer | undefined;
+  let radsec: RadsecListener | undefined;
   let metricsListener: MetricsListener | undefined;
   try {
     const core = createCore(database, config);
@@ -134,6 +138,7 @@ export async function startServer(config: Config, overrides: ServerOverrides = {
     await radius.start().catch((error: NodeJS.ErrnoException & { port?: number }) => {
       throw listenFailure(error, "RADIUS", config.radiusHost, error.port ?? config.radiusAuthPort);
     });
+    radsec = await startRadsec(config, core, radius, app.log, metrics);
     if (metrics && config.metricsListen)
       metricsListener = await metricsCode?.[1].startMetricsListener(metrics, config.metricsListen);
     const worker = config.runWorker ? new Worker(core.jobs, { log: app.log }) : undefined;
@@ -150,21 +155,24 @@ export async function startServer(config: Config, overrides: ServerOverrides = {
       database,
       worker: Boolean(worker),
       radiusPorts: radius.ports,
+      radsecPort: radsec?.port,
       url,
       metricsUrl: metricsListener?.url,
     });
     await warnTooWideNetworks(app, core, config);
-    const [http, udp, store, scrapes] = [app, radius, counters, metricsListener];
+    const [http, udp, tls, store, scrapes] = [app, radius, radsec, counters, metricsListener];
     return {
       app: http,
       core,
       radius: udp,
+      radsec: tls,
       worker,
       url,
       metrics,
       metricsUrl: scrapes?.url,
       async close() {
         // Stop accepting, let in-flight requests finish, then release the database and Redis.
+        await tls?.close();
         await udp.close();
         await http.close();
         await scrapes?.close();
@@ -177,6 +185,7 @@ export async function startServer(config: Config, overrides: ServerOverrides = {
     };
   } catch (error) {
     await metricsListener?.close();
+    await radsec?.close();
     await radius?.close();
     await app?.close();
     await counters?.close();
@@ -185,11 +194,52 @@ export async function startServer(config: Config, overrides: ServerOverrides = {
   }
 }
 
+/** The RadSec listener (RADSEC_PORT), answering with the UDP server's code and EAP engine. */
+async function startRadsec(
+  config: Config,
+  core: Core,
+  radius: RadiusServer,
+  log: FastifyInstance["log"],
+  metrics: Metrics | undefined,
+): Promise<RadsecListener | undefined> {
+  const settings = config.radsec;
+  if (settings.port === 0) return undefined;
+  const own = settings.identity;
+  const listener = new RadsecListener({
+    host: settings.host,
+    port: settings.port,
+    // RADSEC_CERT_FILE/KEY_FILE, else the EAP server certificate (Wisp's own CA or EAP_* files).
+    identity: async () => (own ? { ...own, chain: [] } : core.certs.serverCredentials()),
+    trust: core.radsec,
+    answer: radius.deps,
+    log,
+    limits: settings,
+    // A packet left half-sent is closed within 10 s, sooner when the idle timeout is shorter.
+    settings: {
+      idleTimeoutMs: settings.idleTimeoutMs,
+      partialTimeoutMs: Math.min(10_000, settings.idleTimeoutMs),
+    },
+    handshakeTimeoutMs: settings.handshakeTimeoutMs,
+    radius11: settings.radius11,
+    observer: metrics?.radsec,
+  });
+  await listener.start().catch((error: NodeJS.ErrnoException) => {
+    throw listenFailure(error, "RadSec", settings.host, settings.port);
+  });
+  core.radsecConnections = listener;
+  core.sessions.connected = {
+    send: (accountId, networkId, kind, attributes) =>
+      listener.sendDas(accountId, networkId, kind, attributes),
+  };
+  return listener;
+}
+
 interface StartedFacts {
   config: Config;
   database: { dialect: string; location: string };
   worker: boolean;
   radiusPorts: { auth?: number; acct?: number };
+  radsecPort: number | undefined;
   url: string;
   metricsUrl: string | undefined;
 }
@@ -220,6 +270,7 @@ function logStarted(app: FastifyInstance, facts: StartedFacts): void {
   const radius = [
     radiusPorts.auth ? `auth ${config.radiusHost}:${radiusPorts.auth}/udp` : "auth off",
     radiusPorts.acct ? `acct ${config.radiusHost}:${radiusPorts.acct}/udp` : "acct off",
+    facts.radsecPort ? `RadSec ${config.radsec.host}:${facts.radsecPort}/tls` : "RadSec off",
   ].join(", ");
   const fields = {
     version: VERSION,
@@ -227,6 +278,7 @@ function logStarted(app: FastifyInstance, facts: StartedFacts): void {
     redis: Boolean(config.redisUrl),
     worker: facts.worker,
     radius: radiusPorts,
+    radsec: facts.radsecPort,
     http: url,
     console: `${base}/console`,
     docs: `${base}/docs`,

@@ -14,7 +14,7 @@ import { positiveInteger, type WithCore } from "./main.ts";
 import { jsonOption, printList, readStdin } from "./output.ts";
 
 /** A file's own temporary sibling, created now (mode `mode`, never an existing file). */
-function temporaryBeside(target: string, mode: number): string {
+export function temporaryBeside(target: string, mode: number): string {
   const temp = path.join(
     path.dirname(target),
     `.${path.basename(target)}.${randomBytes(6).toString("hex")}.tmp`,
@@ -29,13 +29,13 @@ function temporaryBeside(target: string, mode: number): string {
   return temp;
 }
 
-function refuseExisting(target: string): void {
+export function refuseExisting(target: string): void {
   if (fs.existsSync(target))
     throw new ValidationError(`${target} already exists; choose another --out or remove it first`);
 }
 
 /** Fills the temporary file and links it to `target`; the temporary name is gone either way. */
-function publish(temp: string, target: string, data: string | Buffer): void {
+export function publish(temp: string, target: string, data: string | Buffer): void {
   try {
     fs.writeFileSync(temp, data);
     fs.linkSync(temp, target); // unlike rename, never replaces an existing file

@@ -11,7 +11,9 @@ import { registerAdminCommands } from "./admins.ts";
 import { registerBackupCommand } from "./backup.ts";
 import { registerCertCommands } from "./certs.ts";
 import { registerDemoCommands } from "./demo.ts";
+import { registerDeviceCommands } from "./devices.ts";
 import { registerIdpCommands } from "./idp.ts";
+import { registerImportCommands } from "./import.ts";
 import { registerKeyCommands } from "./keys.ts";
 import { registerNetworkCommands } from "./networks.ts";
 import { registerPortalCommands } from "./portals.ts";
@@ -42,6 +44,10 @@ const READ_ONLY = new Set([
   "sessions show",
   "idp list",
   "idp show",
+  "devices list",
+  "devices show",
+  "devices export",
+  "radsec show",
 ]);
 let announceDatabase = false;
 
@@ -97,6 +103,8 @@ registerCertCommands(program, withCore);
 registerSessionCommands(program, withCore);
 registerPruneCommand(program, withCore);
 registerIdpCommands(program, withCore);
+registerDeviceCommands(program, withCore);
+registerImportCommands(program, withCore);
 
 try {
   await program.parseAsync(process.argv);

@@ -6,6 +6,7 @@ import type { NetworkInput, NetworkListing } from "../core/networks/service.ts";
 import { ValidationError } from "../core/shared/errors.ts";
 import { positiveInteger, type WithCore } from "./main.ts";
 import { jsonOption, printList, secretOption } from "./output.ts";
+import { registerRadsecCommands } from "./radsec.ts";
 
 interface NetworkOptions {
   name?: string;
@@ -20,6 +21,10 @@ interface NetworkOptions {
   interimInterval?: number;
   staleAfter?: number;
   eapMethod?: string;
+  mabMode?: string;
+  mabPassword?: string;
+  mabSecret?: string;
+  radsecOnly?: boolean;
   account?: string;
 }
 
@@ -46,13 +51,25 @@ function sessionOptions(command: Command): Command {
       "--stale-after <seconds>",
       "close sessions with no accounting for this long as Lost-Carrier (0: three interim intervals)",
       wholeNumber,
+    )
+    .option(
+      "--mab-mode <mode>",
+      "MAC authentication: off, devices (registered devices), guests (devices and remembered guests)",
+    )
+    .option("--mab-password <kind>", "what the gateways send as MAB password: mac, empty, or secret")
+    .option(
+      "--mab-secret <password>",
+      "the network-wide MAB password (with --mab-password secret); empty removes it",
     );
 }
 
 async function inputOf(options: NetworkOptions): Promise<NetworkInput> {
+  if (options.radsecOnly && options.nasIp !== undefined) {
+    throw new ValidationError("give --nas-ip or --radsec-only, not both");
+  }
   return {
     name: options.name,
-    nas_ip: options.nasIp,
+    nas_ip: options.radsecOnly ? "" : options.nasIp,
     secret: await secretOption(options.secret, options.secretStdin, "--secret"),
     nas_identifier: options.nasIdentifier,
     description: options.description,
@@ -62,6 +79,9 @@ async function inputOf(options: NetworkOptions): Promise<NetworkInput> {
     interim_interval: options.interimInterval,
     stale_after: options.staleAfter,
     eap_method: options.eapMethod,
+    mab_mode: options.mabMode,
+    mab_password: options.mabPassword,
+    mab_secret: options.mabSecret,
   };
 }
 
@@ -82,7 +102,9 @@ export function printFields(fields: [string, string | number | null | undefined]
 
 /** A network's address as operators' listings show it: flagged when wider than the limits allow. */
 function addressCell(network: NetworkListing): string {
-  return network.too_wide ? `${network.nas_ip} (too wide)` : network.nas_ip;
+  if (network.transport === "radsec") return "(RadSec only)";
+  const address = network.too_wide ? `${network.nas_ip} (too wide)` : network.nas_ip;
+  return network.transport === "both" ? `${address} (+RadSec)` : address;
 }
 
 /** Said on stderr under a listing that flags a network: what "too wide" means and what to do. */
@@ -108,10 +130,11 @@ export function registerNetworkCommands(program: Command, withCore: WithCore): v
   sessionOptions(networks.command("create"))
     .description("create a network and print its shared secret (alone on stdout; it is not shown again)")
     .requiredOption("--name <name>", "what the site is called")
-    .requiredOption(
+    .option(
       "--nas-ip <ip|cidr>",
       "address or CIDR the RADIUS requests come from (unique, and apart from other accounts' networks)",
     )
+    .option("--radsec-only", "no address: the NAS reaches Wisp over RadSec and is known by its certificate")
     .option("--secret <secret>", "the RADIUS shared secret (default: a generated one)")
     .option("--secret-stdin", "read the shared secret from standard input (keeps it out of ps and history)")
     .option("--nas-identifier <id>", "the NAS-Identifier the devices send")
@@ -126,12 +149,14 @@ export function registerNetworkCommands(program: Command, withCore: WithCore): v
     .action((options: NetworkOptions) =>
       withCore(async (core) => {
         const input = await inputOf(options);
+        if (input.nas_ip === undefined)
+          throw new ValidationError("give --nas-ip <ip|cidr>, or --radsec-only");
         // Refuse bad input before anything is written, even the default account.
         core.networks.validateNew(input);
         const account = await core.accounts.resolve(options.account);
         const { network, secret } = await core.networks.create(account.id, input);
         console.error(
-          `created network ${network.id} "${network.name}" (${network.nas_ip}) ` +
+          `created network ${network.id} "${network.name}" (${network.nas_ip || "RadSec only"}) ` +
             `for account ${account.name}; ${SECRET_NOTE}`,
         );
         console.error(RESTART_NOTE);
@@ -177,6 +202,7 @@ export function registerNetworkCommands(program: Command, withCore: WithCore): v
           ["account", network.account],
           ["name", network.name],
           ["nas_ip", addressCell(network)],
+          ["transport", network.transport],
           ["nas_identifier", network.nas_identifier],
           ["description", network.description],
           ["require_message_authenticator", network.require_message_authenticator ? "yes" : "no"],
@@ -184,6 +210,10 @@ export function registerNetworkCommands(program: Command, withCore: WithCore): v
           ["interim_interval", network.interim_interval],
           ["stale_after", network.stale_after],
           ["eap_method", network.eap_method],
+          [
+            "mab",
+            `${network.mab_mode}, password ${network.mab_password}${network.mab_secret_set ? " (set)" : ""}`,
+          ],
           ["created", network.created],
           ["updated", network.updated],
           ["captive portals", portals.map((p) => `${p.id} "${p.name}"`).join(", ")],
@@ -200,6 +230,7 @@ export function registerNetworkCommands(program: Command, withCore: WithCore): v
       "--nas-ip <ip|cidr>",
       "address or CIDR the RADIUS requests come from (unique, and apart from other accounts' networks)",
     )
+    .option("--radsec-only", "drop the address: the NAS reaches Wisp over RadSec only")
     .option("--secret <secret>", "a new RADIUS shared secret (rotate-secret generates one)")
     .option("--secret-stdin", "read the new shared secret from standard input")
     .option("--nas-identifier <id>", "the NAS-Identifier the devices send")
@@ -218,8 +249,8 @@ export function registerNetworkCommands(program: Command, withCore: WithCore): v
         const input = await inputOf(options);
         if (Object.values(input).every((value) => value === undefined)) {
           throw new ValidationError(
-            "nothing to change: give --name, --nas-ip, --secret, --nas-identifier, --description, " +
-              "--[no-]require-message-authenticator, --[no-]coa, --coa-port, --interim-interval, --stale-after or --eap-method",
+            "nothing to change: give --name, --nas-ip, --radsec-only, --secret, --nas-identifier, --description, " +
+              "--[no-]require-message-authenticator, --[no-]coa, --coa-port, --interim-interval, --stale-after, --eap-method or --mab-*",
           );
         }
         const owner = await core.networks.locate(id, await namedAccount(core, options.account));
@@ -267,4 +298,6 @@ export function registerNetworkCommands(program: Command, withCore: WithCore): v
         console.error(RESTART_NOTE);
       }),
     );
+
+  registerRadsecCommands(networks, withCore);
 }

@@ -36,6 +36,9 @@ interface PortalOptions {
   clickthroughValidity?: number;
   clickthroughSessionTimeout?: number;
   registrationValidity?: number;
+  rememberDevices?: string;
+  rememberDays?: number;
+  randomMacs?: string;
   guestGroup?: string;
   identityProviders?: string;
   /** update: a file to upload as the logo, or false (--no-logo) to remove it. */
@@ -109,6 +112,9 @@ async function inputOf(options: PortalOptions): Promise<PortalInput> {
     clickthrough_validity: options.clickthroughValidity,
     clickthrough_session_timeout: options.clickthroughSessionTimeout,
     registration_validity: options.registrationValidity,
+    remember_devices: options.rememberDevices,
+    remember_days: options.rememberDays,
+    random_macs: options.randomMacs,
     guest_group_id: guestGroupOf(options.guestGroup),
     identity_providers: providersOf(options.identityProviders),
   };
@@ -168,6 +174,15 @@ function pageOptions(command: Command): Command {
     .option(
       "--identity-providers <ids|none>",
       "idp method: the identity providers offered, by id separated by commas (see wisp idp list)",
+    )
+    .option(
+      "--remember-devices <choice>",
+      "remember guests' devices for MAC authentication without the page: never, ask, always",
+    )
+    .option("--remember-days <days>", "how long a device is remembered (1-365, default 30)", positiveInteger)
+    .option(
+      "--random-macs <choice>",
+      "randomised (private) addresses: refuse or allow (when the guest asks)",
     );
 }
 

@@ -81,18 +81,14 @@ export function parseMultipart(body: Buffer, boundary: string): MultipartForm {
 }
 
 /** Registers the parser in the (encapsulated) context of the routes that take uploads. */
-export function registerMultipartParser(app: FastifyInstance): void {
-  app.addContentTypeParser(
-    "multipart/form-data",
-    { parseAs: "buffer", bodyLimit: MULTIPART_BODY_LIMIT },
-    (request, body, done) => {
-      const boundary = boundaryOf(request.headers["content-type"] ?? "");
-      if (!boundary) return done(badRequest("no boundary"), undefined);
-      try {
-        done(null, parseMultipart(body as Buffer, boundary));
-      } catch (error) {
-        done(error as Error, undefined);
-      }
-    },
-  );
+export function registerMultipartParser(app: FastifyInstance, bodyLimit = MULTIPART_BODY_LIMIT): void {
+  app.addContentTypeParser("multipart/form-data", { parseAs: "buffer", bodyLimit }, (request, body, done) => {
+    const boundary = boundaryOf(request.headers["content-type"] ?? "");
+    if (!boundary) return done(badRequest("no boundary"), undefined);
+    try {
+      done(null, parseMultipart(body as Buffer, boundary));
+    } catch (error) {
+      done(error as Error, undefined);
+    }
+  });
 }

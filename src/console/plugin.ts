@@ -8,6 +8,7 @@ import { BUSY_RETRY_AFTER_S, isDatabaseBusy } from "../db/sqlite-writer.ts";
 import type { ConsoleContext } from "./context.ts";
 import { formOf, registerFormParser } from "./forms.ts";
 import { authRoutes } from "./routes/auth.ts";
+import { deviceRoutes } from "./routes/devices.ts";
 import { eapRoutes } from "./routes/eap.ts";
 import { groupRoutes } from "./routes/groups.ts";
 import { guestRoutes } from "./routes/guests.ts";
@@ -151,6 +152,7 @@ export async function consolePlugin(app: FastifyInstance, options: ConsoleOption
   await app.register(userRoutes, context);
   await app.register(groupRoutes, context);
   await app.register(voucherRoutes, context);
+  await app.register(deviceRoutes, context);
   await app.register(reportRoutes, context);
   await app.register(webhookRoutes, context);
   await app.register(sessionRoutes, context);

@@ -1,5 +1,6 @@
 // The domain core, wired to one database. Every door (HTTP, CLI, RADIUS, console) starts here.
 import type { Database } from "../db/database.ts";
+import { LoginRepo } from "./aaa/repo.ts";
 import { AaaService } from "./aaa/service.ts";
 import { AccountsRepo } from "./accounts/repo.ts";
 import { AccountsService } from "./accounts/service.ts";
@@ -9,6 +10,10 @@ import { AttributesRepo } from "./attributes/repo.ts";
 import { AttributesService } from "./attributes/service.ts";
 import type { EapFiles } from "./certs/files.ts";
 import { type CertsService, createCerts } from "./certs/service.ts";
+import { MacAuthenticator } from "./devices/mab.ts";
+import { DevicesRepo } from "./devices/repo.ts";
+import { MyDevices } from "./devices/self-service.ts";
+import { DevicesService } from "./devices/service.ts";
 import { GroupsRepo } from "./groups/repo.ts";
 import { GroupsService } from "./groups/service.ts";
 import { createGuests, type GuestsService } from "./guests/create.ts";
@@ -19,14 +24,18 @@ import { IdpRepo } from "./idp/repo.ts";
 import { SamlClient } from "./idp/saml.ts";
 import { IdpService } from "./idp/service.ts";
 import { IdpSignIn } from "./idp/signin.ts";
+import { ImportRepo } from "./imports/repo.ts";
+import { ImportService } from "./imports/service.ts";
 import { JobQueue } from "./jobs/queue.ts";
 import { KeysRepo } from "./keys/repo.ts";
 import { KeysService } from "./keys/service.ts";
 import { NetworksRepo } from "./networks/repo.ts";
-import type { NetworkPrefixLimits } from "./networks/rules.ts";
+import { DEFAULT_MIN_PREFIX, type NetworkPrefixLimits } from "./networks/rules.ts";
 import { NetworksService } from "./networks/service.ts";
 import { PortalsRepo } from "./portals/repo.ts";
 import { PortalsService } from "./portals/service.ts";
+import { createRadsec, type RadsecService } from "./radsec/service.ts";
+import type { RadsecConnections } from "./radsec/types.ts";
 import { createReports, type ReportsService } from "./reports/service.ts";
 import type { RetentionDays } from "./retention/rules.ts";
 import { createRetention, type RetentionService } from "./retention/service.ts";
@@ -60,13 +69,23 @@ export interface Core {
   certs: CertsService;
   sessions: SessionsService;
   retention: RetentionService;
+  devices: DevicesService;
+  myDevices: MyDevices;
+  /** RadSec: which network a NAS certificate belongs to (RadsecTrust), and networks' RadSec settings. */
+  radsec: RadsecService;
+  /** The RadSec listener's live connections; none until the listener sets its own. */
+  radsecConnections: RadsecConnections;
   guests: GuestsService;
   /** Identity providers (OIDC, SAML) and the sign-ins through them (issue 26). */
   idp: IdpService;
   idpSignIn: IdpSignIn;
   /** Console single sign-on through an account's providers (issue 26 point 4). */
   consoleSso: ConsoleSso;
+  imports: ImportService;
 }
+
+/** Where no RadSec listener runs (the CLI, a process with RadSec off): nobody is connected. */
+export const NO_RADSEC_CONNECTIONS: RadsecConnections = { byNetwork: () => [] };
 
 export interface CoreOptions {
   /** Wisp's address as guests reach it (PUBLIC_URL). */
@@ -105,9 +124,13 @@ export function createCore(database: Database, options: CoreOptions): Core {
   const aaa = new AaaService(db, database.dialect);
   aaa.voucherLogin = createVoucherLogin(database.dialect);
   aaa.voucherCheck = createVoucherCheck(db, database.dialect);
+  const mab = new MacAuthenticator(db, new LoginRepo(db, database.dialect));
+  aaa.macLogin = (input) => mab.login({ ...input, voucherLogin: aaa.voucherLogin });
   const sessions = createSessions(database, aaa);
   sessions.das = options.das;
   const reports = createReports(database, options);
+  const devices = new DevicesService(new DevicesRepo(db, database.dialect));
+  const secrets = { secretKey: options.webhookSecretKey, dataDir: options.dataDir };
   const box = new SecretBox({ secretKey: options.webhookSecretKey, dataDir: options.dataDir }, "UAM secret");
   const portals = new PortalsService(new PortalsRepo(db, database.dialect), options.publicUrl, box);
   const users = new UsersService(new UsersRepo(db, database.dialect));
@@ -127,6 +150,8 @@ export function createCore(database: Database, options: CoreOptions): Core {
   const admins = createAdmins(database, { secretKey: options.webhookSecretKey, dataDir: options.dataDir });
   const consoleSso = new ConsoleSso({ signIn: idpSignIn, repo: idpRepo, admins });
   idp.onChange = () => consoleSso.forget();
+  const certs = createCerts(database, options);
+  const radsec = createRadsec(database, options, async () => (await certs.serverCredentials()).ca);
   return {
     database,
     accounts: new AccountsService(new AccountsRepo(db)),
@@ -139,17 +164,30 @@ export function createCore(database: Database, options: CoreOptions): Core {
     reports,
     attributes: new AttributesService(new AttributesRepo(db, database.dialect)),
     groups: new GroupsService(new GroupsRepo(db, database.dialect)),
-    networks: new NetworksService(new NetworksRepo(db, database.dialect), options.networkMinPrefix),
+    networks: new NetworksService(new NetworksRepo(db, database.dialect), options.networkMinPrefix, radsec),
     portals,
     vouchers,
     aaa,
     jobs,
-    certs: createCerts(database, options),
+    certs,
     sessions,
     retention: createRetention(database, reports, options.retention),
+    devices,
+    myDevices: new MyDevices(
+      devices,
+      aaa,
+      new LoginRepo(db, database.dialect),
+      new SecretBox(secrets, "my devices session"),
+    ),
     guests: createGuests(database, { ...options, box, portals, users, vouchers, aaa, sessions, jobs }),
     idp,
     idpSignIn,
     consoleSso,
+    radsec,
+    radsecConnections: NO_RADSEC_CONNECTIONS,
+    imports: new ImportService(
+      new ImportRepo(db, database.dialect),
+      options.networkMinPrefix ?? DEFAULT_MIN_PREFIX,
+    ),
   };
 }

@@ -22,6 +22,9 @@ import * as partitions from "./migrations/020_partitions.ts";
 import * as retentionIndexes from "./migrations/021_retention_indexes.ts";
 import * as portalHandoffOptions from "./migrations/022_portal_handoff_options.ts";
 import * as portalAllowedGateways from "./migrations/023_portal_allowed_gateways.ts";
+import * as radsecCertificates from "./migrations/024_radsec_certificates.ts";
+import * as devices from "./migrations/025_devices.ts";
+import * as imports from "./migrations/026_imports.ts";
 import * as guestVerification from "./migrations/027_guest_verification.ts";
 import * as identityProviders from "./migrations/028_identity_providers.ts";
 import * as consoleSsoSessions from "./migrations/029_console_sso_sessions.ts";
@@ -49,6 +52,9 @@ const steps: Record<string, Step> = {
   "021_retention_indexes": retentionIndexes,
   "022_portal_handoff_options": portalHandoffOptions,
   "023_portal_allowed_gateways": portalAllowedGateways,
+  "024_radsec_certificates": radsecCertificates,
+  "025_devices": devices,
+  "026_imports": imports,
   "027_guest_verification": guestVerification,
   "028_identity_providers": identityProviders,
   "029_console_sso_sessions": consoleSsoSessions,

@@ -39,6 +39,8 @@ export interface UsersTable {
   status: string;
   created: string;
   updated: string;
+  /** A phone number, from an imported daloRADIUS userinfo (migration 026). */
+  phone: Generated<string>;
   /** The user as the API shows it, JSON; written only by the database's triggers (migration 008). */
   api_json: ColumnType<string, never, never>;
 }
@@ -83,7 +85,7 @@ export interface RadGroupAttributeTable {
 /** FreeRADIUS's RADIUS clients; a Wisp network is one row. */
 export interface NasTable {
   id: Generated<number>;
-  /** The client's address or CIDR. */
+  /** The client's address or CIDR; '' for a network reached over RadSec only (migration 024). */
   nasname: string;
   shortname: string;
   type: Generated<string>;
@@ -115,6 +117,11 @@ export interface NasTable {
   interim_interval: Generated<number>;
   /** Seconds without accounting before an open session is closed; 0: three interim intervals. */
   stale_after: Generated<number>;
+  /** MAC authentication (migration 025): off, devices, or guests (devices and remembered guests). */
+  mab_mode: Generated<string>;
+  /** The MAB password the gateways send: mac (the MAC itself), empty, or secret (mab_secret). */
+  mab_password: Generated<string>;
+  mab_secret: Generated<string>;
 }
 
 export interface CaptivePortalsTable {
@@ -152,6 +159,11 @@ export interface CaptivePortalsTable {
   clickthrough_session_timeout: Generated<number>;
   registration_validity: Generated<number>;
   guest_group_id: number | null;
+  /** Remember guests' devices after a sign-in (migration 025): never, ask, always; for how many days. */
+  remember_devices: Generated<string>;
+  remember_days: Generated<number>;
+  /** Randomised (locally administered) MAC addresses: refuse or allow remembering them. */
+  random_macs: Generated<string>;
   /** Verified guests (migration 027, core/guests/rules.ts): "off", "code" or "link". */
   email_verification: Generated<string>;
   sms_verification: Generated<number>;
@@ -374,6 +386,28 @@ export interface VoucherDevicesTable {
   first_seen: string;
 }
 
+/** A device an account knows by its MAC (migration 025): MAC authentication and remembered guests. */
+export interface DevicesTable {
+  id: Generated<number>;
+  account_id: number;
+  /** Lower-case, colon-separated. Unique per account. */
+  mac: string;
+  name: string;
+  description: string;
+  status: string;
+  /** registered or remembered. */
+  kind: string;
+  user_id: number | null;
+  voucher_id: number | null;
+  group_id: number | null;
+  portal_id: number | null;
+  expires: string | null;
+  last_seen: string | null;
+  last_network_id: number | null;
+  created: string;
+  updated: string;
+}
+
 /** Every event (user.authenticated, session.started, ...) in order: the webhook outbox's source. */
 export interface EventsTable {
   id: Generated<number>;
@@ -381,6 +415,47 @@ export interface EventsTable {
   kind: string;
   data: string;
   created: string;
+}
+
+/** Wisp's RadSec client CA, one row (migration 024). */
+export interface RadsecAuthorityTable {
+  id: number;
+  ca_cert: string;
+  /** Sealed. */
+  ca_key: string;
+  created: string;
+}
+
+/** Client certificates Wisp issued for networks' RadSec NASes (migration 024). */
+export interface RadsecCertificatesTable {
+  id: Generated<number>;
+  account_id: number;
+  network_id: number;
+  serial: string;
+  subject: string;
+  not_before: string;
+  not_after: string;
+  revoked_at: string | null;
+  fingerprint: string;
+  cert: string;
+  created: string;
+}
+
+/** An outside CA a network trusts for RadSec, with the rule that matches its certificates (migration 024). */
+export interface RadsecTrustTable {
+  id: Generated<number>;
+  account_id: number;
+  network_id: number;
+  ca_cert: string;
+  ca_subject: string;
+  ca_subject_hash: string;
+  ca_fingerprint: string;
+  ca_not_after: string;
+  match_field: string;
+  /** JSON array of strings. */
+  match_patterns: string;
+  created: string;
+  updated: string;
 }
 
 /** Background work with a lease: see src/core/jobs/queue.ts. */
@@ -398,6 +473,21 @@ export interface JobsTable {
   result: string | null;
   last_error: string | null;
   created: string;
+  updated: string;
+}
+
+/** Where an import of a FreeRADIUS database stands (migration 026, core/imports). */
+export interface ImportProgressTable {
+  account_id: number;
+  /** The source database, without its password: mysql://user@host:port/db, sqlite:/path... */
+  source: string;
+  /** users, radacct or radpostauth. */
+  phase: string;
+  /** The last key committed: a username (users), a source row id (history). */
+  cursor: string;
+  /** 1 once the phase ran to its end. */
+  finished: number;
+  rows_done: number;
   updated: string;
 }
 
@@ -421,14 +511,19 @@ export interface Schema {
   radpostauth: RadpostauthTable;
   portal_logins: PortalLoginsTable;
   voucher_devices: VoucherDevicesTable;
+  devices: DevicesTable;
   events: EventsTable;
   jobs: JobsTable;
+  radsec_authority: RadsecAuthorityTable;
+  radsec_certificates: RadsecCertificatesTable;
+  radsec_trust: RadsecTrustTable;
   guest_verifications: GuestVerificationsTable;
   guest_sends: GuestSendsTable;
   identity_providers: IdentityProvidersTable;
   identity_provider_groups: IdentityProviderGroupsTable;
   idp_flows: IdpFlowsTable;
   idp_assertions: IdpAssertionsTable;
+  import_progress: ImportProgressTable;
 }
 
 /** An account's OpenID Connect or SAML identity provider (migration 028; core/idp). */

@@ -8,9 +8,11 @@ import { registerAuth } from "./auth.ts";
 import { handleError } from "./errors.ts";
 import type { CounterStore } from "./rate-limit.ts";
 import { attributesRoutes } from "./routes/attributes.ts";
+import { devicesRoutes } from "./routes/devices.ts";
 import { groupsRoutes } from "./routes/groups.ts";
 import { identityProvidersRoutes } from "./routes/identity-providers.ts";
 import { networksRoutes } from "./routes/networks.ts";
+import { radsecRoutes } from "./routes/radsec.ts";
 import { reportsRoutes } from "./routes/reports.ts";
 import { sessionsRoutes } from "./routes/sessions.ts";
 import { usersRoutes } from "./routes/users.ts";
@@ -38,7 +40,7 @@ export async function apiPlugin(app: FastifyInstance, options: ApiOptions): Prom
         title: "Wisp API",
         version: "1",
         description:
-          "Manage users, RADIUS attributes, groups, networks, vouchers, sessions, reports and identity providers.",
+          "Manage users, RADIUS attributes, groups, networks, vouchers, devices, sessions, reports and identity providers.",
       },
       components: { securitySchemes: { bearer: { type: "http", scheme: "bearer" } } },
       security: [{ bearer: [] }],
@@ -72,4 +74,11 @@ export async function apiPlugin(app: FastifyInstance, options: ApiOptions): Prom
   await app.register(vouchersRoutes, { vouchers: options.core.vouchers });
   await app.register(sessionsRoutes, { sessions: options.core.sessions });
   await app.register(identityProvidersRoutes, { idp: options.core.idp });
+  await app.register(devicesRoutes, { devices: options.core.devices });
+  await app.register(radsecRoutes, {
+    radsec: options.core.radsec,
+    networks: options.core.networks,
+    // Read at each request: the RadSec listener sets its own after the API is built.
+    connections: () => options.core.radsecConnections,
+  });
 }

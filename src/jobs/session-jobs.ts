@@ -24,11 +24,10 @@ export function registerSessionJobs(worker: Worker, core: Core, sweepIntervalMs 
       if (payload.session_id !== undefined) {
         return core.sessions.disconnectQuietly(accountId, payload.session_id, payload.reason);
       }
-      const done = await core.sessions.disconnectUsernames(
-        accountId,
-        payload.usernames ?? [],
-        payload.reason,
-      );
+      const done = [
+        ...(await core.sessions.disconnectUsernames(accountId, payload.usernames ?? [], payload.reason)),
+        ...(await core.sessions.disconnectMacs(accountId, payload.client_macs ?? [], payload.reason)),
+      ];
       return done.length === 0 ? "no open sessions" : done.join("; ");
     },
     SESSIONS_POOL,

@@ -7,6 +7,7 @@ import type { AttemptResult, WebhookEngine } from "../core/webhooks/delivery.ts"
 import type { Database } from "../db/database.ts";
 import { type CounterCell, CounterCells, HistogramCells } from "./cells.ts";
 import { RadiusMetrics } from "./radius.ts";
+import { RadsecMetrics } from "./radsec.ts";
 
 /** Seconds: from 0.1 ms (an indexed SQLite read) to 2.5 s. */
 const QUERY_BUCKETS = [
@@ -24,6 +25,7 @@ export interface MetricsSources {
 export class Metrics {
   readonly registry = new Registry();
   readonly radius: RadiusMetrics;
+  readonly radsec: RadsecMetrics;
   private readonly webhookResults: Record<AttemptResult, CounterCell>;
   private stats: Promise<JobStats[]> | undefined;
   /** Kinds seen once are shown at 0 afterwards, so a drained queue reads 0 rather than nothing. */
@@ -32,7 +34,8 @@ export class Metrics {
   constructor(private readonly sources: MetricsSources) {
     // Event-loop lag (nodejs_eventloop_lag_*), CPU, memory, GC, handles: prom-client's defaults.
     collectDefaultMetrics({ register: this.registry });
-    this.radius = new RadiusMetrics(this.registry);
+    this.radsec = new RadsecMetrics(this.registry);
+    this.radius = new RadiusMetrics(this.registry, this.radsec.transports);
 
     const queries = new HistogramCells(
       this.registry,

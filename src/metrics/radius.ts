@@ -75,7 +75,10 @@ export class RadiusMetrics implements RadiusObserver {
   /** Drops from unknown clients (no network), by code byte and reason. */
   private readonly unknownDrops = new Map<string, CounterCell>();
 
-  constructor(registry: Registry) {
+  constructor(
+    registry: Registry,
+    private readonly transports: Record<"udp" | "radsec", CounterCell>,
+  ) {
     this.requests = new CounterCells(
       registry,
       "wisp_radius_requests_total",
@@ -88,6 +91,10 @@ export class RadiusMetrics implements RadiusObserver {
       "Accounting-Requests stored and answered, by Acct-Status-Type and network id",
       ["status_type", "network"],
     );
+  }
+
+  received(transport: "udp" | "radsec"): void {
+    this.transports[transport].value++;
   }
 
   access(networkId: number, verdict: "accept" | "reject" | "challenge", reason: string | null): void {

@@ -47,6 +47,34 @@ export interface Messages {
   badEmail: string;
   badPhone: string;
   guestRefused: string;
+  /** "Remember this device": {days} is replaced by the portal's number of days. */
+  rememberDevice: string;
+  rememberAlways: string;
+  randomMacTitle: string;
+  randomMacRefused: string;
+  randomMacAllowed: string;
+  /** One line per platform: how to use the device's own address on this network. */
+  randomMacHowTo: string;
+  myDevicesTitle: string;
+  myDevicesIntro: string;
+  myDevicesSignIn: string;
+  myDevicesCount: string;
+  myDevicesNone: string;
+  addDeviceHeading: string;
+  macLabel: string;
+  macHint: string;
+  deviceNameLabel: string;
+  addDeviceButton: string;
+  renameButton: string;
+  removeButton: string;
+  signOutButton: string;
+  lastSeen: string;
+  never: string;
+  deviceLimit: string;
+  badMac: string;
+  macTaken: string;
+  badDeviceName: string;
+  signInAgain: string;
 }
 
 const en: Messages = {
@@ -95,6 +123,36 @@ const en: Messages = {
   badEmail: "Please enter a valid email address.",
   badPhone: "Please enter a valid phone number, or leave it empty.",
   guestRefused: "We could not sign you in. Please ask the staff for help.",
+  rememberDevice: "Remember this device for {days} days (next time you are online without this page)",
+  rememberAlways:
+    "This device will be remembered for {days} days, so next time you are online without this page.",
+  randomMacTitle: "Your device uses a private Wi-Fi address",
+  randomMacRefused:
+    "It changes, so this network cannot remember your device. To skip this page next time, turn the private address off for this network only:",
+  randomMacAllowed:
+    "It may change, and then this page comes back. Tick the box to be remembered while it stays the same, or turn the private address off for this network only:",
+  randomMacHowTo:
+    "iPhone and iPad: Settings › Wi-Fi › (i) next to this network › Private Wi-Fi Address: Off\nAndroid: Settings › Wi-Fi › this network › Privacy: Use device MAC\nWindows: Settings › Wi-Fi › this network › Random hardware addresses: Off\nMac: System Settings › Wi-Fi › Details › Private Wi-Fi address: Off",
+  myDevicesTitle: "My devices",
+  myDevicesIntro: "Devices you add here get online by their address, without signing in.",
+  myDevicesSignIn: "Sign in to manage your devices",
+  myDevicesCount: "{count} of {limit} devices",
+  myDevicesNone: "You have no devices yet.",
+  addDeviceHeading: "Add a device",
+  macLabel: "Wi-Fi (MAC) address",
+  macHint: "As the device shows it, e.g. AA:BB:CC:DD:EE:FF (in its network or about settings).",
+  deviceNameLabel: "Name",
+  addDeviceButton: "Add",
+  renameButton: "Rename",
+  removeButton: "Remove",
+  signOutButton: "Sign out",
+  lastSeen: "Last online",
+  never: "never",
+  deviceLimit: "You have as many devices as you may add. Remove one first.",
+  badMac: "That is not a device address. It looks like AA:BB:CC:DD:EE:FF.",
+  macTaken: "That device is already registered.",
+  badDeviceName: "The name is too long or has characters that cannot be used.",
+  signInAgain: "Please sign in again.",
 };
 
 const es: Messages = {
@@ -143,6 +201,37 @@ const es: Messages = {
   badEmail: "Escriba una dirección de correo válida.",
   badPhone: "Escriba un teléfono válido o déjelo vacío.",
   guestRefused: "No hemos podido conectarle. Pida ayuda al personal.",
+  rememberDevice:
+    "Recordar este dispositivo durante {days} días (la próxima vez se conectará sin esta página)",
+  rememberAlways:
+    "Este dispositivo se recordará durante {days} días: la próxima vez se conectará sin esta página.",
+  randomMacTitle: "Su dispositivo usa una dirección Wi-Fi privada",
+  randomMacRefused:
+    "Cambia, así que esta red no puede recordar su dispositivo. Para no ver esta página la próxima vez, desactive la dirección privada solo para esta red:",
+  randomMacAllowed:
+    "Puede cambiar, y entonces esta página vuelve. Marque la casilla para que le recordemos mientras no cambie, o desactive la dirección privada solo para esta red:",
+  randomMacHowTo:
+    "iPhone y iPad: Ajustes › Wi-Fi › (i) junto a esta red › Dirección Wi-Fi privada: desactivada\nAndroid: Ajustes › Wi-Fi › esta red › Privacidad: Usar MAC del dispositivo\nWindows: Configuración › Wi-Fi › esta red › Direcciones de hardware aleatorias: desactivado\nMac: Ajustes del Sistema › Wi-Fi › Detalles › Dirección Wi-Fi privada: desactivada",
+  myDevicesTitle: "Mis dispositivos",
+  myDevicesIntro: "Los dispositivos que añada aquí se conectan por su dirección, sin iniciar sesión.",
+  myDevicesSignIn: "Inicie sesión para gestionar sus dispositivos",
+  myDevicesCount: "{count} de {limit} dispositivos",
+  myDevicesNone: "Todavía no tiene dispositivos.",
+  addDeviceHeading: "Añadir un dispositivo",
+  macLabel: "Dirección Wi-Fi (MAC)",
+  macHint: "Como la muestra el dispositivo, p. ej. AA:BB:CC:DD:EE:FF (en sus ajustes de red o información).",
+  deviceNameLabel: "Nombre",
+  addDeviceButton: "Añadir",
+  renameButton: "Renombrar",
+  removeButton: "Quitar",
+  signOutButton: "Cerrar sesión",
+  lastSeen: "Última conexión",
+  never: "nunca",
+  deviceLimit: "Ya tiene todos los dispositivos que puede añadir. Quite uno antes.",
+  badMac: "Esa no es la dirección de un dispositivo. Tiene el aspecto AA:BB:CC:DD:EE:FF.",
+  macTaken: "Ese dispositivo ya está registrado.",
+  badDeviceName: "El nombre es demasiado largo o tiene caracteres no permitidos.",
+  signInAgain: "Inicie sesión de nuevo.",
 };
 
 const fr: Messages = {
@@ -193,6 +282,37 @@ const fr: Messages = {
   badEmail: "Veuillez saisir une adresse e-mail valide.",
   badPhone: "Veuillez saisir un numéro de téléphone valide, ou laisser le champ vide.",
   guestRefused: "Nous n’avons pas pu vous connecter. Demandez de l’aide au personnel.",
+  rememberDevice:
+    "Se souvenir de cet appareil pendant {days} jours (la prochaine fois, connexion sans cette page)",
+  rememberAlways:
+    "Cet appareil sera reconnu pendant {days} jours : la prochaine fois, vous serez connecté sans cette page.",
+  randomMacTitle: "Votre appareil utilise une adresse Wi-Fi privée",
+  randomMacRefused:
+    "Elle change, donc ce réseau ne peut pas reconnaître votre appareil. Pour ne plus voir cette page, désactivez l’adresse privée pour ce réseau seulement :",
+  randomMacAllowed:
+    "Elle peut changer, et cette page revient alors. Cochez la case pour être reconnu tant qu’elle ne change pas, ou désactivez l’adresse privée pour ce réseau seulement :",
+  randomMacHowTo:
+    "iPhone et iPad : Réglages › Wi-Fi › (i) à côté de ce réseau › Adresse Wi-Fi privée : désactivée\nAndroid : Paramètres › Wi-Fi › ce réseau › Confidentialité : Utiliser l’adresse MAC de l’appareil\nWindows : Paramètres › Wi-Fi › ce réseau › Adresses matérielles aléatoires : désactivé\nMac : Réglages Système › Wi-Fi › Détails › Adresse Wi-Fi privée : désactivée",
+  myDevicesTitle: "Mes appareils",
+  myDevicesIntro: "Les appareils ajoutés ici se connectent par leur adresse, sans identification.",
+  myDevicesSignIn: "Connectez-vous pour gérer vos appareils",
+  myDevicesCount: "{count} appareils sur {limit}",
+  myDevicesNone: "Vous n’avez encore aucun appareil.",
+  addDeviceHeading: "Ajouter un appareil",
+  macLabel: "Adresse Wi-Fi (MAC)",
+  macHint: "Telle que l’appareil l’affiche, par ex. AA:BB:CC:DD:EE:FF (réglages réseau ou informations).",
+  deviceNameLabel: "Nom",
+  addDeviceButton: "Ajouter",
+  renameButton: "Renommer",
+  removeButton: "Retirer",
+  signOutButton: "Se déconnecter",
+  lastSeen: "Dernière connexion",
+  never: "jamais",
+  deviceLimit: "Vous avez déjà autant d’appareils que permis. Retirez-en un d’abord.",
+  badMac: "Ce n’est pas une adresse d’appareil. Elle ressemble à AA:BB:CC:DD:EE:FF.",
+  macTaken: "Cet appareil est déjà enregistré.",
+  badDeviceName: "Le nom est trop long ou contient des caractères interdits.",
+  signInAgain: "Veuillez vous reconnecter.",
 };
 
 export const CATALOGUE: Record<PortalLanguage, Messages> = { en, es, fr };

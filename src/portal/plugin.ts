@@ -6,6 +6,7 @@
 import { createHash, timingSafeEqual } from "node:crypto";
 import { fileURLToPath } from "node:url";
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
+import { canonicalMac, isRandomised } from "../core/devices/mac.ts";
 import { kindOf } from "../core/guests/service.ts";
 import type { Core } from "../core/index.ts";
 import { PORTAL_METHODS, type PortalLanguage, type PortalMethod } from "../core/portals/rules.ts";
@@ -36,6 +37,7 @@ import { guestRoutes, startProblemText } from "./guests.ts";
 import { escapeHtml, Html, html } from "./html.ts";
 import { CATALOGUE, chooseLanguage, type Messages } from "./i18n.ts";
 import { idpRoutes } from "./idp.ts";
+import { myDevicesRoutes } from "./my-devices.ts";
 import { type Assets, colorsCss, handoffPage, messagePage, signInPage } from "./views.ts";
 
 export interface PortalOptions {
@@ -115,7 +117,7 @@ function queryParams(query: unknown): GatewayParams {
   };
 }
 
-function readCookie(request: FastifyRequest, name: string): string | undefined {
+export function readCookie(request: FastifyRequest, name: string): string | undefined {
   for (const part of (request.headers.cookie ?? "").split(";")) {
     const eq = part.indexOf("=");
     if (eq > 0 && part.slice(0, eq).trim() === name) return part.slice(eq + 1).trim();
@@ -124,7 +126,7 @@ function readCookie(request: FastifyRequest, name: string): string | undefined {
 }
 
 /** The browser's double-submit token, or a new one set as a cookie now. */
-function csrfToken(request: FastifyRequest, reply: FastifyReply): string {
+export function csrfToken(request: FastifyRequest, reply: FastifyReply): string {
   const existing = readCookie(request, CSRF_COOKIE);
   if (existing && TOKEN.test(existing)) return existing;
   // 32 octets from the shared pool: one getrandom call per 128 first visits.
@@ -134,14 +136,14 @@ function csrfToken(request: FastifyRequest, reply: FastifyReply): string {
   return token;
 }
 
-function sameToken(given: string, expected: string | undefined): boolean {
+export function sameToken(given: string, expected: string | undefined): boolean {
   if (!expected || !TOKEN.test(expected)) return false;
   const a = Buffer.from(given);
   const b = Buffer.from(expected);
   return a.length === b.length && timingSafeEqual(a, b);
 }
 
-function positiveId(text: string): number | undefined {
+export function positiveId(text: string): number | undefined {
   return /^\d{1,9}$/.test(text) && Number(text) >= 1 ? Number(text) : undefined;
 }
 
@@ -159,9 +161,39 @@ const PROBLEM_TEXT: Record<SignInProblem | GuestProblem, keyof Messages> = {
   method_off: "staleForm",
 };
 
-function send(reply: FastifyReply, status: number, body: string | Buffer, formTarget?: string) {
+export function send(reply: FastifyReply, status: number, body: string | Buffer, formTarget?: string) {
   securityHeaders(reply, formTarget);
   return reply.code(status).type("text/html; charset=utf-8").header("Cache-Control", "no-store").send(body);
+}
+
+/** Whether the page must speak of a randomised address: only when the portal remembers devices. */
+function randomised(portal: GuestPortal, mac: string | null): boolean {
+  return portal.remember.choice !== "never" && mac !== null && isRandomised(mac);
+}
+
+/**
+ * After a sign-in the gateway is about to accept: remembers the device for the portal's days when
+ * the portal always does, or asks and the guest ticked the box. A randomised address is never
+ * remembered silently: only when the operator allows it and the guest ticked the box.
+ */
+async function rememberDevice(
+  core: Core,
+  portal: GuestPortal,
+  signIn: { mac: string | null; method: PortalMethod; username: string; asked: boolean },
+): Promise<void> {
+  const { choice, days, randomMacs } = portal.remember;
+  const mac = signIn.mac === null ? null : canonicalMac(signIn.mac);
+  if (choice === "never" || mac === null) return;
+  const wanted = isRandomised(mac)
+    ? randomMacs === "allow" && signIn.asked
+    : choice === "always" || signIn.asked;
+  if (!wanted) return;
+  // Codes (voucher, click-through) are vouchers; the others are users.
+  const owner =
+    signIn.method === "voucher" || signIn.method === "clickthrough"
+      ? { voucherCode: signIn.username.toUpperCase() }
+      : { username: signIn.username };
+  await core.devices.remember(portal.accountId, { mac, portalId: portal.id, owner, days });
 }
 
 export async function portalPlugin(app: FastifyInstance, options: PortalOptions): Promise<void> {
@@ -245,6 +277,8 @@ export async function portalPlugin(app: FastifyInstance, options: PortalOptions)
       error?: string;
       username?: string;
       guest?: { name: string; email: string; phone: string; sponsor?: string };
+      /** The guest's device uses a randomised MAC (the page says what that means for remembering). */
+      randomMac?: boolean;
     } = {},
   ) {
     const csrf = csrfToken(request, reply);
@@ -265,10 +299,11 @@ export async function portalPlugin(app: FastifyInstance, options: PortalOptions)
         error: extra.error,
         ...(extra.username ? { username: extra.username } : {}),
         ...(extra.guest ? { guest: extra.guest } : {}),
+        randomMac: extra.randomMac,
         switchTo,
         providers,
       });
-    if (extra.error || extra.username || extra.guest) {
+    if (extra.error || extra.username || extra.guest || extra.randomMac) {
       return send(reply, extra.status ?? 200, render(csrf, gatewayQuery, switcher(portal.id, gatewayQuery)));
     }
     // The plain page is rendered once per portal (as read, see GUEST_CACHE_MS) and language, with
@@ -351,13 +386,16 @@ export async function portalPlugin(app: FastifyInstance, options: PortalOptions)
           messagePage(lang, ASSETS, t.onlineTitle, t.onlineText, { portal, link: landing }),
         );
       }
-      if (gateway.res === "failed")
-        return showSignIn(request, reply, portal, query, lang, { error: t.gatewayRefused });
+      if (gateway.res === "failed") {
+        const randomMac = randomised(portal, gateway.clientMac);
+        return showSignIn(request, reply, portal, query, lang, { error: t.gatewayRefused, randomMac });
+      }
     }
+    const randomMac = randomised(portal, gateway.clientMac);
     if (gateway.vendor === "mikrotik" && gateway.failed) {
-      return showSignIn(request, reply, portal, query, lang, { error: t.gatewayRefused });
+      return showSignIn(request, reply, portal, query, lang, { error: t.gatewayRefused, randomMac });
     }
-    return showSignIn(request, reply, portal, query, lang);
+    return showSignIn(request, reply, portal, query, lang, { randomMac });
   });
 
   // The logo: only an enabled portal's, with the type found in its bytes (core/portals/logo.ts),
@@ -443,8 +481,15 @@ export async function portalPlugin(app: FastifyInstance, options: PortalOptions)
         error: t[PROBLEM_TEXT[result.problem]],
         username: method === "password" ? (form.get("username") ?? "").slice(0, 64) : "",
         ...(method === "registration" ? { guest } : {}),
+        randomMac: randomised(portal, gateway.clientMac),
       });
     }
+    await rememberDevice(core, portal, {
+      mac: gateway.clientMac,
+      method,
+      username: result.username,
+      asked: form.get("remember") === "yes",
+    });
     return handOff(reply, portal, gateway, lang, method, result);
   });
 
@@ -520,4 +565,5 @@ export async function portalPlugin(app: FastifyInstance, options: PortalOptions)
   };
   await guestRoutes(app, helpers);
   await idpRoutes(app, helpers);
+  await myDevicesRoutes(app, { core, counters, attemptsPerAddress: perAddress, windowMs });
 }

@@ -92,8 +92,32 @@ export interface SignInPage {
   switchTo: (lang: PortalLanguage) => string | Html;
   /** The logo's address, when the portal has one. */
   logo?: string | undefined;
+  /** The guest's device uses a randomised (locally administered) MAC address on this network. */
+  randomMac?: boolean | undefined;
   /** The idp method's buttons: the portal's enabled identity providers. */
   providers?: { id: number; name: string }[];
+}
+
+/**
+ * "Remember this device" for each form: a box to tick (the portal asks; or the address is
+ * randomised and the operator allows it, never silently), a note (always), or nothing.
+ */
+function rememberParts(page: SignInPage, t: Messages) {
+  const { choice, days, randomMacs } = page.portal.remember;
+  const none = { box: (_id: string) => html``, notice: html`` };
+  if (choice === "never") return none;
+  const text = (message: string) => message.replace("{days}", String(days));
+  const box = (id: string) =>
+    html`<p class="check"><input type="checkbox" id="${id}" name="remember" value="yes"><label for="${id}">${text(t.rememberDevice)}</label></p>`;
+  if (page.randomMac) {
+    const howTo = t.randomMacHowTo.split("\n").map((line) => html`<li>${line}</li>`);
+    const allowed = randomMacs === "allow";
+    const notice = html`<section class="notice" id="random-mac" aria-labelledby="h-random"><h2 id="h-random">${t.randomMacTitle}</h2>
+<p>${allowed ? t.randomMacAllowed : t.randomMacRefused}</p><ul>${howTo}</ul></section>`;
+    return { box: allowed ? box : none.box, notice };
+  }
+  if (choice === "ask") return { box, notice: html`` };
+  return { box: none.box, notice: html`<p class="note" id="remember-note">${text(t.rememberAlways)}</p>` };
 }
 
 /** A button per identity provider; each form starts that provider's sign-in (plugin.ts). */
@@ -111,12 +135,14 @@ export function signInPage(page: SignInPage): string {
   const t: Messages = CATALOGUE[page.lang];
   const { portal } = page;
   const hidden = html`<input type="hidden" name="_csrf" value="${page.csrf}"><input type="hidden" name="gw" value="${page.gateway}"><input type="hidden" name="lang" value="${page.lang}">`;
+  const remember = rememberParts(page, t);
   const voucher = portal.methods.includes("voucher")
     ? html`<section aria-labelledby="h-voucher"><h2 id="h-voucher">${t.voucherHeading}</h2>
 <form method="post" action="${page.action}">${hidden}<input type="hidden" name="method" value="voucher">
 <label for="code">${t.voucherLabel}</label>
 <input type="text" id="code" name="code" autocomplete="off" autocapitalize="characters" spellcheck="false" required maxlength="40" aria-describedby="code-hint">
 <p class="hint" id="code-hint">${t.voucherHint}</p>
+${remember.box("remember-voucher")}
 <button type="submit">${t.voucherButton}</button></form></section>`
     : "";
   const password = portal.methods.includes("password")
@@ -126,6 +152,7 @@ export function signInPage(page: SignInPage): string {
 <input type="text" id="username" name="username" autocomplete="username" autocapitalize="none" spellcheck="false" required maxlength="64" value="${page.username ?? ""}">
 <label for="password">${t.passwordLabel}</label>
 <input type="password" id="password" name="password" autocomplete="current-password" required maxlength="128">
+${remember.box("remember-password")}
 <button type="submit">${t.passwordButton}</button></form></section>`
     : "";
   // Click-through and registration: Wisp issues the credential once the terms are accepted (a
@@ -136,6 +163,7 @@ export function signInPage(page: SignInPage): string {
     ? html`<section aria-labelledby="h-click"><h2 id="h-click">${t.clickHeading}</h2>
 <form method="post" action="${page.action}">${hidden}<input type="hidden" name="method" value="clickthrough">
 ${accept("terms-click")}
+${remember.box("remember-click")}
 <button type="submit">${t.clickButton}</button></form></section>`
     : "";
   const guest = page.guest ?? { name: "", email: "", phone: "" };
@@ -163,6 +191,7 @@ ${accept("terms-click")}
 ${phoneField}
 ${sponsorField}
 ${accept("terms-register")}
+${remember.box("remember-register")}
 <button type="submit">${t.registerButton}</button></form></section>`
     : "";
   const terms = portal.terms
@@ -171,6 +200,7 @@ ${accept("terms-register")}
     : "";
   const body = html`${page.error ? html`<p class="error" role="alert" id="error">${page.error}</p>` : ""}
 ${portal.welcomeText ? html`<div class="welcome">${paragraphs(portal.welcomeText)}</div>` : ""}
+${remember.notice}
 ${idpSection(page, hidden)}${voucher}${password}${click}${register}${terms}`;
   return layout(
     {
@@ -233,6 +263,87 @@ export function messagePage(
   const body = html`<section><h2>${title}</h2><p>${message}</p>
 ${options.link ? html`<p><a href="${options.link}">${t.continueLink}</a></p>` : ""}</section>`;
   return layout({ lang, title, portal: options.portal, assets, switchTo: options.switchTo }, body);
+}
+
+/** A device as the "my devices" page lists it. */
+export interface OwnDevice {
+  id: number;
+  mac: string;
+  name: string;
+  lastSeen: string | null;
+}
+
+export interface MyDevicesView {
+  portal: GuestPortal;
+  lang: PortalLanguage;
+  assets: Assets;
+  /** /portal/<id>/devices */
+  action: string;
+  csrf: string;
+  switchTo: (lang: PortalLanguage) => string;
+  error?: string | undefined;
+  /** Signed in: the user's devices and limit; otherwise the sign-in form. */
+  owner?: { username: string; devices: OwnDevice[]; limit: number } | undefined;
+  /** What the guest typed, kept on an error. */
+  typed?: { username?: string; mac?: string; name?: string } | undefined;
+}
+
+/** "My devices": the sign-in form, or the signed-in user's devices with add, rename and remove. */
+export function myDevicesPage(view: MyDevicesView): string {
+  const t = CATALOGUE[view.lang];
+  const csrf = html`<input type="hidden" name="_csrf" value="${view.csrf}"><input type="hidden" name="lang" value="${view.lang}">`;
+  const typed = view.typed ?? {};
+  const error = view.error ? html`<p class="error" role="alert" id="error">${view.error}</p>` : "";
+  const owner = view.owner;
+  let body: Html;
+  if (!owner) {
+    body = html`${error}<section aria-labelledby="h-sign-in"><h2 id="h-sign-in">${t.myDevicesSignIn}</h2>
+<form method="post" action="${view.action}/login">${csrf}
+<label for="username">${t.usernameLabel}</label>
+<input type="text" id="username" name="username" autocomplete="username" autocapitalize="none" spellcheck="false" required maxlength="64" value="${typed.username ?? ""}">
+<label for="password">${t.passwordLabel}</label>
+<input type="password" id="password" name="password" autocomplete="current-password" required maxlength="128">
+<button type="submit">${t.passwordButton}</button></form></section>`;
+  } else {
+    const count = t.myDevicesCount
+      .replace("{count}", String(owner.devices.length))
+      .replace("{limit}", String(owner.limit));
+    const rows = owner.devices.map(
+      (
+        d,
+      ) => html`<li class="device" id="device-${d.id}"><p><code>${d.mac}</code> · ${t.lastSeen}: ${d.lastSeen ?? t.never}</p>
+<form method="post" action="${view.action}/rename">${csrf}<input type="hidden" name="device" value="${d.id}">
+<label for="name-${d.id}">${t.deviceNameLabel}</label><input type="text" id="name-${d.id}" name="name" maxlength="100" value="${d.name}">
+<button type="submit">${t.renameButton}</button></form>
+<form method="post" action="${view.action}/remove">${csrf}<input type="hidden" name="device" value="${d.id}"><button type="submit" class="secondary" id="remove-${d.id}">${t.removeButton}</button></form></li>`,
+    );
+    body = html`${error}<section aria-labelledby="h-devices"><h2 id="h-devices">${owner.username}</h2>
+<p>${t.myDevicesIntro}</p><p id="device-count">${count}</p>
+${owner.devices.length === 0 ? html`<p>${t.myDevicesNone}</p>` : html`<ul class="devices">${rows}</ul>`}</section>
+${
+  owner.devices.length < owner.limit
+    ? html`<section aria-labelledby="h-add"><h2 id="h-add">${t.addDeviceHeading}</h2>
+<form method="post" action="${view.action}/add">${csrf}
+<label for="mac">${t.macLabel}</label>
+<input type="text" id="mac" name="mac" autocomplete="off" autocapitalize="characters" spellcheck="false" required maxlength="40" aria-describedby="mac-hint" value="${typed.mac ?? ""}">
+<p class="hint" id="mac-hint">${t.macHint}</p>
+<label for="device-name">${t.deviceNameLabel} <span class="hint">${t.optional}</span></label>
+<input type="text" id="device-name" name="name" maxlength="100" value="${typed.name ?? ""}">
+<button type="submit">${t.addDeviceButton}</button></form></section>`
+    : ""
+}
+<form method="post" action="${view.action}/logout">${csrf}<button type="submit" class="secondary">${t.signOutButton}</button></form>`;
+  }
+  return layout(
+    {
+      lang: view.lang,
+      title: t.myDevicesTitle,
+      portal: view.portal,
+      assets: view.assets,
+      switchTo: view.switchTo,
+    },
+    body,
+  );
 }
 
 /** On the way to the IdP: followed at once by meta refresh (no form-action check), or by hand. */

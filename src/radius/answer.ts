@@ -41,6 +41,8 @@ export type DropReason =
  * implementation must not build strings or objects on these calls.
  */
 export interface RadiusObserver {
+  /** A packet received (before anything is checked), by the transport that carried it. */
+  received(transport: "udp" | "radsec"): void;
   /** An Access-Request answered; `reason` is the reject's (Reply-Message) reason. */
   access(networkId: number, verdict: "accept" | "reject" | "challenge", reason: string | null): void;
   /** An Accounting-Request stored and answered, by its Acct-Status-Type. */

@@ -132,6 +132,7 @@ export class RadiusServer {
     remote: RemoteInfo,
   ): Promise<void> {
     const code = message[0] ?? 0;
+    this.options.observer?.received("udp");
     if (message.length < 20) {
       return this.drop(remote, "shorter than a RADIUS header", {
         code,

@@ -155,7 +155,7 @@ describe("the start-up line", () => {
       assert.equal(
         line.msg,
         `wisp ${VERSION} started: database sqlite ${file}; worker off (run wisp worker); ` +
-          `RADIUS auth 127.0.0.1:${auth}/udp, acct 127.0.0.1:${acct}/udp; ` +
+          `RADIUS auth 127.0.0.1:${auth}/udp, acct 127.0.0.1:${acct}/udp, RadSec off; ` +
           `console ${server.url}/console; API docs ${server.url}/docs`,
       );
       assert.equal(line.version, VERSION);

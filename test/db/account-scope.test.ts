@@ -12,6 +12,8 @@ import { after, before, describe, test } from "node:test";
 import { sql } from "kysely";
 import pg from "pg";
 import type { AccountRow } from "../../src/core/accounts/repo.ts";
+import { EKU_CLIENT_AUTH } from "../../src/core/certs/pem.ts";
+import { createAuthority, createLeaf, signerOf } from "../../src/core/certs/x509.ts";
 import { accessRequestPap, sendRadius } from "../../src/radius/client.ts";
 import { loadParser, type ScopedTables, unscopedTables } from "../support/account-scope.ts";
 import { accountingSender, eventually } from "../support/accounting.ts";
@@ -98,6 +100,31 @@ const ALLOWED: { table: string; match: RegExp; reason: string }[] = [
     match: /from "nas" where "account_id" <> \$1/,
     reason:
       "a network's addresses must not overlap another account's: the check spans accounts (reference table)",
+  },
+  // RadSec handshakes: the certificate names the network, and so the account.
+  {
+    table: "radsec_certificates",
+    match: /^select \* from "radsec_certificates" where "serial" = \$1$/,
+    reason:
+      "RadSec handshake: a Wisp-issued NAS certificate's serial (unique over the deployment) names the network and account (reference table)",
+  },
+  {
+    table: "radsec_trust",
+    match: /^select \* from "radsec_trust" where "ca_subject_hash" = \$1 order by "id"$/,
+    reason:
+      "RadSec handshake: the uploaded CAs that may have issued a NAS certificate, of every account; only their networks' rules are then matched (reference table)",
+  },
+  {
+    table: "radsec_trust",
+    match: /^select distinct "ca_fingerprint" from "radsec_trust" order by "ca_fingerprint"$/,
+    reason:
+      "RadSec listener's poll (every few seconds): whether the set of trusted CAs changed, over every account (reference table)",
+  },
+  {
+    table: "radsec_trust",
+    match: /^select "ca_fingerprint", "ca_cert" from "radsec_trust" order by "ca_fingerprint"$/,
+    reason:
+      "RadSec listener: the CAs the TLS handshake trusts, over every account, read again only when they changed (reference table)",
   },
   // The worker: the job queue and the sweeps (jobs is a local table on the coordinator).
   {
@@ -370,6 +397,7 @@ async function workload(
     interim_interval: 60,
   });
   await core.networks.update(account.id, network.id, { description: "lobby" });
+  await radsecDay(server, core, key, account, p);
   const { webhook } = await core.webhooks.create(account.id, { url: receiver.url(`/${p}`), events: "all" });
   await core.keys.list(account.id);
 
@@ -674,4 +702,41 @@ async function radiusDay(
     ["Acct-Session-Time", 60],
     ["Acct-Terminate-Cause", "User-Request"],
   ]);
+}
+
+/** A network's RadSec set-up through the API, and the listener's questions (authorities, identify). */
+async function radsecDay(
+  server: TestServer,
+  core: TestServer["core"],
+  key: string,
+  account: AccountRow,
+  p: string,
+) {
+  const { network } = await core.networks.create(account.id, { name: `radsec-${p}`, nas_ip: "" });
+  const path = `/api/networks/${network.id}/radsec`;
+  const call = async (method: string, url: string, body?: unknown) => {
+    const answer = await server.call(method, url, { key, body });
+    assert.ok(answer.status < 300, `${method} ${url}: ${answer.text}`);
+    return answer.body;
+  };
+  const issued = await call("POST", `${path}/certificates`, { password: "scope p12 password" });
+  const outside = await createAuthority(`Scope CA ${p}`, 30);
+  await call("PUT", `${path}/ca`, { ca: outside.cert, match: { field: "cn", patterns: ["*"] } });
+  await call("GET", path);
+  await call("GET", `${path}/certificates/${issued.certificate.serial}`);
+  await call("GET", `/api/networks?limit=5`);
+  const leaf = await createLeaf(await signerOf(outside), {
+    commonName: `nas-${p}`,
+    names: [{ type: "dns", value: `nas-${p}.example` }],
+    purpose: EKU_CLIENT_AUTH,
+    days: 5,
+  });
+  await core.radsec.authorities();
+  for (const der of [Buffer.from(issued.cert.replace(/-----[^-]+-----|\s/g, ""), "base64"), leaf.der]) {
+    const identity = await core.radsec.identify({ chain: [der] });
+    assert.ok("network" in identity && identity.network.id === network.id, JSON.stringify(identity));
+  }
+  await call("POST", `${path}/certificates/${issued.certificate.serial}/revoke`, {});
+  await call("DELETE", `${path}/ca`);
+  await core.networks.delete(account.id, network.id);
 }

@@ -182,6 +182,7 @@ for (const { dialect, skip } of await dialects()) {
           network_id: 7,
           method: null,
           outer_identity: null,
+          device_name: null,
         });
         const reject = res.body.data.find((r: { username: string }) => r.username === "nobody");
         assert.equal(reject.result, "Access-Reject");

@@ -7,6 +7,10 @@
 //     doc/hotspotlogin.cgi; CHAP-Challenge = md5(challenge + uamsecret), CHAP ident 0.
 //   MikroTik HotSpot: login.html variables (link-login-only, link-orig, chap-id, chap-challenge as
 //     octal escapes, mac) and HTTP-CHAP: password = md5(chap-id + password + chap-challenge).
+//   MAC authentication before the portal (issue 24): CoovaChilli `macauth` (src/chilli.c: User-Name
+//     the MAC as %.2X-%.2X-..., User-Password `macpasswd` or else the MAC itself, PAP); MikroTik
+//     `login-by=mac` (User-Name AA:BB:CC:DD:EE:FF, User-Password `mac-auth-password`, empty by
+//     default). On Access-Accept the guest goes straight on, without the portal.
 //   generic: a form POST of username/password to the login URL (PAP), like pfSense's auth_user/
 //     auth_pass or Cisco WLC's switch_url.
 import { createHash, randomBytes } from "node:crypto";
@@ -27,6 +31,8 @@ export interface GatewayOptions {
   /** generic: field names and the login URL's query parameter. */
   generic?: { loginParam: string; usernameField: string; passwordField: string; redirectField?: string };
   clientMac?: string;
+  /** Try MAC authentication first on /start (CoovaChilli macauth, MikroTik login-by=mac). */
+  macAuth?: { password?: string };
 }
 
 export interface Handoff {
@@ -164,6 +170,14 @@ export async function startGateway(options: GatewayOptions): Promise<TestGateway
       if (url.pathname === "/start") {
         portalUrl = url.searchParams.get("portal") ?? "";
         original = url.searchParams.get("orig") ?? `${base}/original`;
+        if (options.macAuth && options.vendor !== "generic") {
+          const name =
+            options.vendor === "mikrotik" ? mac.replace(/-/g, ":").toUpperCase() : mac.toUpperCase();
+          const password = options.macAuth.password ?? (options.vendor === "mikrotik" ? "" : name);
+          const answer = await radius(name, [], password === "" ? "\u0000" : password);
+          handoffs.push({ path: "/mab", params: { username: name }, radius: answer });
+          if (answer.type === "Access-Accept") return redirect(response, original);
+        }
         return redirect(response, portalRedirect("notyet"));
       }
       if (url.pathname === "/welcome" || url.pathname === "/original") {

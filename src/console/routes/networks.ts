@@ -8,6 +8,7 @@ import { type Form, formOf } from "../forms.ts";
 import { type FieldErrors, show } from "../views.ts";
 import { attempt, idParam, PAGE_SIZE, pageNumber, pagerOf, queryText } from "./common.ts";
 import { eapSettings } from "./eap.ts";
+import { type RadsecRefusal, radsecPanel, radsecRoutes } from "./radsec.ts";
 import { secretPage } from "./secret-pages.ts";
 
 export interface NetworkFormValues {
@@ -22,6 +23,10 @@ export interface NetworkFormValues {
   interim_interval: string;
   stale_after: string;
   eap_method: string;
+  mab_mode: string;
+  mab_password: string;
+  /** Write-only: empty keeps the stored one. */
+  mab_secret: string;
 }
 
 /** A whole number typed in a form; empty: not given; anything else NaN, which the service refuses. */
@@ -45,6 +50,9 @@ function readForm(form: Form): NetworkFormValues {
     interim_interval: form.text("interim_interval"),
     stale_after: form.text("stale_after"),
     eap_method: form.text("eap_method"),
+    mab_mode: form.text("mab_mode"),
+    mab_password: form.text("mab_password"),
+    mab_secret: form.raw("mab_secret"),
   };
 }
 
@@ -52,6 +60,7 @@ function valuesOf(network: Network): NetworkFormValues {
   return {
     ...network,
     secret: "",
+    mab_secret: "",
     coa_port: String(network.coa_port),
     interim_interval: String(network.interim_interval),
     stale_after: String(network.stale_after),
@@ -72,10 +81,14 @@ function inputOf(values: NetworkFormValues, withSecret: boolean): NetworkInput {
     stale_after: whole(values.stale_after),
     // A form without the field (an older page) keeps the stored method.
     eap_method: values.eap_method === "" ? undefined : values.eap_method,
+    mab_mode: values.mab_mode === "" ? undefined : values.mab_mode,
+    mab_password: values.mab_password === "" ? undefined : values.mab_password,
+    mab_secret: values.mab_secret === "" ? undefined : values.mab_secret,
   };
 }
 
-export async function networkRoutes(app: FastifyInstance, { core }: ConsoleContext): Promise<void> {
+export async function networkRoutes(app: FastifyInstance, context: ConsoleContext): Promise<void> {
+  const { core } = context;
   const section = { section: "networks" };
 
   function formPage(
@@ -136,6 +149,9 @@ export async function networkRoutes(app: FastifyInstance, { core }: ConsoleConte
       interim_interval: "0",
       stale_after: "0",
       eap_method: "peap",
+      mab_mode: "off",
+      mab_password: "mac",
+      mab_secret: "",
     }),
   );
 
@@ -148,30 +164,40 @@ export async function networkRoutes(app: FastifyInstance, { core }: ConsoleConte
     return redirectToSecret(request, reply, network.id, { secret, event: "created" });
   });
 
-  app.get("/networks/:id", async (request, reply) => {
+  /** The network's page; with a refused RadSec form, shown again with its errors (400). */
+  async function networkPage(
+    request: FastifyRequest,
+    reply: FastifyReply,
+    id: number,
+    refusal?: RadsecRefusal,
+  ) {
     const { accountId } = sessionOf(request);
-    const id = idParam(request);
     const network = await core.networks.get(accountId, id);
-    const [portals, authentications, eap] = await Promise.all([
+    const [portals, authentications, eap, radsec] = await Promise.all([
       core.portals.list(accountId, { networkId: id }, { page: 1, limit: 100 }),
       core.activity.recentAuthentications(accountId, id, RECENT_AUTHENTICATIONS),
       eapSettings(core),
+      radsecPanel(core, accountId, network, refusal),
     ]);
     return show(
       request,
       reply,
       "network",
-      { title: network.name, ...section },
+      { title: network.name, ...section, status: refusal ? 400 : 200 },
       {
         network,
         portals: portals.data,
         authentications,
         radius: core.activity.radiusSettings(),
         eap,
+        radsec,
         tooWide: core.networks.widthProblem(network.nas_ip),
       },
     );
-  });
+  }
+
+  app.get("/networks/:id", (request, reply) => networkPage(request, reply, idParam(request)));
+  await radsecRoutes(app, context, networkPage);
 
   app.get("/networks/:id/edit", async (request, reply) => {
     const network = await core.networks.get(sessionOf(request).accountId, idParam(request));

@@ -61,6 +61,9 @@ export interface PortalFormValues {
   guest_group_id: string;
   /** idp method: the ids of the providers offered, as the checkboxes send them. */
   identity_providers: string[];
+  remember_devices: string;
+  remember_days: string;
+  random_macs: string;
   /** Verified guests (issue 27): numbers and lists as typed. */
   email_verification: string;
   sms_verification: boolean;
@@ -138,6 +141,9 @@ function defaults(networkId: string): PortalFormValues {
     registration_validity: String(PORTAL_DEFAULTS.registration_validity),
     guest_group_id: "",
     identity_providers: [],
+    remember_devices: "never",
+    remember_days: "30",
+    random_macs: "refuse",
     ...verificationDefaults(),
   };
 }
@@ -168,6 +174,9 @@ function valuesOf(portal: CaptivePortal): PortalFormValues {
     registration_validity: String(portal.registration_validity),
     guest_group_id: portal.guest_group_id === null ? "" : String(portal.guest_group_id),
     identity_providers: portal.identity_providers.map(String),
+    remember_devices: portal.remember_devices,
+    remember_days: String(portal.remember_days),
+    random_macs: portal.random_macs,
     email_verification: portal.email_verification,
     sms_verification: portal.sms_verification,
     sponsor_required: portal.sponsor_required,
@@ -216,6 +225,9 @@ function readForm(form: Form): PortalFormValues {
     registration_validity: form.text("registration_validity"),
     guest_group_id: form.text("guest_group_id"),
     identity_providers: form.all("identity_providers"),
+    remember_devices: form.text("remember_devices"),
+    remember_days: form.text("remember_days"),
+    random_macs: form.text("random_macs"),
     email_verification: form.text("email_verification"),
     sms_verification: form.checked("sms_verification"),
     sponsor_required: form.checked("sponsor_required"),
@@ -304,6 +316,10 @@ function inputOf(values: PortalFormValues, form: Form): PortalInput {
     registration_validity: seconds(values.registration_validity),
     guest_group_id: values.guest_group_id === "" ? null : (positiveId(values.guest_group_id) ?? Number.NaN),
     identity_providers: values.identity_providers.map((id) => positiveId(id) ?? Number.NaN),
+    // A form without these fields (an older page) keeps the stored choices.
+    ...(values.remember_devices === "" ? {} : { remember_devices: values.remember_devices }),
+    ...(values.remember_days === "" ? {} : { remember_days: seconds(values.remember_days) }),
+    ...(values.random_macs === "" ? {} : { random_macs: values.random_macs }),
     ...verificationInput(values, form),
   };
 }
@@ -340,6 +356,11 @@ function previewPage(request: FastifyRequest, values: PortalFormValues, logo?: s
     // The preview renders the forms only; these apply at sign-in.
     clickthrough: { validity: 0, sessionTimeout: 0 },
     registration: { validity: 0, groupId: null },
+    remember: {
+      choice: (["never", "ask", "always"] as const).find((c) => c === values.remember_devices) ?? "never",
+      days: seconds(values.remember_days) || 30,
+      randomMacs: values.random_macs === "allow" ? "allow" : "refuse",
+    },
     verification: {
       email:
         values.email_verification === "code" || values.email_verification === "link"

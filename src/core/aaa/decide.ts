@@ -38,6 +38,12 @@ export interface Credentials {
    * rule (disabled, Expiration, Auth-Type := Reject, counters, Simultaneous-Use) still applies.
    */
   certificate?: true | undefined;
+  /**
+   * MAC authentication: the device is proven by its MAC and the network's MAB password, checked by
+   * src/core/devices/mab.ts before the decision. No password item is compared; every other rule
+   * still applies, as for a certificate.
+   */
+  mac?: true | undefined;
 }
 
 export type LoginDecision =
@@ -162,7 +168,7 @@ export async function decideLogin(
 
   const authType = firstValue(control, "Auth-Type")?.toLowerCase();
   if (authType === "reject") return reject("rejected by Auth-Type", control);
-  if (authType !== "accept" && !credentials.certificate) {
+  if (authType !== "accept" && !credentials.certificate && !credentials.mac) {
     const failure = await authenticate(knownGoodPasswords(control), credentials, authType);
     if (failure !== undefined) return reject(failure.reason, control, failure.detail);
   }

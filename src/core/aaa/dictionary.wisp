@@ -8,3 +8,7 @@
 ATTRIBUTE	Wisp-Max-Daily-Octets		3212	integer64
 ATTRIBUTE	Wisp-Max-Monthly-Octets		3213	integer64
 ATTRIBUTE	Wisp-Max-All-Octets		3214	integer64
+#
+# Devices (src/core/devices): how many devices a user may add on the "my devices" page, set on the
+# user or one of their groups (radcheck / radgroupcheck, Wisp-Max-Devices := 3).
+ATTRIBUTE	Wisp-Max-Devices		3215	integer

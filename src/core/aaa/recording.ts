@@ -5,6 +5,7 @@ import type { DialectName } from "../../db/database.ts";
 import { preparedInsert, preparedOn } from "../../db/prepared.ts";
 import type { RadacctTable, Schema } from "../../db/schema.ts";
 import { insertEvents, type NewEvent } from "../events/repo.ts";
+import { isoNow } from "../shared/time.ts";
 import type { SessionValues } from "./accounting.ts";
 
 export interface AttemptRecord {
@@ -28,9 +29,11 @@ export interface AttemptRecord {
   outerIdentity: string | null;
   /** Unix seconds. */
   at: number;
+  /** MAB: the device let in (or refused); `touch`: write its last_seen and network with the attempt. */
+  device?: { id: number; touch: boolean } | undefined;
 }
 
-export type AuthMethod = "PAP" | "CHAP" | "MSCHAPv2" | "PEAP" | "TTLS" | "TLS";
+export type AuthMethod = "PAP" | "CHAP" | "MSCHAPv2" | "PEAP" | "TTLS" | "TLS" | "MAB";
 
 /** Where the session happened and who it was, beside FreeRADIUS's own columns. */
 export interface SessionContext {
@@ -145,6 +148,25 @@ export class RecordingRepo {
     // 19 columns: 500 rows stay far below SQLite's and PostgreSQL's bound-parameter limits.
     for (let i = 0; i < rows.length; i += 500) await insertAttemptRows(trx, rows.slice(i, i + 500));
     for (let i = 0; i < events.length; i += 1000) await insertEvents(trx, events.slice(i, i + 1000));
+    await this.touchDevices(trx, attempts);
+  }
+
+  /** Devices let in by MAB: when and on which network they were last seen (one UPDATE per device). */
+  private async touchDevices(trx: Trx, attempts: readonly AttemptRecord[]): Promise<void> {
+    const latest = new Map<string, AttemptRecord>();
+    for (const a of attempts)
+      if (a.accepted && a.device?.touch) latest.set(`${a.accountId}:${a.device.id}`, a);
+    for (const a of latest.values()) {
+      await trx
+        .updateTable("devices")
+        .set({
+          last_seen: isoNow(new Date(a.at * 1000)),
+          last_network_id: a.networkId,
+        })
+        .where("account_id", "=", a.accountId)
+        .where("id", "=", a.device!.id)
+        .execute();
+    }
   }
 
   /**

@@ -128,6 +128,15 @@ export class LoginRepo {
     return { check: check.map(toPair), reply: reply.map(toPair), groups };
   }
 
+  /** One group's check and reply items (a device's group, evaluated before its owner's groups). */
+  async groupItems(accountId: number, groupname: string): Promise<{ check: Pair[]; reply: Pair[] }> {
+    const [check, reply] = await Promise.all([
+      this.groupCheck(accountId, groupname),
+      this.groupReply(accountId, groupname),
+    ]);
+    return { check: check.map(toPair), reply: reply.map(toPair) };
+  }
+
   octetsSince(accountId: number, usernames: string[], since: number): Promise<number> {
     return sumOctets(this.db, this.dialect, accountId, usernames, since);
   }

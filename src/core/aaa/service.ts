@@ -30,7 +30,35 @@ export interface Client {
   account_id: number;
   /** Seconds sent as Acct-Interim-Interval in Access-Accepts (RFC 2869 section 5.16); 0: none. */
   interim_interval?: number;
+  /** MAC authentication: off, devices, guests; and the MAB password its gateways send (migration 025). */
+  mab_mode?: string;
+  mab_password?: string;
+  mab_secret?: string;
 }
+
+/** A MAC authentication's verdict (src/core/devices/mab.ts). */
+export interface MacVerdict {
+  accepted: boolean;
+  reply: Pair[];
+  reason: string | null;
+  deviceId: number | null;
+  userId: number | null;
+  voucherId: number | null;
+  /** Write the device's last_seen with the attempt. */
+  touch: boolean;
+}
+
+/**
+ * MAC authentication, asked when the User-Name is no user's (a user always wins): null when the
+ * request is not one (no MAC in User-Name, or MAB off and not asked for).
+ */
+export type MacLogin = (input: {
+  network: Client;
+  request: readonly Pair[];
+  credentials: Credentials;
+  now: number;
+  run: TransactionBatcher["run"];
+}) => Promise<MacVerdict | null>;
 
 /** Told of every Interim-Update once stored (the quota check on the accounting path). */
 export type UsageHook = (usage: { accountId: number; username: string; sessionId: number }) => void;
@@ -119,6 +147,7 @@ export class AaaService {
   readonly writes: TransactionBatcher;
   private readonly attempts: AttemptQueue;
   voucherLogin: VoucherLogin | undefined;
+  macLogin: MacLogin | undefined;
   /** The voucher rules without writing (a portal's pre-check). */
   voucherCheck: VoucherCheck | undefined;
   onUsage: UsageHook | undefined;
@@ -157,17 +186,18 @@ export class AaaService {
     const accountId = client.account_id;
     const place = where(request);
     const voucherLogin = this.voucherLogin;
-    const { result, user, voucherId } = await this.judge(accountId, request, credentials, now, (code) =>
-      voucherLogin
-        ? voucherLogin({
-            accountId,
-            code,
-            credentials,
-            clientMac: place.clientMac,
-            now,
-            run: (w) => this.writes.run(w),
-          })
-        : Promise.resolve(null),
+    const macLogin = this.macLogin;
+    const run: TransactionBatcher["run"] = (w) => this.writes.run(w);
+    const { result, user, voucherId, mab } = await this.judge(
+      accountId,
+      request,
+      credentials,
+      now,
+      (code) =>
+        voucherLogin
+          ? voucherLogin({ accountId, code, credentials, clientMac: place.clientMac, now, run })
+          : Promise.resolve(null),
+      macLogin && (() => macLogin({ network: client, request, credentials, now, run })),
     );
     const interval = client.interim_interval ?? 0;
     if (result.accepted && interval > 0 && firstValue(result.reply, "Acct-Interim-Interval") === undefined) {
@@ -180,11 +210,12 @@ export class AaaService {
       client,
       request,
       result,
-      user?.id ?? null,
-      voucherId,
+      mab ? mab.userId : (user?.id ?? null),
+      mab ? mab.voucherId : voucherId,
       now,
-      methodOf(credentials),
+      mab ? "MAB" : methodOf(credentials),
     );
+    if (mab?.deviceId) attempt.device = { id: mab.deviceId, touch: mab.touch };
     return { result, attempt };
   }
 
@@ -221,7 +252,13 @@ export class AaaService {
     voucherStep: (
       code: string,
     ) => Promise<{ voucherId: number; accepted: boolean; reply?: Pair[]; reason: string | null } | null>,
-  ): Promise<{ result: LoginResult; user: { id: number } | undefined; voucherId: number | null }> {
+    macStep?: () => Promise<MacVerdict | null>,
+  ): Promise<{
+    result: LoginResult;
+    user: { id: number } | undefined;
+    voucherId: number | null;
+    mab?: MacVerdict | undefined;
+  }> {
     const username = firstValue(request, "User-Name") ?? "";
     const user = await this.logins.findUser(accountId, username);
     let result: LoginResult;
@@ -230,6 +267,15 @@ export class AaaService {
       result = { accepted: false, reply: [], reason: "user disabled" };
     } else {
       const authz = authorize(request, await this.logins.userItems(accountId, username));
+      // A User-Name that is a MAC but a user's (or has FreeRADIUS rows) is that user's login.
+      const mab = authz.found || user || !macStep ? null : await macStep();
+      if (mab)
+        return {
+          result: { accepted: mab.accepted, reply: mab.reply, reason: mab.reason },
+          user,
+          voucherId,
+          mab,
+        };
       const voucher = authz.found ? null : await voucherStep(username);
       if (voucher) {
         voucherId = voucher.voucherId;

@@ -70,3 +70,12 @@ export function normalizeSerial(text: string): string | null {
   if (!/^[0-9a-f]{1,40}$/.test(hex)) return null;
   return hex.replace(/^(00)+(?=.)/, "");
 }
+
+/** A certificate's status as the API shows it: revoked first, then expired (ISO times compare as text). */
+export function certificateStatus(
+  row: { revoked_at: string | null; not_after: string },
+  now: string,
+): "valid" | "revoked" | "expired" {
+  if (row.revoked_at !== null) return "revoked";
+  return row.not_after < now ? "expired" : "valid";
+}

@@ -12,6 +12,7 @@ import { EKU_CLIENT_AUTH, fingerprint, pemToDer } from "./pem.ts";
 import { CertsRepo, type ClientCertificateRow } from "./repo.ts";
 import {
   CLIENT_DAYS,
+  certificateStatus,
   clientNames,
   defaultServerName,
   identityMatches,
@@ -250,8 +251,7 @@ export class CertsService {
   }
 
   private present(row: ClientCertificateRow): ClientCertificate {
-    const status =
-      row.revoked_at !== null ? "revoked" : row.not_after < isoNow(this.now()) ? "expired" : "valid";
+    const status = certificateStatus(row, isoNow(this.now()));
     return {
       serial: row.serial,
       username: row.username,

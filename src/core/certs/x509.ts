@@ -9,7 +9,8 @@ import { randomBytes, webcrypto } from "node:crypto";
 import * as x509 from "@peculiar/x509";
 import { EKU_CLIENT_AUTH, EKU_SERVER_AUTH, fingerprint, pemToDer, toPem } from "./pem.ts";
 
-export { EKU_CLIENT_AUTH, EKU_SERVER_AUTH, fingerprint, pemToDer, toPem };
+/** The library itself, for readers of extensions (a dynamic import of it breaks in the bundle). */
+export { EKU_CLIENT_AUTH, EKU_SERVER_AUTH, fingerprint, pemToDer, toPem, x509 as peculiar };
 
 x509.cryptoProvider.set(webcrypto as unknown as Crypto);
 const { subtle } = webcrypto;

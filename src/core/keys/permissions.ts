@@ -10,6 +10,7 @@ export const RESOURCES = [
   "reports",
   "sessions",
   "identityproviders",
+  "devices",
 ] as const;
 export type Resource = (typeof RESOURCES)[number];
 export type Action = "read" | "write";

@@ -23,8 +23,22 @@ export type NewNetworkRow = Omit<
   | "coa_port"
   | "interim_interval"
   | "stale_after"
+  | "mab_mode"
+  | "mab_password"
+  | "mab_secret"
 > &
-  Partial<Pick<NetworkRow, "coa_enabled" | "coa_port" | "interim_interval" | "stale_after">> & {
+  Partial<
+    Pick<
+      NetworkRow,
+      | "coa_enabled"
+      | "coa_port"
+      | "interim_interval"
+      | "stale_after"
+      | "mab_mode"
+      | "mab_password"
+      | "mab_secret"
+    >
+  > & {
     /** PEAP (the column's default), TTLS or TLS. */
     eap_method?: string;
   };
@@ -184,6 +198,13 @@ export class NetworksRepo {
       .where("account_id", "=", accountId)
       .where("network_id", "=", id)
       .executeTakeFirst();
+    // Its uploaded RadSec CA goes too (no longer trusted by the listener); certificates Wisp issued
+    // for it stay on record and are refused because the network is gone.
+    await this.db
+      .deleteFrom("radsec_trust")
+      .where("account_id", "=", accountId)
+      .where("network_id", "=", id)
+      .execute();
     await this.db.deleteFrom("nas").where("account_id", "=", accountId).where("id", "=", id).execute();
     return Number(portals.numDeletedRows);
   }

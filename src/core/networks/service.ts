@@ -3,6 +3,14 @@
 // Wisp's own RADIUS server. The shared secret leaves this service only on creation, when it is changed,
 // and to the RADIUS door (findClientByAddress).
 import { isUniqueViolation } from "../../db/database.ts";
+import {
+  MAB_MODES,
+  MAB_PASSWORDS,
+  MAX_MAB_SECRET,
+  type MabMode,
+  type MabPassword,
+} from "../devices/rules.ts";
+import { type Transport, transportOf } from "../radsec/rules.ts";
 import { ConflictError, type FieldProblem, NotFoundError, ValidationError } from "../shared/errors.ts";
 import type { Page, PageRequest } from "../shared/pages.ts";
 import { parseSort } from "../shared/sort.ts";
@@ -32,8 +40,14 @@ import {
 export interface Network {
   id: number;
   name: string;
-  /** The client's address or CIDR, canonical (a single address has no /32 or /128). */
+  /**
+   * The client's address or CIDR, canonical (a single address has no /32 or /128); '' for a network
+   * reached over RadSec only (its NAS is known by certificate, so several sites behind one NAT
+   * address are separate networks).
+   */
   nas_ip: string;
+  /** udp (by address), radsec (by certificate only) or both. */
+  transport: Transport;
   nas_identifier: string;
   description: string;
   require_message_authenticator: boolean;
@@ -46,6 +60,12 @@ export interface Network {
   stale_after: number;
   /** The EAP method proposed first to WPA-Enterprise supplicants (others get it after a NAK). */
   eap_method: EapMethodChoice;
+  /** MAC authentication (src/core/devices/mab.ts): off, devices, or guests (devices and remembered guests). */
+  mab_mode: MabMode;
+  /** The password the gateways send with MAC authentication: mac, empty, or secret. */
+  mab_password: MabPassword;
+  /** Whether a network-wide MAB password is set (it is never returned). */
+  mab_secret_set: boolean;
   created: string;
   updated: string;
 }
@@ -74,6 +94,10 @@ export interface NetworkInput {
   interim_interval?: number | undefined;
   stale_after?: number | undefined;
   eap_method?: string | undefined;
+  mab_mode?: string | undefined;
+  mab_password?: string | undefined;
+  /** Write-only; empty removes it. */
+  mab_secret?: string | undefined;
 }
 
 /** The only shapes in which a secret leaves the service (besides the RADIUS door's row). */
@@ -85,11 +109,17 @@ export interface NetworkWithSecret {
 /** A network as the RADIUS door needs it: the row, with account_id and secret. */
 export type RadiusClient = NetworkRow;
 
-function present(row: NetworkRow): Network {
+/** Which networks have RadSec set up (core/radsec): a certificate not revoked, or an uploaded CA. */
+export interface RadsecPresence {
+  networksWithRadsec(accountId: number, networkIds: number[]): Promise<Set<number>>;
+}
+
+function present(row: NetworkRow, hasRadsec: boolean): Network {
   return {
     id: row.id,
     name: row.name,
     nas_ip: row.nasname,
+    transport: transportOf(row.nasname, hasRadsec),
     nas_identifier: row.nas_identifier,
     description: row.description ?? "",
     require_message_authenticator: row.require_message_authenticator !== 0,
@@ -98,6 +128,11 @@ function present(row: NetworkRow): Network {
     interim_interval: row.interim_interval,
     stale_after: row.stale_after,
     eap_method: eapMethodOf(row.eap_method),
+    mab_mode: (MAB_MODES as readonly string[]).includes(row.mab_mode) ? (row.mab_mode as MabMode) : "off",
+    mab_password: (MAB_PASSWORDS as readonly string[]).includes(row.mab_password)
+      ? (row.mab_password as MabPassword)
+      : "mac",
+    mab_secret_set: row.mab_secret !== "",
     created: row.created,
     updated: row.updated,
   };
@@ -120,7 +155,9 @@ function check(input: NetworkInput): NetworkInput {
       });
     }
   }
-  if (input.nas_ip !== undefined) {
+  if (input.nas_ip === "") {
+    clean.nas_ip = ""; // no address: reached over RadSec only
+  } else if (input.nas_ip !== undefined) {
     try {
       clean.nas_ip = canonicalNasIp(input.nas_ip);
     } catch (error) {
@@ -176,9 +213,40 @@ function check(input: NetworkInput): NetworkInput {
     if ((EAP_METHOD_CHOICES as readonly string[]).includes(method)) clean.eap_method = method;
     else problems.push({ field: "eap_method", message: `must be one of ${EAP_METHOD_CHOICES.join(", ")}` });
   }
+  checkMab(input, problems);
   const first = problems[0];
   if (first) throw new ValidationError(`${first.field} ${first.message}`, problems);
   return clean;
+}
+
+/** MAC authentication's settings (src/core/devices/rules.ts). */
+function checkMab(input: NetworkInput, problems: FieldProblem[]): void {
+  if (input.mab_mode !== undefined && !(MAB_MODES as readonly string[]).includes(input.mab_mode)) {
+    problems.push({ field: "mab_mode", message: `must be one of ${MAB_MODES.join(", ")}` });
+  }
+  if (
+    input.mab_password !== undefined &&
+    !(MAB_PASSWORDS as readonly string[]).includes(input.mab_password)
+  ) {
+    problems.push({ field: "mab_password", message: `must be one of ${MAB_PASSWORDS.join(", ")}` });
+  }
+  const secret = input.mab_secret;
+  if (
+    secret !== undefined &&
+    secret !== "" &&
+    (secret.length > MAX_MAB_SECRET || !/^[\x20-\x7e]+$/.test(secret))
+  ) {
+    problems.push({
+      field: "mab_secret",
+      message: `must be 1-${MAX_MAB_SECRET} printable ASCII characters, or empty to remove it`,
+    });
+  }
+}
+
+/** A network asking for the MAB secret has one once the change is applied. */
+function mabSecretMissing(password: string, secret: string): ValidationError | null {
+  if (password !== "secret" || secret !== "") return null;
+  return ValidationError.field("mab_secret", "is required when mab_password is secret");
 }
 
 /** Says nothing of the other network (it may be another account's) beyond that it exists. */
@@ -204,7 +272,8 @@ export async function claimAddress(
   accountId: number,
   nasIp: string,
   self?: number,
-): Promise<{ range_start: string; range_end: string }> {
+): Promise<{ range_start: string | null; range_end: string | null }> {
+  if (nasIp === "") return { range_start: null, range_end: null };
   const clash = await repo.idByNasname(nasIp);
   if (clash !== undefined && clash !== self) throw addressTaken(nasIp);
   const range = addressRange(nasIp);
@@ -221,7 +290,30 @@ export class NetworksService {
   constructor(
     private readonly repo: NetworksRepo,
     readonly minPrefix: NetworkPrefixLimits = DEFAULT_MIN_PREFIX,
+    private readonly radsec?: RadsecPresence,
   ) {}
+
+  /** The networks presented, each with its transport (one query per account for the RadSec part). */
+  private async presentAll<T extends NetworkRow>(rows: T[]): Promise<Network[]> {
+    const byAccount = new Map<number, number[]>();
+    for (const row of rows) {
+      const ids = byAccount.get(row.account_id);
+      if (ids) ids.push(row.id);
+      else byAccount.set(row.account_id, [row.id]);
+    }
+    const withRadsec = new Set<string>();
+    if (this.radsec) {
+      for (const [accountId, ids] of byAccount) {
+        for (const id of await this.radsec.networksWithRadsec(accountId, ids))
+          withRadsec.add(`${accountId}:${id}`);
+      }
+    }
+    return rows.map((row) => present(row, withRadsec.has(`${row.account_id}:${row.id}`)));
+  }
+
+  private async presentOne(row: NetworkRow): Promise<Network> {
+    return (await this.presentAll([row]))[0]!;
+  }
 
   /**
    * The one rule for a network's width, for every door: a range wider than the limits is refused
@@ -244,12 +336,17 @@ export class NetworksService {
    */
   async tooWide(): Promise<NetworkListing[]> {
     const rows = await this.repo.listWithAccounts({ ranges: true });
-    return rows.map((row) => this.listing(row)).filter((network) => network.too_wide);
+    return (await this.listings(rows)).filter((network) => network.too_wide);
   }
 
-  private listing(row: NetworkListRow): NetworkListing {
-    const too_wide = this.widthProblem(row.nasname) !== null;
-    return { ...present(row), account_id: row.account_id, account: row.account_name, too_wide };
+  private async listings(rows: NetworkListRow[]): Promise<NetworkListing[]> {
+    const networks = await this.presentAll(rows);
+    return rows.map((row, i) => ({
+      ...networks[i]!,
+      account_id: row.account_id,
+      account: row.account_name,
+      too_wide: this.widthProblem(row.nasname) !== null,
+    }));
   }
 
   /** `sort`: a field of NETWORK_SORT_FIELDS, "-" first for descending; by id by default. */
@@ -261,18 +358,18 @@ export class NetworksService {
   ): Promise<Page<Network>> {
     const order = parseSort(sort, NETWORK_SORT_FIELDS);
     const { rows, total } = await this.repo.list(accountId, filter, page, order);
-    return { data: rows.map(present), page: page.page, total, limit: page.limit };
+    return { data: await this.presentAll(rows), page: page.page, total, limit: page.limit };
   }
 
   async get(accountId: number, id: number): Promise<Network> {
     const row = await this.repo.findById(accountId, id);
     if (!row) throw notFound(id);
-    return present(row);
+    return this.presentOne(row);
   }
 
   /** Operators' listing (CLI): all accounts, or one. Never carries secrets. */
   async listAll(accountId?: number): Promise<NetworkListing[]> {
-    return (await this.repo.listWithAccounts({ accountId })).map((row) => this.listing(row));
+    return this.listings(await this.repo.listWithAccounts({ accountId }));
   }
 
   /**
@@ -285,15 +382,19 @@ export class NetworksService {
     if (accountId !== undefined && row.account_id !== accountId) {
       throw new NotFoundError(`network ${id} belongs to another account`);
     }
-    return this.listing(row);
+    return (await this.listings([row]))[0]!;
   }
 
   /** Validates a new network without writing, so a door can refuse before it writes anything else. */
   validateNew(input: NetworkInput): NetworkInput {
     if (input.name === undefined) throw ValidationError.field("name", "is required");
-    if (input.nas_ip === undefined) throw ValidationError.field("nas_ip", "is required");
+    if (input.nas_ip === undefined) {
+      throw ValidationError.field("nas_ip", "is required ('' for a network reached over RadSec only)");
+    }
     const clean = check(input);
     this.checkWidth(clean.nas_ip ?? "");
+    const missing = mabSecretMissing(clean.mab_password ?? "mac", clean.mab_secret ?? "");
+    if (missing) throw missing;
     return clean;
   }
 
@@ -304,11 +405,12 @@ export class NetworksService {
     const nasIp = clean.nas_ip ?? "";
     const secret = clean.secret ?? generateSecret();
     const now = isoNow();
+    let row: NetworkRow;
     try {
-      return await this.repo.transaction(async (repo) => {
+      row = await this.repo.transaction(async (repo) => {
         await repo.lockAddresses();
         const range = await claimAddress(repo, accountId, nasIp);
-        const row = await repo.insert({
+        return repo.insert({
           account_id: accountId,
           nasname: nasIp,
           ...range,
@@ -323,15 +425,19 @@ export class NetworksService {
           interim_interval: clean.interim_interval ?? 0,
           stale_after: clean.stale_after ?? 0,
           ...(clean.eap_method === undefined ? {} : { eap_method: clean.eap_method.toUpperCase() }),
+          mab_mode: clean.mab_mode ?? "off",
+          mab_password: clean.mab_password ?? "mac",
+          mab_secret: clean.mab_secret ?? "",
           created: now,
           updated: now,
         });
-        return { network: present(row), secret };
       });
     } catch (error) {
       if (isUniqueViolation(error)) throw addressTaken(nasIp);
       throw error;
     }
+    // Presented after the transaction: on SQLite, one connection, a read beside it would wait for it.
+    return { network: await this.presentOne(row), secret };
   }
 
   /** Partial update: only the fields given change. `secret` is returned only when it was changed. */
@@ -341,8 +447,9 @@ export class NetworksService {
     input: NetworkInput,
   ): Promise<{ network: Network; secret?: string }> {
     const clean = check(input);
+    let row: NetworkRow;
     try {
-      return await this.repo.transaction(async (repo) => {
+      row = await this.repo.transaction(async (repo) => {
         if (clean.nas_ip !== undefined) await repo.lockAddresses();
         const current = await repo.findById(accountId, id);
         if (!current) throw notFound(id);
@@ -370,15 +477,24 @@ export class NetworksService {
         if (clean.interim_interval !== undefined) changes.interim_interval = clean.interim_interval;
         if (clean.stale_after !== undefined) changes.stale_after = clean.stale_after;
         if (clean.eap_method !== undefined) changes.eap_method = clean.eap_method.toUpperCase();
-        const row = await repo.update(accountId, id, changes);
-        if (!row) throw notFound(id);
-        const network = present(row);
-        return clean.secret === undefined ? { network } : { network, secret: clean.secret };
+        if (clean.mab_mode !== undefined) changes.mab_mode = clean.mab_mode;
+        if (clean.mab_password !== undefined) changes.mab_password = clean.mab_password;
+        if (clean.mab_secret !== undefined) changes.mab_secret = clean.mab_secret;
+        const missing = mabSecretMissing(
+          clean.mab_password ?? current.mab_password,
+          clean.mab_secret ?? current.mab_secret,
+        );
+        if (missing) throw missing;
+        const updated = await repo.update(accountId, id, changes);
+        if (!updated) throw notFound(id);
+        return updated;
       });
     } catch (error) {
       if (isUniqueViolation(error) && clean.nas_ip !== undefined) throw addressTaken(clean.nas_ip);
       throw error;
     }
+    const network = await this.presentOne(row);
+    return clean.secret === undefined ? { network } : { network, secret: clean.secret };
   }
 
   /** Replaces the shared secret with a generated one and returns it (shown once). */
@@ -386,17 +502,18 @@ export class NetworksService {
     const secret = generateSecret();
     const row = await this.repo.update(accountId, id, { secret, updated: isoNow() });
     if (!row) throw notFound(id);
-    return { network: present(row), secret };
+    return { network: await this.presentOne(row), secret };
   }
 
   /** Deletes the network with its captive portals; past sessions and auth records stay, for reports. */
   async delete(accountId: number, id: number): Promise<{ network: Network; portalsDeleted: number }> {
-    return this.repo.transaction(async (repo) => {
-      const current = await repo.findById(accountId, id);
-      if (!current) throw notFound(id);
-      const portalsDeleted = await repo.deleteWithPortals(accountId, id, isoNow());
-      return { network: present(current), portalsDeleted };
+    // Presented as it was, before the transaction (on SQLite a read beside it would wait for it).
+    const network = await this.get(accountId, id);
+    const portalsDeleted = await this.repo.transaction(async (repo) => {
+      if (!(await repo.findById(accountId, id))) throw notFound(id);
+      return repo.deleteWithPortals(accountId, id, isoNow());
     });
+    return { network, portalsDeleted };
   }
 
   /** How many captive portals the network has (operators' doors show it before a delete). */

@@ -2,6 +2,13 @@
 // hangs off a network of the same account; its login URL is derived from the public address of Wisp.
 
 import { createHash } from "node:crypto";
+import {
+  MAX_REMEMBER_DAYS,
+  RANDOM_MAC_CHOICES,
+  type RandomMacChoice,
+  REMEMBER_CHOICES,
+  type RememberChoice,
+} from "../devices/rules.ts";
 import { type FieldProblem, NotFoundError, ValidationError } from "../shared/errors.ts";
 import type { Page, PageRequest } from "../shared/pages.ts";
 import { parseSort } from "../shared/sort.ts";
@@ -100,6 +107,12 @@ export interface CaptivePortal extends VerificationSettings {
   registration_validity: number;
   /** The group registered guests join; null: none (registration cannot be enabled). */
   guest_group_id: number | null;
+  /** Remember a guest's device after a sign-in, for MAC authentication: never, ask, always. */
+  remember_devices: RememberChoice;
+  /** For how many days a device is remembered. */
+  remember_days: number;
+  /** Randomised (locally administered) MAC addresses: refuse to remember them, or allow it when the guest asks. */
+  random_macs: RandomMacChoice;
   /** The account's identity providers the idp method offers, one button each (issue 26). */
   identity_providers: number[];
   created: string;
@@ -136,6 +149,7 @@ export interface GuestPortal {
   };
   clickthrough: { validity: number; sessionTimeout: number };
   registration: { validity: number; groupId: number | null };
+  remember: { choice: RememberChoice; days: number; randomMacs: RandomMacChoice };
   /** How registered guests are verified (issue 27), with the SMS gateway's secret in clear. */
   verification: GuestVerification;
   /** Changes with the logo (the guest page's cache-busting version); undefined: no logo. */
@@ -195,6 +209,9 @@ export interface PortalInput extends VerificationInput {
   registration_validity?: number | undefined;
   /** null removes it. */
   guest_group_id?: number | null | undefined;
+  remember_devices?: string | undefined;
+  remember_days?: number | undefined;
+  random_macs?: string | undefined;
   /** Ids of identity providers of the account; [] for none. */
   identity_providers?: number[] | undefined;
 }
@@ -280,6 +297,7 @@ function checkPage(input: PortalInput, clean: PortalInput, problems: FieldProble
       message: "must be a group id (a positive whole number) or null",
     });
   }
+  checkRemember(input, problems);
   checkVerification(input, clean, problems);
   const providers = input.identity_providers;
   if (providers !== undefined) {
@@ -293,6 +311,29 @@ function checkPage(input: PortalInput, clean: PortalInput, problems: FieldProble
   const redirect = input.generic_redirect_field;
   if (redirect !== undefined && redirect !== "" && !FIELD_NAME_PATTERN.test(redirect)) {
     problems.push({ field: "generic_redirect_field", message: `${FIELD_NAME_RULE}, or empty` });
+  }
+}
+
+/** "Remember this device" (src/core/devices/rules.ts). */
+function checkRemember(input: PortalInput, problems: FieldProblem[]): void {
+  if (
+    input.remember_devices !== undefined &&
+    !(REMEMBER_CHOICES as readonly string[]).includes(input.remember_devices)
+  ) {
+    problems.push({ field: "remember_devices", message: oneOf(REMEMBER_CHOICES) });
+  }
+  const days = input.remember_days;
+  if (days !== undefined && (!Number.isInteger(days) || days < 1 || days > MAX_REMEMBER_DAYS)) {
+    problems.push({
+      field: "remember_days",
+      message: `must be a whole number of days from 1 to ${MAX_REMEMBER_DAYS}`,
+    });
+  }
+  if (
+    input.random_macs !== undefined &&
+    !(RANDOM_MAC_CHOICES as readonly string[]).includes(input.random_macs)
+  ) {
+    problems.push({ field: "random_macs", message: oneOf(RANDOM_MAC_CHOICES) });
   }
 }
 
@@ -415,6 +456,9 @@ function pageColumns(clean: PortalInput): PortalChanges {
     if (value !== undefined) changes[field] = value;
   }
   if (clean.guest_group_id !== undefined) changes.guest_group_id = clean.guest_group_id;
+  if (clean.remember_devices !== undefined) changes.remember_devices = clean.remember_devices;
+  if (clean.remember_days !== undefined) changes.remember_days = clean.remember_days;
+  if (clean.random_macs !== undefined) changes.random_macs = clean.random_macs;
   if (clean.identity_providers !== undefined) changes.identity_providers = clean.identity_providers.join(",");
   return { ...changes, ...verificationColumns(clean) };
 }
@@ -468,6 +512,9 @@ export class PortalsService {
       clickthrough_session_timeout: row.clickthrough_session_timeout,
       registration_validity: row.registration_validity,
       guest_group_id: row.guest_group_id,
+      remember_devices: row.remember_devices as RememberChoice,
+      remember_days: row.remember_days,
+      random_macs: row.random_macs as RandomMacChoice,
       identity_providers: entriesOf(row.identity_providers).map(Number),
       ...verificationSettings(row),
       created: row.created,
@@ -533,6 +580,11 @@ export class PortalsService {
       },
       clickthrough: { validity: row.clickthrough_validity, sessionTimeout: row.clickthrough_session_timeout },
       registration: { validity: row.registration_validity, groupId: row.guest_group_id },
+      remember: {
+        choice: row.remember_devices as RememberChoice,
+        days: row.remember_days,
+        randomMacs: row.random_macs as RandomMacChoice,
+      },
       verification: guestVerification(
         row,
         row.sms_secret ? this.box.open(row.sms_secret, smsSealContext(row.account_id, row.id)) : "",

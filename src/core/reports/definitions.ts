@@ -21,6 +21,8 @@ export interface AuthRequestRow {
   method: string | null;
   /** EAP: the outer identity when it differs from the user's name. */
   outer_identity: string | null;
+  /** The name of the account's device with the client's MAC, when there is one (issue 24). */
+  device_name: string | null;
 }
 
 /** 115: one row per user created in the window, with totals over all of the user's sessions. */
@@ -85,6 +87,7 @@ export const REPORT_COLUMNS = {
     "network_id",
     "method",
     "outer_identity",
+    "device_name",
   ],
   115: [
     "user_id",

@@ -378,7 +378,7 @@ export class DemoSeeder {
     const networks = writer.networks();
     await networks.lockAddresses();
     const addresses: string[] = [];
-    const ranges: { range_start: string; range_end: string }[] = [];
+    const ranges: { range_start: string | null; range_end: string | null }[] = [];
     for (let n = 1; addresses.length < count && n < 131_072; n++) {
       const address = `198.${18 + (n >> 16)}.${(n >> 8) & 255}.${n & 255}`;
       if ((n & 255) === 0 || (n & 255) === 255 || taken.has(address)) continue;

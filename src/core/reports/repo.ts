@@ -102,7 +102,7 @@ const nullIsBlank = (value: unknown): Cell => (value ?? "") as Cell;
  * and id are, and per-column conversions.
  */
 const LAYOUT = {
-  110: { width: 13, time: 14, id: 13, convert: [iso, null, null, nullIsBlank] as Convert[] },
+  110: { width: 14, time: 15, id: 14, convert: [iso, null, null, nullIsBlank] as Convert[] },
   120: {
     width: 14,
     time: 14,
@@ -385,6 +385,14 @@ export class ReportsRepo {
       "network_id",
       "method",
       "outer_identity",
+      // The device's name, where the account knows the client's MAC (a named device; else null).
+      (eb) =>
+        eb
+          .selectFrom("devices as d")
+          .select(sql<string | null>`nullif(d.name, '')`.as("name"))
+          .whereRef("d.account_id", "=", "radpostauth.account_id")
+          .whereRef("d.mac", "=", "radpostauth.client_mac")
+          .as("device_name"),
       "id",
       this.cursorTime("authdate"),
     ]);

@@ -17,6 +17,8 @@ export interface DisconnectPayload {
   session_id?: number;
   /** A voucher's sessions may carry its code as typed: every spelling to look for. */
   usernames?: string[];
+  /** A device's sessions, by its MAC (lower-case, colon-separated): whatever username they carry. */
+  client_macs?: string[];
   reason: string;
 }
 

@@ -1,6 +1,6 @@
 // The sessions of radacct as the API, the console and the worker read them, always within one
 // account; the outcome of disconnects; the sweeps' queries (stale sessions, expired users).
-import { type Kysely, type Selectable, sql } from "kysely";
+import { type ExpressionBuilder, type Kysely, type Selectable, sql } from "kysely";
 import type { DialectName } from "../../db/database.ts";
 import type { RadacctTable, Schema } from "../../db/schema.ts";
 import { ordered, type SortPlan } from "../../db/sort.ts";
@@ -10,6 +10,8 @@ import type { Sort } from "../shared/sort.ts";
 import type { SessionSortField } from "./rules.ts";
 
 export type SessionRow = Selectable<RadacctTable>;
+/** A session as lists and pages show it: with its device's name, when the account knows the MAC. */
+export type NamedSessionRow = SessionRow & { device_name?: string | null };
 
 export interface SessionFilter {
   status?: "active" | "closed" | undefined;
@@ -70,24 +72,43 @@ export class SessionsRepo {
     return query;
   }
 
+  /** The name of the account's device with the session's client MAC, when it has one (issue 24). */
+  private deviceName(eb: ExpressionBuilder<Schema, "radacct">) {
+    return eb
+      .selectFrom("devices as d")
+      .select(sql<string | null>`nullif(d.name, '')`.as("name"))
+      .whereRef("d.account_id", "=", "radacct.account_id")
+      .whereRef("d.mac", "=", "radacct.client_mac")
+      .as("device_name");
+  }
+
   async list(
     accountId: number,
     filter: SessionFilter,
     page: PageRequest,
     sort?: Sort<SessionSortField>,
-  ): Promise<{ rows: SessionRow[]; total: number }> {
+  ): Promise<{ rows: NamedSessionRow[]; total: number }> {
     const query = this.filtered(accountId, filter);
     const [rows, count] = await Promise.all([
-      ordered(query.selectAll(), this.dialect, SORT, sort).limit(page.limit).offset(offsetOf(page)).execute(),
+      ordered(
+        query.selectAll().select((eb) => this.deviceName(eb)),
+        this.dialect,
+        SORT,
+        sort,
+      )
+        .limit(page.limit)
+        .offset(offsetOf(page))
+        .execute(),
       query.select((eb) => eb.fn.countAll<number>().as("total")).executeTakeFirstOrThrow(),
     ]);
     return { rows, total: Number(count.total) };
   }
 
-  get(accountId: number, id: number): Promise<SessionRow | undefined> {
+  get(accountId: number, id: number): Promise<NamedSessionRow | undefined> {
     return this.db
       .selectFrom("radacct")
       .selectAll()
+      .select((eb) => this.deviceName(eb))
       .where("account_id", "=", accountId)
       .where("radacctid", "=", id)
       .executeTakeFirst();
@@ -133,6 +154,17 @@ export class SessionsRepo {
       .selectAll()
       .where("account_id", "=", accountId)
       .where("username", "in", usernames)
+      .where("acctstoptime", "is", null)
+      .execute();
+  }
+
+  openOfMacs(accountId: number, macs: string[]): Promise<SessionRow[]> {
+    if (macs.length === 0) return Promise.resolve([]);
+    return this.db
+      .selectFrom("radacct")
+      .selectAll()
+      .where("account_id", "=", accountId)
+      .where("client_mac", "in", macs)
       .where("acctstoptime", "is", null)
       .execute();
   }

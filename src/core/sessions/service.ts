@@ -13,7 +13,7 @@ import { parseSort } from "../shared/sort.ts";
 import { isoNow } from "../shared/time.ts";
 import type { ConnectedDas, DasAttribute, DasOutcome, DynamicAuthorization } from "./das.ts";
 import { isCoaAttribute, queueDisconnect, SWEEP_JOB } from "./jobs.ts";
-import type { OnlineCount, SessionFilter, SessionRow, SessionsRepo } from "./repo.ts";
+import type { NamedSessionRow, OnlineCount, SessionFilter, SessionRow, SessionsRepo } from "./repo.ts";
 import { DISCONNECT_RETRY_AFTER_S, SESSION_SORT_FIELDS, type SessionStatus } from "./rules.ts";
 
 export interface SessionDisconnect {
@@ -43,6 +43,8 @@ export interface Session {
   output_bytes: number;
   terminate_cause: string | null;
   disconnect: SessionDisconnect | null;
+  /** The name of the account's device with this client MAC, when it has one (issue 24). */
+  device_name: string | null;
 }
 
 export interface ListInput {
@@ -83,7 +85,7 @@ function seconds(value: number | Date | null): number | null {
   return value instanceof Date ? Math.floor(value.getTime() / 1000) : Number(value);
 }
 
-function present(row: SessionRow): Session {
+function present(row: NamedSessionRow): Session {
   const time = (v: number | Date | null) => {
     const s = seconds(v);
     return s === null ? null : iso(s);
@@ -110,6 +112,7 @@ function present(row: SessionRow): Session {
     disconnect: row.disconnect_result
       ? { result: row.disconnect_result, cause: row.disconnect_cause ?? null, at: row.disconnect_at ?? "" }
       : null,
+    device_name: row.device_name ?? null,
   };
 }
 
@@ -276,6 +279,15 @@ export class SessionsService {
     return done;
   }
 
+  /** The open sessions of these devices (by client MAC), disconnected one after the other. */
+  async disconnectMacs(accountId: number, macs: string[], reason: string): Promise<string[]> {
+    const done: string[] = [];
+    for (const row of await this.repo.openOfMacs(accountId, macs)) {
+      done.push(await this.disconnectQuietly(accountId, Number(row.radacctid), reason));
+    }
+    return done;
+  }
+
   /**
    * Pushes the gateway-applicable reply attributes (COA_ATTRIBUTES) the users have now to their
    * open sessions with a CoA-Request (RFC 5176 section 2.2: the session's identification plus the
@@ -422,6 +434,9 @@ export class SessionsService {
  * it is a single one; null when neither.
  */
 export function targetAddress(nasIp: string, nasname: string): string | null {
+  // A network reached over RadSec only has no address to send UDP to (and a NAS behind NAT
+  // could not be reached there anyway): the RadSec door sends over the NAS's TLS connection.
+  if (nasname === "") return null;
   if (nasIp && containingNetworks(nasIp).includes(nasname)) return nasIp;
   return nasname.includes("/") ? null : nasname;
 }

@@ -2,6 +2,7 @@
 // the console and the CLI). Writes on these paths answer 405 through the app's not-found handler.
 import type { FastifyInstance } from "fastify";
 import { type Static, Type } from "typebox";
+import { MAB_MODES, MAB_PASSWORDS, RANDOM_MAC_CHOICES, REMEMBER_CHOICES } from "../../core/devices/rules.ts";
 import { EAP_METHOD_CHOICES, NETWORK_SORT_FIELDS } from "../../core/networks/rules.ts";
 import type { NetworksService } from "../../core/networks/service.ts";
 import {
@@ -13,14 +14,19 @@ import {
 } from "../../core/portals/rules.ts";
 import type { PortalsService } from "../../core/portals/service.ts";
 import { MAX_SEARCH } from "../../core/users/rules.ts";
-import { errorResponses, Id, ListOf, PageQuery, SortQuery } from "../schemas.ts";
+import { errorResponses, Id, ListOf, PageQuery, SortQuery, StringEnum } from "../schemas.ts";
 
 const Network = Type.Object(
   {
     id: Type.Integer(),
     name: Type.String(),
     nas_ip: Type.String({
-      description: "the RADIUS client's IPv4/IPv6 address or CIDR; unique across the installation",
+      description:
+        "the RADIUS client's IPv4/IPv6 address or CIDR, unique across the installation; empty for a network reached over RadSec only (its NAS is known by certificate)",
+    }),
+    transport: StringEnum(["udp", "radsec", "both"] as const, {
+      description:
+        "how the network's NAS reaches Wisp: udp (by address), radsec (RADIUS over TLS, by certificate), or both",
     }),
     nas_identifier: Type.String({ description: "the NAS-Identifier the devices send; may be empty" }),
     description: Type.String(),
@@ -45,6 +51,23 @@ const Network = Type.Object(
           "WPA-Enterprise: the EAP method proposed first (peap, ttls or tls); a supplicant set up for another one answers with a NAK and gets it",
       },
     ),
+    mab_mode: Type.Union(
+      MAB_MODES.map((m) => Type.Literal(m)),
+      {
+        description:
+          "MAC authentication: off; devices (registered devices only); guests (devices and guests a portal remembered)",
+      },
+    ),
+    mab_password: Type.Union(
+      MAB_PASSWORDS.map((m) => Type.Literal(m)),
+      {
+        description:
+          "the password the gateways send with MAC authentication: mac (the MAC itself), empty, or secret (a network-wide one)",
+      },
+    ),
+    mab_secret_set: Type.Boolean({
+      description: "whether a network-wide MAB password is set; it is never returned",
+    }),
     created: Type.String({ format: "date-time" }),
     updated: Type.String({ format: "date-time" }),
   },
@@ -120,6 +143,21 @@ const CaptivePortal = Type.Object(
     guest_group_id: Type.Union([Type.Integer(), Type.Null()], {
       description: "registration: the group (same account) registered guests join; null for none",
     }),
+    remember_devices: Type.Union(
+      REMEMBER_CHOICES.map((c) => Type.Literal(c)),
+      {
+        description:
+          "remember a guest's device after a sign-in, for MAC authentication without the page: never, ask (a box the guest ticks), always",
+      },
+    ),
+    remember_days: Type.Integer({ description: "days a device is remembered from the sign-in" }),
+    random_macs: Type.Union(
+      RANDOM_MAC_CHOICES.map((c) => Type.Literal(c)),
+      {
+        description:
+          "randomised (locally administered) MAC addresses: refuse to remember them, or allow it when the guest ticks the box",
+      },
+    ),
     created: Type.String({ format: "date-time" }),
     updated: Type.String({ format: "date-time" }),
   },

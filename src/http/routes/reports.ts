@@ -39,11 +39,19 @@ const rowSchemas: Record<ReportId, TSchema> = {
       nas_identifier: Nullable(Type.String()),
       network_id: Nullable(Type.Integer()),
       method: Nullable(
-        Type.String({ description: "how the user was proven: PAP, CHAP, MSCHAPv2, PEAP, TTLS or TLS" }),
+        Type.String({
+          description:
+            "how the user was proven: PAP, CHAP, MSCHAPv2, PEAP, TTLS, TLS or MAB (MAC authentication)",
+        }),
       ),
       outer_identity: Nullable(
         Type.String({
           description: "EAP: the outer (often anonymous) identity, when it differs from username",
+        }),
+      ),
+      device_name: Nullable(
+        Type.String({
+          description: "the name of the account's device with this client MAC, when it has one",
         }),
       ),
     },

@@ -46,6 +46,9 @@ const Session = Type.Object(
     output_bytes: Type.Integer({ description: "octets to the device, gigawords included" }),
     terminate_cause: nullable("string", { description: "Acct-Terminate-Cause of a closed session" }),
     disconnect: Type.Union([Type.Ref("SessionDisconnect"), Type.Null()]),
+    device_name: nullable("string", {
+      description: "the name of the account's device with this client MAC, when it has one",
+    }),
   },
   { $id: "Session", description: "A RADIUS accounting session (a radacct row)" },
 );

@@ -3,11 +3,10 @@
 // It answers with an Access-Challenge (the next EAP-Request), an Access-Accept (EAP-Success and
 // the keys) or an Access-Reject (EAP-Failure), or asks the door to drop the packet. Logins are
 // decided by the core through the `judge` the door passes in; the engine only proves identities.
-import { constants, randomBytes, randomInt } from "node:crypto";
-import { createSecureContext, type SecureContext } from "node:tls";
+import { randomBytes, randomInt } from "node:crypto";
+import type { SecureContext } from "node:tls";
 import type { Credentials } from "../../core/aaa/decide.ts";
 import type { LoginOutcome } from "../../core/aaa/service.ts";
-import { sentChain } from "../../core/certs/files.ts";
 import type { RadiusClient } from "../../core/networks/service.ts";
 import { type Bound, Conversations } from "./conversations.ts";
 import { EapTlsMethod } from "./methods/eap-tls.ts";
@@ -16,6 +15,9 @@ import type { EapMethod, LoginJudge, MethodContext } from "./methods/method.ts";
 import { PeapMethod } from "./methods/peap.ts";
 import { TtlsMethod } from "./methods/ttls.ts";
 import { decodeEap, EapCode, EapFormatError, EapType, eapFailure, encodeEap } from "./packet.ts";
+import { buildContexts, TLS_METHOD_TYPES } from "./tls-contexts.ts";
+import { TlsPool } from "./tls-pool.ts";
+import { TlsTunnel, type Tunnel } from "./tunnel.ts";
 import { DEFAULT_EAP_LIMITS, type EapLimits, type EapMethodName, type EapOptions } from "./types.ts";
 
 export interface EapRequest {
@@ -56,7 +58,7 @@ const METHOD_NAMES = new Map<number, EapMethodName>(
   Object.entries(METHOD_TYPES).map(([name, type]) => [type, name as EapMethodName]),
 );
 /** The order a NAK's proposals are considered in when several are served. */
-const SERVED = [EapType.Peap, EapType.Ttls, EapType.Tls];
+const SERVED = TLS_METHOD_TYPES;
 /** How long a built TLS context is used before the credentials are asked again. */
 const CREDENTIALS_TTL_MS = 60_000;
 /** RFC 3748 section 5.1 leaves the identity's length open; RADIUS User-Name holds 253 octets. */
@@ -81,6 +83,8 @@ interface Conversation extends Bound {
 export class EapEngine {
   private readonly conversations: Conversations<Conversation>;
   private tls: { contexts: Map<number, SecureContext>; expires: number } | undefined;
+  /** TLS on worker threads (limits.tlsWorkers > 0), else in this thread. */
+  readonly pool: TlsPool | undefined;
   /** One set of session-ticket keys for every context this engine builds: resumption survives refreshes. */
   private readonly ticketKeys = randomBytes(48);
 
@@ -90,6 +94,8 @@ export class EapEngine {
     limits: EapLimits = DEFAULT_EAP_LIMITS,
   ) {
     this.conversations = new Conversations(limits);
+    const workers = limits.tlsWorkers ?? DEFAULT_EAP_LIMITS.tlsWorkers ?? 0;
+    this.pool = workers > 0 ? new TlsPool(workers) : undefined;
   }
 
   get openConversations(): number {
@@ -107,36 +113,30 @@ export class EapEngine {
 
   close(): void {
     this.conversations.close();
+    void this.pool?.close();
   }
 
   /**
-   * One TLS context per method: a session (ticket) of one method never resumes another (its
-   * session id context differs), so a PEAP session cannot stand in for an EAP-TLS certificate.
+   * The TLS connections of a method: on the worker pool when there is one, else in this thread.
+   * The credentials are asked again every CREDENTIALS_TTL_MS (a renewed certificate is used).
    */
-  private async secureContext(type: number): Promise<SecureContext> {
+  private async tunnels(type: number): Promise<(requestClientCertificate: boolean) => Tunnel> {
     if (!this.tls || this.tls.expires <= Date.now()) {
       const credentials = await this.options.credentials();
-      const contexts = new Map<number, SecureContext>();
-      const chain = sentChain(credentials.cert, credentials.chain, credentials.ca);
-      for (const served of SERVED) {
-        const context = createSecureContext({
-          key: credentials.key,
-          cert: [credentials.cert, ...chain].join("\n"),
-          ca: credentials.ca.length > 0 ? credentials.ca : undefined,
-          minVersion: "TLSv1.2",
-          maxVersion: "TLSv1.3",
-          sessionIdContext: `wisp-eap-${served}`,
-          // Resumption for EAP-TLS only: a resumed PEAP or TTLS session lets the supplicant skip
-          // phase 2 (RFC 5281 section 7.8), and the login must be decided again on current rules,
-          // which would need the inner identity kept beside each ticket. They do full handshakes.
-          ...(served === EapType.Tls ? {} : { secureOptions: constants.SSL_OP_NO_TICKET }),
-        });
-        context.context.setTicketKeys(this.ticketKeys);
-        contexts.set(served, context);
+      if (this.pool) {
+        this.pool.setCredentials(credentials, this.ticketKeys);
+        this.tls = { contexts: new Map(), expires: Date.now() + CREDENTIALS_TTL_MS };
+      } else {
+        this.tls = {
+          contexts: buildContexts(credentials, this.ticketKeys),
+          expires: Date.now() + CREDENTIALS_TTL_MS,
+        };
       }
-      this.tls = { contexts, expires: Date.now() + CREDENTIALS_TTL_MS };
     }
-    return this.tls.contexts.get(type)!;
+    const pool = this.pool;
+    if (pool) return (requestClientCertificate) => pool.open(type, requestClientCertificate);
+    const context = this.tls.contexts.get(type)!;
+    return (requestClientCertificate) => new TlsTunnel(context, requestClientCertificate);
   }
 
   async handle(request: EapRequest): Promise<EapAnswer> {
@@ -292,7 +292,7 @@ export class EapEngine {
     const context: MethodContext = {
       client,
       outerIdentity,
-      tls: await this.secureContext(type),
+      openTunnel: await this.tunnels(type),
       fragmentSize: this.options.fragmentSize,
       checkClientCertificate: this.options.checkClientCertificate,
     };

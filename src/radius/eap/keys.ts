@@ -8,9 +8,14 @@
 // MSK, MS-MPPE-Send-Key the next 32 (as FreeRADIUS and hostapd send them); the RADIUS codec hides
 // both with the shared secret and the Request Authenticator (RFC 2548 section 2.4.2).
 import { EapType } from "./packet.ts";
-import type { TlsTunnel } from "./tunnel.ts";
 
-export function masterSessionKey(tunnel: TlsTunnel, type: number): Buffer {
+/** What the MSK is exported from: a TLS connection after its handshake. */
+export interface KeyExporter {
+  readonly protocol: string | null;
+  exportKeyingMaterial(length: number, label: string, context?: Buffer): Buffer;
+}
+
+export function masterSessionKey(tunnel: KeyExporter, type: number): Buffer {
   if (tunnel.protocol === "TLSv1.3") {
     return tunnel.exportKeyingMaterial(128, "EXPORTER_EAP_TLS_Key_Material", Buffer.of(type)).subarray(0, 64);
   }

@@ -6,6 +6,7 @@
 import { Duplex } from "node:stream";
 import { setImmediate as nextTurn } from "node:timers/promises";
 import { type SecureContext, TLSSocket } from "node:tls";
+import { masterSessionKey } from "./keys.ts";
 
 /**
  * What one TLS server connection holds, charged to its EAP conversation (issue 22 point 7):
@@ -19,10 +20,35 @@ import { type SecureContext, TLSSocket } from "node:tls";
  */
 export const TLS_TUNNEL_BYTES = 64 * 1024;
 
+/**
+ * A TLS server connection as the EAP methods use it: in this thread (TlsTunnel) or on a worker
+ * thread of the TLS pool (./tls-pool.ts). Its state is read after `receive` and `send` resolve.
+ */
+export interface Tunnel {
+  /** Why TLS gave up (bad records, failed handshake); the conversation ends. */
+  readonly failure: string | undefined;
+  /** The handshake is done. */
+  readonly secure: boolean;
+  /** "TLSv1.2", "TLSv1.3"; null before the handshake. */
+  readonly protocol: string | null;
+  /** Hands TLS records from the supplicant to TLS; resolves with TLS's answer (maybe empty). */
+  receive(records: Buffer): Promise<Buffer>;
+  /** Encrypts application data for the supplicant (inner method packets). */
+  send(plain: Buffer): Promise<Buffer>;
+  /** Application data received since the last call. */
+  takeApplicationData(): Buffer;
+  /** The client certificate's verification error against the trusted CAs, or null when it chains. */
+  clientCertificateError(): string | null;
+  clientCertificateDer(): Buffer | undefined;
+  /** The method's MSK (./keys.ts), once the handshake is done. */
+  masterSessionKey(type: number): Buffer;
+  destroy(): void;
+}
+
 /** Event-loop turns TLS may take to answer one flight (measured: 1-2; more is a stall). */
 const MAX_TURNS = 6;
 
-export class TlsTunnel {
+export class TlsTunnel implements Tunnel {
   private readonly wire: Duplex;
   private readonly socket: TLSSocket;
   private outgoing: Buffer[] = [];
@@ -128,6 +154,10 @@ export class TlsTunnel {
 
   clientCertificateDer(): Buffer | undefined {
     return this.socket.getPeerX509Certificate()?.raw;
+  }
+
+  masterSessionKey(type: number): Buffer {
+    return masterSessionKey(this, type);
   }
 
   /** TLS exporter (RFC 5705 / RFC 8446 section 7.5), as each method's keys need. */

@@ -1,5 +1,6 @@
 // The EAP engine's public shapes: where the server certificate comes from, how a client
 // certificate is judged, and the limits on conversations.
+import { availableParallelism } from "node:os";
 import type { RadiusClient } from "../../core/networks/service.ts";
 
 /** PEM texts. `ca`: the certificates trusted to have issued client certificates (EAP-TLS). */
@@ -34,6 +35,8 @@ export interface EapLimits {
   perNetworkBytes: number;
   /** Bytes every conversation together may hold; past it one is dropped from a network over its fair share. */
   totalBytes: number;
+  /** Worker threads running the conversations' TLS (0: TLS in the thread that answers RADIUS). */
+  tlsWorkers?: number;
 }
 
 const MiB = 1024 * 1024;
@@ -49,6 +52,8 @@ export const DEFAULT_EAP_LIMITS: EapLimits = {
   total: 20000,
   perNetworkBytes: 32 * MiB,
   totalBytes: 256 * MiB,
+  // One core is left to the thread that answers RADIUS (and decides logins).
+  tlsWorkers: Math.min(16, Math.max(1, availableParallelism() - 1)),
 };
 export const DEFAULT_FRAGMENT_SIZE = 1024;
 

@@ -124,6 +124,7 @@ export class NasConnection {
     }
     for (const message of packets) {
       if (this.closing) return;
+      this.deps.observer?.received("radsec");
       if (isResponseCode(message[0]!)) this.settle(message);
       else this.handle(message);
     }

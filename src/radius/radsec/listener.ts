@@ -18,7 +18,7 @@ import {
 } from "./connection.ts";
 import { ConnectionGate, DEFAULT_GATE_LIMITS, type GateLimits, type GateRefusal } from "./gate.ts";
 import { handshakeRefusal, identityRefusal, type RefusalLabel } from "./refusals.ts";
-import { type Protocol, RADSEC_SECRET, Radius10Wire, type Wire } from "./wire.ts";
+import { type Protocol, RADSEC_SECRET, Radius10Wire, Radius11Wire, type Wire } from "./wire.ts";
 
 /** The server's own certificate (PEM): RADSEC_CERT_FILE/KEY_FILE, else the EAP server certificate. */
 export interface ServerIdentity {
@@ -49,8 +49,6 @@ export interface RadsecListenerOptions {
   /** How long a handshake may take before the connection is closed. */
   handshakeTimeoutMs?: number;
   radius11?: Radius11Mode;
-  /** Makes the RADIUS/1.1 wire (src/radius/radsec/wire11.ts); unset: 1.1 not offered. */
-  radius11Wire?: () => Wire;
   observer?: RadsecObserver | undefined;
 }
 
@@ -123,6 +121,11 @@ export class RadsecListener implements RadsecConnections {
     await closed;
   }
 
+  /** TCP connections admitted by the gate and not yet closed (in handshake or open). */
+  get admitted(): number {
+    return this.gate.connections;
+  }
+
   /** RadsecConnections: the live connections of one network (the console shows them). */
   byNetwork(accountId: number, networkId: number): RadsecConnection[] {
     const found: RadsecConnection[] = [];
@@ -185,7 +188,7 @@ export class RadsecListener implements RadsecConnections {
    * offered but none acceptable: undefined, which ends the handshake with no_application_protocol.
    */
   private chooseProtocol(offered: string[]): string | undefined {
-    const mode = this.options.radius11Wire ? (this.options.radius11 ?? "allow") : "forbid";
+    const mode = this.options.radius11 ?? "allow";
     if (mode !== "forbid" && offered.includes("radius/1.1")) return "radius/1.1";
     if (mode !== "require" && offered.includes("radius/1.0")) return "radius/1.0";
     return undefined;
@@ -209,6 +212,8 @@ export class RadsecListener implements RadsecConnections {
       return;
     }
     socket.once("close", () => this.gate.release(address));
+    // Answers go out as they are written: Nagle would hold a small answer until the NAS's ACK.
+    socket.setNoDelay(true);
     socket.on("error", () => {}); // the TLS socket wrapping it reports
     this.tlsServer!.emit("connection", socket);
   }
@@ -235,6 +240,11 @@ export class RadsecListener implements RadsecConnections {
       return void socket.destroy();
     }
     const protocol = (socket.alpnProtocol || "radius/1.0") as Protocol;
+    // RFC 9765 section 3.1, "require": a NAS that offers no ALPN at all is refused too.
+    if (protocol !== "radius/1.1" && this.options.radius11 === "require") {
+      this.refuse(address, "alpn", "RADIUS/1.1 is required and the NAS did not offer it");
+      return void socket.destroy();
+    }
     // RFC 9765 section 3.3: RADIUS/1.1 only over TLS 1.3.
     if (protocol === "radius/1.1" && socket.getProtocol() !== "TLSv1.3") {
       this.refuse(address, "tls_version", "RADIUS/1.1 negotiated over TLS 1.2");
@@ -257,7 +267,7 @@ export class RadsecListener implements RadsecConnections {
       peerSubject: leaf.subject.replaceAll("\n", ", "),
       peerFingerprint: createHash("sha256").update(chain[0]!).digest("hex"),
     };
-    const wire = protocol === "radius/1.1" ? this.options.radius11Wire!() : new Radius10Wire();
+    const wire: Wire = protocol === "radius/1.1" ? new Radius11Wire() : new Radius10Wire();
     const connection = new NasConnection(
       socket,
       asRadsecClient(identity.network),

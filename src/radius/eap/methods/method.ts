@@ -1,10 +1,10 @@
 // What every EAP method of the engine shares: the step it answers with, and what it may use to
 // judge a login. A method never decides a login itself: it proves who the user is, then hands
 // the inner identity and credentials to the core decision through `LoginJudge`.
-import type { SecureContext } from "node:tls";
 import type { Credentials } from "../../../core/aaa/decide.ts";
 import type { LoginOutcome } from "../../../core/aaa/service.ts";
 import type { RadiusClient } from "../../../core/networks/service.ts";
+import type { Tunnel } from "../tunnel.ts";
 import type { EapOptions } from "../types.ts";
 
 export interface LoginJudge {
@@ -16,7 +16,8 @@ export interface MethodContext {
   client: RadiusClient;
   /** The EAP-Response/Identity of the conversation (RFC 3748 section 5.1). */
   outerIdentity: string;
-  tls: SecureContext;
+  /** A new TLS server connection of the method's context (asking for a client certificate or not). */
+  openTunnel(requestClientCertificate: boolean): Tunnel;
   fragmentSize: number;
   checkClientCertificate: EapOptions["checkClientCertificate"];
 }

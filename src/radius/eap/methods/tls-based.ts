@@ -4,8 +4,7 @@
 
 import type { LoginOutcome } from "../../../core/aaa/service.ts";
 import { Flags, FragmentError, Fragmenter, parseFragment, Reassembler } from "../fragments.ts";
-import { masterSessionKey } from "../keys.ts";
-import { TLS_TUNNEL_BYTES, TlsTunnel } from "../tunnel.ts";
+import { TLS_TUNNEL_BYTES, type Tunnel } from "../tunnel.ts";
 import { type EapMethod, failure, type LoginJudge, type MethodContext, type MethodStep } from "./method.ts";
 
 export interface TunnelEvent {
@@ -27,7 +26,7 @@ export type InnerStep =
   | { kind: "failure"; reason: string; outcome?: LoginOutcome; identity?: string };
 
 export abstract class TlsBasedMethod implements EapMethod {
-  protected tunnel: TlsTunnel | undefined;
+  protected tunnel: Tunnel | undefined;
   private readonly reassembler = new Reassembler();
   private readonly fragmenter: Fragmenter;
   identity: string | undefined;
@@ -77,7 +76,7 @@ export abstract class TlsBasedMethod implements EapMethod {
     let pending: Buffer = Buffer.alloc(0);
     let handshakeDone = false;
     if (whole.length > 0) {
-      this.tunnel ??= new TlsTunnel(this.context.tls, this.requestClientCertificate);
+      this.tunnel ??= this.context.openTunnel(this.requestClientCertificate);
       const before = this.tunnel.secure;
       pending = await this.tunnel.receive(whole);
       if (this.tunnel.failure) return failure(`TLS: ${this.tunnel.failure}`);
@@ -101,7 +100,7 @@ export abstract class TlsBasedMethod implements EapMethod {
       return {
         kind: "success",
         outcome: step.outcome,
-        msk: masterSessionKey(this.tunnel!, this.type),
+        msk: this.tunnel!.masterSessionKey(this.type),
         identity: step.identity,
       };
     }

@@ -1,0 +1,103 @@
+// A worker thread of the EAP TLS pool (./tls-pool.ts): it holds TLS server connections
+// (TlsTunnel, node's TLSSocket over memory) and runs their handshakes and records, so that
+// OpenSSL's work and node's TLS socket machinery leave the thread that answers RADIUS, and the
+// conversations of a busy server spread over the machine's cores. Messages are arrays (cheaper to
+// clone than objects); octets travel as transferred ArrayBuffers of their exact size.
+import type { SecureContext } from "node:tls";
+import { parentPort } from "node:worker_threads";
+import { buildContexts } from "./tls-contexts.ts";
+import { TlsTunnel } from "./tunnel.ts";
+import type { EapServerCredentials } from "./types.ts";
+
+/** Requests from the pool; see tls-pool.ts for the replies. */
+export type ToWorker =
+  | ["credentials", EapServerCredentials, Uint8Array]
+  /** Records or cleartext for tunnel `id`, opened on first use as method `type`. */
+  | ["receive" | "send", number, Uint8Array, number, boolean]
+  | ["close", number];
+
+interface Held {
+  tunnel: TlsTunnel;
+  type: number;
+  requestClientCertificate: boolean;
+  /** The handshake's results were sent already. */
+  reported: boolean;
+}
+
+const port = parentPort;
+if (!port) throw new Error("tls-worker.ts runs as a worker thread");
+const tunnels = new Map<number, Held>();
+let contexts: Map<number, SecureContext> | undefined;
+
+/** A copy of `data` in an ArrayBuffer of its own, which can be transferred without copying again. */
+function own(data: Buffer): Uint8Array<ArrayBuffer> {
+  return Uint8Array.prototype.slice.call(data) as Uint8Array<ArrayBuffer>;
+}
+
+function view(data: Uint8Array): Buffer {
+  return Buffer.from(data.buffer, data.byteOffset, data.byteLength);
+}
+
+/** Reply: [id, out, application data, failure, secure, and once secure: protocol, MSK, cert error, cert]. */
+function reply(id: number, held: Held, out: Buffer): void {
+  const { tunnel } = held;
+  const outBytes = own(out);
+  const app = own(tunnel.takeApplicationData());
+  const transfer = [outBytes.buffer, app.buffer];
+  const message: unknown[] = [id, outBytes, app, tunnel.failure ?? null, tunnel.secure];
+  if (tunnel.secure && !held.reported) {
+    held.reported = true;
+    const msk = own(tunnel.masterSessionKey(held.type));
+    const der = held.requestClientCertificate ? tunnel.clientCertificateDer() : undefined;
+    const cert = der ? own(der) : null;
+    message.push(
+      tunnel.protocol,
+      msk,
+      held.requestClientCertificate ? tunnel.clientCertificateError() : null,
+      cert,
+    );
+    transfer.push(msk.buffer);
+    if (cert) transfer.push(cert.buffer);
+  }
+  port!.postMessage(message, transfer);
+}
+
+async function handle(message: ToWorker): Promise<void> {
+  switch (message[0]) {
+    case "credentials":
+      contexts = buildContexts(message[1], view(message[2]));
+      return;
+    case "close":
+      tunnels.get(message[1])?.tunnel.destroy();
+      tunnels.delete(message[1]);
+      return;
+    default: {
+      const [op, id, data, type, requestClientCertificate] = message;
+      let held = tunnels.get(id);
+      if (!held) {
+        const context = contexts?.get(type);
+        if (!context) throw new Error(`no TLS context for EAP type ${type}`);
+        held = {
+          tunnel: new TlsTunnel(context, requestClientCertificate),
+          type,
+          requestClientCertificate,
+          reported: false,
+        };
+        tunnels.set(id, held);
+      }
+      const out =
+        op === "receive" ? await held.tunnel.receive(view(data)) : await held.tunnel.send(view(data));
+      reply(id, held, out);
+    }
+  }
+}
+
+port.on("message", (message: ToWorker) => {
+  handle(message).catch((error: Error) => {
+    // This tunnel's conversation fails; the others carry on.
+    const id = typeof message[1] === "number" ? message[1] : -1;
+    tunnels.get(id)?.tunnel.destroy();
+    tunnels.delete(id);
+    port.postMessage([id, new Uint8Array(0), new Uint8Array(0), `TLS worker: ${error.message}`, false]);
+  });
+});
