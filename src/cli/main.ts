@@ -12,6 +12,7 @@ import { registerBackupCommand } from "./backup.ts";
 import { registerCertCommands } from "./certs.ts";
 import { registerDemoCommands } from "./demo.ts";
 import { registerDeviceCommands } from "./devices.ts";
+import { registerIdpCommands } from "./idp.ts";
 import { registerImportCommands } from "./import.ts";
 import { registerKeyCommands } from "./keys.ts";
 import { registerNetworkCommands } from "./networks.ts";
@@ -41,6 +42,8 @@ const READ_ONLY = new Set([
   "certs list",
   "sessions list",
   "sessions show",
+  "idp list",
+  "idp show",
   "devices list",
   "devices show",
   "devices export",
@@ -99,6 +102,7 @@ registerBackupCommand(program);
 registerCertCommands(program, withCore);
 registerSessionCommands(program, withCore);
 registerPruneCommand(program, withCore);
+registerIdpCommands(program, withCore);
 registerDeviceCommands(program, withCore);
 registerImportCommands(program, withCore);
 

@@ -40,6 +40,7 @@ interface PortalOptions {
   rememberDays?: number;
   randomMacs?: string;
   guestGroup?: string;
+  identityProviders?: string;
   /** update: a file to upload as the logo, or false (--no-logo) to remove it. */
   logo?: string | false;
 }
@@ -57,6 +58,19 @@ function guestGroupOf(value: string | undefined): number | null | undefined {
   if (value === "" || value === "none") return null;
   if (!/^\d{1,10}$/.test(value)) throw ValidationError.field("guest_group_id", "must be a group id or none");
   return Number(value);
+}
+
+/** --identity-providers 3,5 (ids, see wisp idp list); "none" for none. */
+function providersOf(value: string | undefined): number[] | undefined {
+  if (value === undefined) return undefined;
+  if (value === "none" || value === "") return [];
+  const ids = value.split(",").map((v) => v.trim());
+  if (ids.some((id) => !/^\d{1,9}$/.test(id)))
+    throw ValidationError.field(
+      "identity_providers",
+      "must be identity provider ids separated by commas, or none",
+    );
+  return ids.map(Number);
 }
 
 function yesNo(value: string | undefined): boolean | undefined {
@@ -102,6 +116,7 @@ async function inputOf(options: PortalOptions): Promise<PortalInput> {
     remember_days: options.rememberDays,
     random_macs: options.randomMacs,
     guest_group_id: guestGroupOf(options.guestGroup),
+    identity_providers: providersOf(options.identityProviders),
   };
 }
 
@@ -156,6 +171,10 @@ function pageOptions(command: Command): Command {
       positiveInteger,
     )
     .option("--guest-group <group-id|none>", "registration: the group registered guests join")
+    .option(
+      "--identity-providers <ids|none>",
+      "idp method: the identity providers offered, by id separated by commas (see wisp idp list)",
+    )
     .option(
       "--remember-devices <choice>",
       "remember guests' devices for MAC authentication without the page: never, ask, always",

@@ -13,11 +13,13 @@ import { eapRoutes } from "./routes/eap.ts";
 import { groupRoutes } from "./routes/groups.ts";
 import { guestRoutes } from "./routes/guests.ts";
 import { homeRoutes } from "./routes/home.ts";
+import { identityProviderRoutes } from "./routes/identity-providers.ts";
 import { keyRoutes } from "./routes/keys.ts";
 import { networkRoutes } from "./routes/networks.ts";
 import { portalRoutes } from "./routes/portals.ts";
 import { reportRoutes } from "./routes/reports.ts";
 import { sessionRoutes } from "./routes/sessions.ts";
+import { ssoRoutes } from "./routes/sso.ts";
 import { staticRoutes } from "./routes/static.ts";
 import { userRoutes } from "./routes/users.ts";
 import { voucherRoutes } from "./routes/vouchers.ts";
@@ -154,4 +156,6 @@ export async function consolePlugin(app: FastifyInstance, options: ConsoleOption
   await app.register(reportRoutes, context);
   await app.register(webhookRoutes, context);
   await app.register(sessionRoutes, context);
+  await app.register(identityProviderRoutes, context);
+  await app.register(ssoRoutes, context);
 }

@@ -114,6 +114,24 @@ export function clearSessionCookie(request: FastifyRequest, reply: FastifyReply)
   );
 }
 
+/** Console single sign-on: binds a sign-in at the IdP to the browser that started it (core/idp). */
+export const SSO_COOKIE = "wisp_sso";
+
+/** Lax: the browser comes back from the IdP's site by a top-level navigation, which carries it. */
+export function setSsoCookie(request: FastifyRequest, reply: FastifyReply, value: string): void {
+  reply.header(
+    "Set-Cookie",
+    serializeCookie(SSO_COOKIE, value, { ...cookieOptions(request, "Lax"), maxAge: 600 }),
+  );
+}
+
+export function clearSsoCookie(request: FastifyRequest, reply: FastifyReply): void {
+  reply.header(
+    "Set-Cookie",
+    serializeCookie(SSO_COOKIE, "", { ...cookieOptions(request, "Lax"), maxAge: 0 }),
+  );
+}
+
 /** The pre-login CSRF token: the browser's existing one, or a new one set as a cookie now. */
 export function preSessionToken(request: FastifyRequest, reply: FastifyReply): string {
   const existing = readCookie(request, CSRF_COOKIE);

@@ -66,6 +66,13 @@ const NOTICES: Record<string, string> = {
   "webhook-resent": "The delivery was queued again; it is sent at once. Reload to see the result.",
   "guest-approved": "The guest was approved: their page moves on by itself.",
   "guest-denied": "The guest was denied.",
+  "idp-created": "The identity provider was created. Register Wisp at the provider with the details below.",
+  "idp-updated": "The identity provider was saved.",
+  "idp-deleted": "The identity provider was deleted.",
+  "password-login-off":
+    "Password login is off for this account: console users log in through single sign-on only.",
+  "password-login-on": "Password login is on again for this account.",
+  "sso-logged-out": "You have logged out of the console (not of your identity provider).",
 };
 
 export interface Asset {
@@ -105,6 +112,9 @@ export const VIEW_NAMES = [
   "groups",
   "guests",
   "home",
+  "idp-delete",
+  "idp-form",
+  "idps",
   "key-created",
   "key-revoke",
   "keys",
@@ -127,6 +137,7 @@ export const VIEW_NAMES = [
   "sessions-live",
   "sessions",
   "setup",
+  "sso-going",
   "user-delete",
   "user-new",
   "user",

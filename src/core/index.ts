@@ -18,6 +18,7 @@ import { GroupsRepo } from "./groups/repo.ts";
 import { GroupsService } from "./groups/service.ts";
 import { createGuests, type GuestsService } from "./guests/create.ts";
 import type { SmtpSettings } from "./guests/rules.ts";
+import { ConsoleSso } from "./idp/console.ts";
 import { OidcClient } from "./idp/oidc.ts";
 import { IdpRepo } from "./idp/repo.ts";
 import { SamlClient } from "./idp/saml.ts";
@@ -78,6 +79,8 @@ export interface Core {
   /** Identity providers (OIDC, SAML) and the sign-ins through them (issue 26). */
   idp: IdpService;
   idpSignIn: IdpSignIn;
+  /** Console single sign-on through an account's providers (issue 26 point 4). */
+  consoleSso: ConsoleSso;
   imports: ImportService;
 }
 
@@ -144,6 +147,9 @@ export function createCore(database: Database, options: CoreOptions): Core {
     users,
     aaa,
   });
+  const admins = createAdmins(database, { secretKey: options.webhookSecretKey, dataDir: options.dataDir });
+  const consoleSso = new ConsoleSso({ signIn: idpSignIn, repo: idpRepo, admins });
+  idp.onChange = () => consoleSso.forget();
   const certs = createCerts(database, options);
   const radsec = createRadsec(database, options, async () => (await certs.serverCredentials()).ca);
   return {
@@ -152,7 +158,7 @@ export function createCore(database: Database, options: CoreOptions): Core {
     keys: new KeysService(new KeysRepo(db, database.dialect)),
     users,
     // (services of further areas are constructed below, one line each)
-    admins: createAdmins(database, { secretKey: options.webhookSecretKey, dataDir: options.dataDir }),
+    admins,
     activity: createActivity(database, options),
     webhooks: createWebhooksService(database, options),
     reports,
@@ -176,6 +182,7 @@ export function createCore(database: Database, options: CoreOptions): Core {
     guests: createGuests(database, { ...options, box, portals, users, vouchers, aaa, sessions, jobs }),
     idp,
     idpSignIn,
+    consoleSso,
     radsec,
     radsecConnections: NO_RADSEC_CONNECTIONS,
     imports: new ImportService(

@@ -27,6 +27,7 @@ import * as devices from "./migrations/025_devices.ts";
 import * as imports from "./migrations/026_imports.ts";
 import * as guestVerification from "./migrations/027_guest_verification.ts";
 import * as identityProviders from "./migrations/028_identity_providers.ts";
+import * as consoleSsoSessions from "./migrations/029_console_sso_sessions.ts";
 
 type Step = { up(db: Kysely<unknown>, dialect: DialectName): Promise<void> };
 const steps: Record<string, Step> = {
@@ -56,6 +57,7 @@ const steps: Record<string, Step> = {
   "026_imports": imports,
   "027_guest_verification": guestVerification,
   "028_identity_providers": identityProviders,
+  "029_console_sso_sessions": consoleSsoSessions,
 };
 
 class StaticProvider implements MigrationProvider {

@@ -10,6 +10,7 @@ import type { CounterStore } from "./rate-limit.ts";
 import { attributesRoutes } from "./routes/attributes.ts";
 import { devicesRoutes } from "./routes/devices.ts";
 import { groupsRoutes } from "./routes/groups.ts";
+import { identityProvidersRoutes } from "./routes/identity-providers.ts";
 import { networksRoutes } from "./routes/networks.ts";
 import { radsecRoutes } from "./routes/radsec.ts";
 import { reportsRoutes } from "./routes/reports.ts";
@@ -39,7 +40,7 @@ export async function apiPlugin(app: FastifyInstance, options: ApiOptions): Prom
         title: "Wisp API",
         version: "1",
         description:
-          "Manage users, RADIUS attributes, groups, networks, vouchers, devices, sessions and reports.",
+          "Manage users, RADIUS attributes, groups, networks, vouchers, devices, sessions, reports and identity providers.",
       },
       components: { securitySchemes: { bearer: { type: "http", scheme: "bearer" } } },
       security: [{ bearer: [] }],
@@ -72,6 +73,7 @@ export async function apiPlugin(app: FastifyInstance, options: ApiOptions): Prom
   await app.register(networksRoutes, { networks: options.core.networks, portals: options.core.portals });
   await app.register(vouchersRoutes, { vouchers: options.core.vouchers });
   await app.register(sessionsRoutes, { sessions: options.core.sessions });
+  await app.register(identityProvidersRoutes, { idp: options.core.idp });
   await app.register(devicesRoutes, { devices: options.core.devices });
   await app.register(radsecRoutes, {
     radsec: options.core.radsec,

@@ -56,6 +56,19 @@ const ALLOWED: { table: string; match: RegExp; reason: string }[] = [
     reason: "console login: an email is unique across accounts and names the account (reference table)",
   },
   {
+    table: "identity_providers",
+    match: /^select \* from "identity_providers" where "id" = \$1$/,
+    reason:
+      "identity provider sign-in: the provider id in the IdP's callback, ACS or SP metadata address names the account (reference table)",
+  },
+  {
+    table: "identity_providers",
+    match:
+      /^select \* from "identity_providers" where "console_login" = \$1 and "enabled" = \$2 order by "id"$/,
+    reason:
+      "console login page: the single sign-on buttons of every account (no account is known before login; read at most every 3 s per process; reference table)",
+  },
+  {
     table: "console_admins",
     match: /^select count\(\*\) as "total" from "console_admins"$/,
     reason: "console: whether anyone can log in yet (the first-run setup page; reference table)",
@@ -461,6 +474,8 @@ async function workload(
   });
   assert.equal(clicked.status, 200, clicked.text);
 
+  const providers = await identityProviderDay(server, call, p, account.id, network.id, group.name);
+
   // Vouchers.
   const voucher = await call("POST", "/api/vouchers", { validity: 3600, usage_limit: 1 }, 201);
   const batch = await call("POST", "/api/vouchers/batch", { quantity: 3, prefix: "SC", validity: 600 }, 201);
@@ -495,9 +510,15 @@ async function workload(
     "/console/sessions",
     "/console/networks",
     "/console/keys",
+    "/console/identity-providers",
+    `/console/identity-providers/${providers.oidc}`,
   ]) {
     await browser.get(page);
   }
+  // Console single sign-on: the login page's button for the SAML provider starts a sign-in.
+  const operator = new ConsoleClient(server.url);
+  await operator.get("/console/login");
+  assert.equal((await operator.post(`/console/sso/${providers.saml}`)).status, 200);
 
   // The sweep job's body, now that there is something to sweep (its 30 s timer would come late).
   await core.sessions.sweep();
@@ -515,7 +536,79 @@ async function workload(
   await call("DELETE", `/api/vouchers/${voucher.id}`, undefined, 204);
   await call("DELETE", `/api/users/${user.id}`, undefined, 204);
   await core.portals.delete(account.id, portal.id);
+  await core.portals.delete(account.id, providers.portal);
+  for (const id of [providers.oidc, providers.saml])
+    await call("DELETE", `/api/identityproviders/${id}`, undefined, 204);
   return { account, webhook: webhook.id, path: `/${p}` };
+}
+
+/** A SAML IdP's metadata as the service reads it (the certificate is never used here). */
+const SAML_METADATA =
+  '<md:EntityDescriptor xmlns:md="urn:oasis:names:tc:SAML:2.0:metadata" entityID="https://idp.example/saml">' +
+  '<md:IDPSSODescriptor protocolSupportEnumeration="urn:oasis:names:tc:SAML:2.0:protocol">' +
+  '<md:KeyDescriptor use="signing"><ds:KeyInfo xmlns:ds="http://www.w3.org/2000/09/xmldsig#"><ds:X509Data>' +
+  `<ds:X509Certificate>MII${"A".repeat(200)}</ds:X509Certificate></ds:X509Data></ds:KeyInfo></md:KeyDescriptor>` +
+  '<md:SingleSignOnService Binding="urn:oasis:names:tc:SAML:2.0:bindings:HTTP-Redirect" Location="https://idp.example/sso"/>' +
+  "</md:IDPSSODescriptor></md:EntityDescriptor>";
+
+/**
+ * Identity providers through the API, a portal offering one, a guest pressing its button (the
+ * SAML AuthnRequest is made without the network) and a forged answer at the ACS, Wisp's SP
+ * metadata (an entry lookup by the provider's id).
+ */
+async function identityProviderDay(
+  server: TestServer,
+  call: (method: string, path: string, body?: unknown, status?: number) => Promise<{ id: number }>,
+  p: string,
+  accountId: number,
+  networkId: number,
+  group: string,
+): Promise<{ oidc: number; saml: number; portal: number }> {
+  const oidc = await call(
+    "POST",
+    "/api/identityproviders",
+    {
+      name: `oidc-${p}`,
+      kind: "oidc",
+      issuer: "https://login.example.edu",
+      client_id: "wisp",
+      client_secret: "scope-secret",
+      group_mappings: [{ idp_group: "staff", group }],
+    },
+    201,
+  );
+  const saml = await call(
+    "POST",
+    "/api/identityproviders",
+    { name: `saml-${p}`, kind: "saml", metadata: SAML_METADATA, console_login: true },
+    201,
+  );
+  await call("GET", "/api/identityproviders", undefined, 200);
+  await call("GET", `/api/identityproviders/${oidc.id}`, undefined, 200);
+  await call("PUT", `/api/identityproviders/${oidc.id}`, { display_name: "Campus", group_mappings: [] }, 200);
+  const portal = await server.core.portals.create(accountId, {
+    name: `idp-${p}`,
+    network_id: networkId,
+    vendor: "mikrotik",
+    methods: ["idp"],
+    identity_providers: [saml.id],
+  });
+  const gw = new URLSearchParams({
+    "link-login-only": "http://10.5.50.1/login",
+    mac: "AA:BB:CC:26:0F:01",
+  }).toString();
+  const guest = new ConsoleClient(server.url);
+  assert.equal((await guest.get(`/portal/${portal.id}?${gw}`)).status, 200);
+  const started = await guest.post(`/portal/${portal.id}/idp/${saml.id}`, { gw, lang: "en" });
+  assert.equal(started.status, 200, started.text.slice(0, 300));
+  const forged = await guest.post(
+    `/portal/idp/${saml.id}/acs`,
+    { SAMLResponse: "PHg+", RelayState: "A".repeat(43) },
+    { csrf: null },
+  );
+  assert.equal(forged.status, 410);
+  assert.equal((await guest.get(`/portal/idp/${saml.id}/metadata`)).status, 200);
+  return { oidc: oidc.id, saml: saml.id, portal: portal.id };
 }
 
 /**

@@ -59,6 +59,16 @@ document.addEventListener("DOMContentLoaded", () => {
     vendor.addEventListener("change", showVendor);
     showVendor();
   }
+  // The identity provider form: the fields of the chosen protocol only.
+  const kind = document.querySelector("select#f-kind");
+  if (kind) {
+    const showKind = () => {
+      for (const part of document.querySelectorAll("[data-kind]"))
+        part.hidden = part.dataset.kind !== kind.value;
+    };
+    kind.addEventListener("change", showKind);
+    showKind();
+  }
   const previewButton = document.querySelector("button[data-preview-button]");
   const portalForm = previewButton?.form;
   if (portalForm) {

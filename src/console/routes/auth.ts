@@ -9,6 +9,7 @@
 import { createHash } from "node:crypto";
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import { normalizeEmail } from "../../core/admins/rules.ts";
+import { PasswordLoginOffError } from "../../core/admins/service.ts";
 import { ConflictError, TooManyRequestsError, ValidationError } from "../../core/shared/errors.ts";
 import { addressGroup, type WindowCount } from "../../http/rate-limit.ts";
 import type { ConsoleContext } from "../context.ts";
@@ -113,7 +114,7 @@ export async function authRoutes(app: FastifyInstance, { core, counters }: Conso
     return show(request, reply, "setup", { title: "Set up the console", status, csrf }, { values, errors });
   }
 
-  function loginPage(
+  async function loginPage(
     request: FastifyRequest,
     reply: FastifyReply,
     values: { email?: string; next: string },
@@ -121,7 +122,8 @@ export async function authRoutes(app: FastifyInstance, { core, counters }: Conso
     status = 200,
   ) {
     const csrf = preSessionToken(request, reply);
-    return show(request, reply, "login", { title: "Log in", status, csrf }, { values, error });
+    const sso = await core.consoleSso.buttons();
+    return show(request, reply, "login", { title: "Log in", status, csrf }, { values, error, sso });
   }
 
   app.get("/setup", open, async (request, reply) => {
@@ -177,10 +179,18 @@ export async function authRoutes(app: FastifyInstance, { core, counters }: Conso
     const login = await core.admins
       .login(values.email, form.raw("password"), address)
       .catch(async (error) => {
-        await counted.release(); // never checked
-        if (!(error instanceof TooManyRequestsError)) throw error;
+        await counted.release(); // never checked, or right (password login is off)
+        if (!(error instanceof TooManyRequestsError || error instanceof PasswordLoginOffError)) throw error;
         return error;
       });
+    if (login instanceof PasswordLoginOffError)
+      return loginPage(
+        request,
+        reply,
+        values,
+        "Password login is turned off for your account: log in through single sign-on below.",
+        403,
+      );
     if (login instanceof TooManyRequestsError) {
       reply.header("Retry-After", login.retryAfterSeconds);
       const wait = `${login.retryAfterSeconds} second${login.retryAfterSeconds === 1 ? "" : "s"}`;

@@ -59,6 +59,8 @@ export interface PortalFormValues {
   clickthrough_session_timeout: string;
   registration_validity: string;
   guest_group_id: string;
+  /** idp method: the ids of the providers offered, as the checkboxes send them. */
+  identity_providers: string[];
   remember_devices: string;
   remember_days: string;
   random_macs: string;
@@ -138,6 +140,7 @@ function defaults(networkId: string): PortalFormValues {
     clickthrough_session_timeout: String(PORTAL_DEFAULTS.clickthrough_session_timeout),
     registration_validity: String(PORTAL_DEFAULTS.registration_validity),
     guest_group_id: "",
+    identity_providers: [],
     remember_devices: "never",
     remember_days: "30",
     random_macs: "refuse",
@@ -170,6 +173,7 @@ function valuesOf(portal: CaptivePortal): PortalFormValues {
     clickthrough_session_timeout: String(portal.clickthrough_session_timeout),
     registration_validity: String(portal.registration_validity),
     guest_group_id: portal.guest_group_id === null ? "" : String(portal.guest_group_id),
+    identity_providers: portal.identity_providers.map(String),
     remember_devices: portal.remember_devices,
     remember_days: String(portal.remember_days),
     random_macs: portal.random_macs,
@@ -220,6 +224,7 @@ function readForm(form: Form): PortalFormValues {
     clickthrough_session_timeout: form.text("clickthrough_session_timeout"),
     registration_validity: form.text("registration_validity"),
     guest_group_id: form.text("guest_group_id"),
+    identity_providers: form.all("identity_providers"),
     remember_devices: form.text("remember_devices"),
     remember_days: form.text("remember_days"),
     random_macs: form.text("random_macs"),
@@ -310,6 +315,7 @@ function inputOf(values: PortalFormValues, form: Form): PortalInput {
     clickthrough_session_timeout: seconds(values.clickthrough_session_timeout),
     registration_validity: seconds(values.registration_validity),
     guest_group_id: values.guest_group_id === "" ? null : (positiveId(values.guest_group_id) ?? Number.NaN),
+    identity_providers: values.identity_providers.map((id) => positiveId(id) ?? Number.NaN),
     // A form without these fields (an older page) keeps the stored choices.
     ...(values.remember_devices === "" ? {} : { remember_devices: values.remember_devices }),
     ...(values.remember_days === "" ? {} : { remember_days: seconds(values.remember_days) }),
@@ -407,9 +413,10 @@ export async function portalRoutes(app: FastifyInstance, { core }: ConsoleContex
     status = 200,
   ) {
     const { accountId } = sessionOf(request);
-    const [networks, groups] = await Promise.all([
+    const [networks, groups, providers] = await Promise.all([
       core.networks.list(accountId, {}, { page: 1, limit: NETWORK_CHOICES }),
       core.groups.list(accountId, undefined, { page: 1, limit: NETWORK_CHOICES }),
+      core.idp.list(accountId),
     ]);
     const title = portal ? `Edit ${portal.name}` : "New captive portal";
     const logo = portal ? await core.portals.logo(accountId, portal.id) : null;
@@ -424,6 +431,7 @@ export async function portalRoutes(app: FastifyInstance, { core }: ConsoleContex
         errors,
         networks: networks.data,
         groups: groups.data,
+        providers,
         vendors: PORTAL_VENDORS,
         vendorsWithSecret: VENDORS_WITH_SECRET,
         methods: PORTAL_METHODS,

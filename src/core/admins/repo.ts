@@ -13,6 +13,8 @@ import {
 export type AdminRow = Selectable<ConsoleAdminsTable>;
 export type SessionRow = Selectable<ConsoleSessionsTable>;
 export type AdminListRow = AdminRow & { account_name: string };
+/** A console user as a login finds it: with its account's name and password-login setting. */
+export type AdminLoginRow = AdminListRow & { console_password_login: number };
 export type PendingSecretRow = Selectable<ConsolePendingSecretsTable>;
 
 /** A live session with whom it belongs to, as one lookup finds it. */
@@ -24,6 +26,7 @@ export interface SessionLookup {
   created: string;
   last_seen: string;
   expires: string;
+  provider_id: number | null;
   email: string;
   account_name: string;
 }
@@ -47,12 +50,12 @@ export class AdminsRepo {
     return Number(row.total);
   }
 
-  findByEmail(email: string): Promise<AdminListRow | undefined> {
+  findByEmail(email: string): Promise<AdminLoginRow | undefined> {
     return this.a
       .selectFrom("console_admins")
       .innerJoin("accounts", "accounts.id", "console_admins.account_id")
       .selectAll("console_admins")
-      .select("accounts.name as account_name")
+      .select(["accounts.name as account_name", "accounts.console_password_login"])
       .where("console_admins.email", "=", email)
       .executeTakeFirst();
   }
@@ -77,6 +80,14 @@ export class AdminsRepo {
       .set({ last_login: at })
       .where("account_id", "=", accountId)
       .where("id", "=", id)
+      .execute();
+  }
+
+  async setPasswordLogin(accountId: number, on: boolean): Promise<void> {
+    await this.a
+      .updateTable("accounts")
+      .set({ console_password_login: on ? 1 : 0 })
+      .where("id", "=", accountId)
       .execute();
   }
 
@@ -128,6 +139,7 @@ export class AdminsRepo {
         "s.created",
         "s.last_seen",
         "s.expires",
+        "s.provider_id",
         "a.email",
         "accounts.name as account_name",
       ])
@@ -154,6 +166,15 @@ export class AdminsRepo {
       .where("account_id", "=", accountId)
       .where("admin_id", "=", adminId)
       .where("expires", "<=", now)
+      .execute();
+  }
+
+  /** Ends the account's sessions made with a password (password login was turned off). */
+  async deletePasswordSessions(accountId: number): Promise<void> {
+    await this.a
+      .deleteFrom("console_sessions")
+      .where("account_id", "=", accountId)
+      .where("provider_id", "is", null)
       .execute();
   }
 

@@ -6,13 +6,19 @@ import { createHash, randomBytes, timingSafeEqual } from "node:crypto";
 import { type Database, isUniqueViolation } from "../../db/database.ts";
 import { type AccountRow, AccountsRepo } from "../accounts/repo.ts";
 import { AccountsService } from "../accounts/service.ts";
-import { ConflictError, type FieldProblem, NotFoundError, ValidationError } from "../shared/errors.ts";
+import {
+  AppError,
+  ConflictError,
+  type FieldProblem,
+  NotFoundError,
+  ValidationError,
+} from "../shared/errors.ts";
 import { isoNow } from "../shared/time.ts";
 import { type KeySource, SecretBox } from "../webhooks/crypto.ts";
 import { PasswordWork } from "./password-work.ts";
 import { checkPassword, generatePassword, hashPassword, unusableHash } from "./passwords.ts";
 import { PendingSecrets } from "./pending-secrets.ts";
-import { type AdminRow, AdminsRepo } from "./repo.ts";
+import { type AdminLoginRow, type AdminRow, AdminsRepo } from "./repo.ts";
 import {
   emailProblem,
   generateSetupCode,
@@ -49,6 +55,15 @@ export interface ConsoleSession {
   accountName: string;
   /** The synchronizer token every form of this session must send back. */
   csrfToken: string;
+  /** The identity provider the session was made through (console single sign-on); null: a password. */
+  providerId: number | null;
+}
+
+/** A right password for an account whose console users must log in through single sign-on. */
+export class PasswordLoginOffError extends AppError {
+  constructor() {
+    super(403, "password login to the console is turned off for this account: use single sign-on");
+  }
 }
 
 export interface AdminInput {
@@ -210,7 +225,65 @@ export class AdminsService {
       checkPassword(password, row?.password_hash ?? (await unusableHash())),
     );
     if (!row || !valid) return null;
+    if (row.console_password_login === 0) throw new PasswordLoginOffError();
     if (upgraded) await this.repo.replacePasswordHash(row.account_id, row.id, row.password_hash, upgraded);
+    return this.openSession(row, null);
+  }
+
+  /**
+   * A session for the console user an identity provider of `accountId` vouched for (console single
+   * sign-on: core/idp/console.ts checked the assertion and that the email is verified). The email
+   * must be an existing console user of that account; with `mayCreate` (its domain is one the
+   * provider may create console users for) a missing one is created, with no usable password. A
+   * console user of another account is never signed in: null.
+   */
+  async loginVerified(
+    accountId: number,
+    emailText: string,
+    providerId: number,
+    mayCreate: boolean,
+  ): Promise<{ token: string; session: ConsoleSession; created: boolean } | null> {
+    const email = normalizeEmail(emailText);
+    if (emailProblem(email)) return null;
+    let row = await this.repo.findByEmail(email);
+    let created = false;
+    if (!row && mayCreate) {
+      const now = isoNow();
+      try {
+        await this.repo.insert({
+          account_id: accountId,
+          email,
+          password_hash: await unusableHash(),
+          created: now,
+          updated: now,
+          last_login: null,
+        });
+        created = true;
+      } catch (error) {
+        if (!isUniqueViolation(error)) throw error; // made a moment ago by another sign-in
+      }
+      this.someExist = true;
+      row = await this.repo.findByEmail(email);
+    }
+    if (!row || row.account_id !== accountId) return null;
+    return { ...(await this.openSession(row, providerId)), created };
+  }
+
+  /**
+   * Password login on or off for an account's console users. Off ends the account's password
+   * sessions at once; the caller (core/idp) has checked a provider lets them in.
+   */
+  async setPasswordLogin(accountId: number, on: boolean): Promise<void> {
+    await this.repo.transaction(async (repo) => {
+      await repo.setPasswordLogin(accountId, on);
+      if (!on) await repo.deletePasswordSessions(accountId);
+    });
+  }
+
+  private async openSession(
+    row: AdminLoginRow,
+    providerId: number | null,
+  ): Promise<{ token: string; session: ConsoleSession }> {
     const token = randomToken();
     const now = isoNow();
     const csrfToken = randomToken();
@@ -223,6 +296,7 @@ export class AdminsService {
       created: now,
       last_seen: now,
       expires: later(now, SESSION_IDLE_MS),
+      provider_id: providerId,
     });
     await this.repo.setLastLogin(row.account_id, row.id, now);
     return {
@@ -234,6 +308,7 @@ export class AdminsService {
         accountId: row.account_id,
         accountName: row.account_name,
         csrfToken,
+        providerId,
       },
     };
   }
@@ -259,6 +334,7 @@ export class AdminsService {
       accountId: row.account_id,
       accountName: row.account_name,
       csrfToken: row.csrf_token,
+      providerId: row.provider_id,
     };
   }
 

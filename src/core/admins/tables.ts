@@ -22,6 +22,8 @@ export type ConsoleSessionsTable = {
   created: string;
   last_seen: string;
   expires: string;
+  /** The identity provider the session was made through (migration 029); null: a password. */
+  provider_id: number | null;
 };
 
 /** A secret made by a console form, waiting to be shown once to the session that made it. */

@@ -28,6 +28,26 @@ export class IdpRepo {
       .execute();
   }
 
+  /** One page of the account's providers by id, and how many it has. */
+  async page(accountId: number, offset: number, limit: number) {
+    const [rows, count] = await Promise.all([
+      this.db
+        .selectFrom("identity_providers")
+        .selectAll()
+        .where("account_id", "=", accountId)
+        .orderBy("id")
+        .offset(offset)
+        .limit(limit)
+        .execute(),
+      this.db
+        .selectFrom("identity_providers")
+        .select((eb) => eb.fn.countAll<number>().as("total"))
+        .where("account_id", "=", accountId)
+        .executeTakeFirstOrThrow(),
+    ]);
+    return { rows, total: Number(count.total) };
+  }
+
   findById(accountId: number, id: number): Promise<ProviderRow | undefined> {
     return this.db
       .selectFrom("identity_providers")
@@ -93,6 +113,30 @@ export class IdpRepo {
       .where("id", "=", id)
       .executeTakeFirst();
     return Number(result.numDeletedRows) > 0;
+  }
+
+  /** The account's portals whose idp method offers the provider (id and name). */
+  async portalsOffering(accountId: number, providerId: number): Promise<{ id: number; name: string }[]> {
+    const rows = await this.db
+      .selectFrom("captive_portals")
+      .select(["id", "name", "identity_providers"])
+      .where("account_id", "=", accountId)
+      .where("identity_providers", "<>", "")
+      .orderBy("id")
+      .execute();
+    return rows
+      .filter((r) => r.identity_providers.split(",").map(Number).includes(providerId))
+      .map((r) => ({ id: r.id, name: r.name }));
+  }
+
+  /** Whether the account lets its console users log in with a password (accounts.console_password_login). */
+  async passwordLogin(accountId: number): Promise<boolean> {
+    const row = await this.db
+      .selectFrom("accounts")
+      .select("console_password_login")
+      .where("id", "=", accountId)
+      .executeTakeFirst();
+    return row?.console_password_login !== 0;
   }
 
   mappings(accountId: number, providerId: number): Promise<MappingRow[]> {

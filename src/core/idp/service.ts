@@ -3,6 +3,7 @@
 // redirect URI, SAML ACS and SP metadata). The sign-in itself is in signin.ts.
 import { isUniqueViolation } from "../../db/database.ts";
 import { ConflictError, type FieldProblem, NotFoundError, ValidationError } from "../shared/errors.ts";
+import { offsetOf, type Page, type PageRequest } from "../shared/pages.ts";
 import { hasControlCharacters } from "../shared/text.ts";
 import { isoNow } from "../shared/time.ts";
 import type { SecretBox } from "../webhooks/crypto.ts";
@@ -197,6 +198,9 @@ async function fetchMetadata(url: string): Promise<string> {
 }
 
 export class IdpService {
+  /** Told after every change, so this process's caches (the console's login buttons) forget at once. */
+  onChange: () => void = () => {};
+
   constructor(
     readonly repo: IdpRepo,
     readonly options: IdpServiceOptions,
@@ -252,6 +256,12 @@ export class IdpService {
     return Promise.all((await this.repo.list(accountId)).map((row) => this.present(row)));
   }
 
+  async page(accountId: number, request: PageRequest): Promise<Page<IdentityProvider>> {
+    const { rows, total } = await this.repo.page(accountId, offsetOf(request), request.limit);
+    const data = await Promise.all(rows.map((row) => this.present(row)));
+    return { data, page: request.page, total, limit: request.limit };
+  }
+
   async row(accountId: number, id: number): Promise<ProviderRow> {
     const row = Number.isInteger(id) ? await this.repo.findById(accountId, id) : undefined;
     if (!row) throw new NotFoundError(`identity provider ${id} not found`);
@@ -287,6 +297,8 @@ export class IdpService {
       return clean.metadata_url !== undefined ? { metadata_url: clean.metadata_url } : {};
     const parsed = parseIdpMetadata(xml);
     if (typeof parsed === "string") throw ValidationError.field("metadata", parsed);
+    const badSso = urlProblem(parsed.ssoUrl, this.options.allowHttp);
+    if (badSso) throw ValidationError.field("metadata", `has a SingleSignOnService Location that ${badSso}`);
     return {
       ...(clean.metadata_url !== undefined ? { metadata_url: clean.metadata_url } : {}),
       metadata: xml,
@@ -329,6 +341,22 @@ export class IdpService {
     }
   }
 
+  /**
+   * With password login to the console off, the account's last enabled provider with console
+   * login must stay so: otherwise nobody could log in to the console any more.
+   */
+  private async keepConsoleDoor(repo: IdpRepo, accountId: number, leaving: ProviderRow): Promise<void> {
+    if (await repo.passwordLogin(accountId)) return;
+    const others = (await repo.list(accountId)).filter(
+      (r) => r.id !== leaving.id && r.enabled === 1 && r.console_login === 1,
+    );
+    if (others.length === 0)
+      throw new ConflictError(
+        `${leaving.name} is this account's last way into the console (password login is off): ` +
+          "turn password login back on first",
+      );
+  }
+
   private async writeMappings(accountId: number, providerId: number, mappings: GroupMapping[] | undefined) {
     if (mappings === undefined) return;
     const ids = await this.repo.groupIdsByName(accountId, [...new Set(mappings.map((m) => m.group))]);
@@ -368,6 +396,7 @@ export class IdpService {
         await new IdpService(repo, this.options).writeMappings(accountId, row.id, clean.group_mappings);
         return row;
       });
+      this.onChange();
       return this.present(row);
     } catch (error) {
       if (isUniqueViolation(error))
@@ -393,16 +422,34 @@ export class IdpService {
       const row = await repo.update(accountId, id, changes);
       if (!row) throw new NotFoundError(`identity provider ${id} not found`);
       this.complete(row);
+      if (
+        before.enabled === 1 &&
+        before.console_login === 1 &&
+        !(row.enabled === 1 && row.console_login === 1)
+      )
+        await this.keepConsoleDoor(repo, accountId, row);
       await new IdpService(repo, this.options).writeMappings(accountId, id, clean.group_mappings);
       return row;
     });
+    this.onChange();
     return this.present(row);
   }
 
+  /** Refused while a portal offers the provider (its idp method would be left without it). */
   async delete(accountId: number, id: number): Promise<IdentityProvider> {
-    const shown = await this.get(accountId, id);
-    if (!(await this.repo.transaction((repo) => repo.delete(accountId, id))))
-      throw new NotFoundError(`identity provider ${id} not found`);
+    const row = await this.row(accountId, id);
+    const shown = await this.present(row);
+    const portals = await this.repo.portalsOffering(accountId, id);
+    if (portals.length > 0)
+      throw new ConflictError(
+        `${row.name} is offered by the captive portal${portals.length === 1 ? "" : "s"} ` +
+          `${portals.map((p) => `${p.id} "${p.name}"`).join(", ")}: take it off ${portals.length === 1 ? "it" : "them"} first`,
+      );
+    await this.repo.transaction(async (repo) => {
+      if (row.enabled === 1 && row.console_login === 1) await this.keepConsoleDoor(repo, accountId, row);
+      if (!(await repo.delete(accountId, id))) throw new NotFoundError(`identity provider ${id} not found`);
+    });
+    this.onChange();
     return shown;
   }
 }

@@ -9,6 +9,7 @@ export const RESOURCES = [
   "vouchers",
   "reports",
   "sessions",
+  "identityproviders",
   "devices",
 ] as const;
 export type Resource = (typeof RESOURCES)[number];

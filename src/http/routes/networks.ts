@@ -137,6 +137,9 @@ const CaptivePortal = Type.Object(
     registration_validity: Type.Integer({
       description: "registration: seconds a registered guest stays valid (the user's Expiration)",
     }),
+    identity_providers: Type.Array(Type.Integer(), {
+      description: "idp method: the ids of the identity providers whose buttons the page shows",
+    }),
     guest_group_id: Type.Union([Type.Integer(), Type.Null()], {
       description: "registration: the group (same account) registered guests join; null for none",
     }),
