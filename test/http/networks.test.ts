@@ -176,6 +176,7 @@ for (const { dialect, skip } of await dialects()) {
         clickthrough_session_timeout: 3_600,
         registration_validity: 604_800,
         guest_group_id: null,
+        identity_providers: [],
         remember_devices: "never",
         remember_days: 30,
         random_macs: "refuse",
