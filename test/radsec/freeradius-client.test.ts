@@ -33,18 +33,8 @@ describe("FreeRADIUS 3.2 proxying to Wisp over RadSec", { skip: missing ?? false
 
   before(async () => {
     lab = await startRadsecLab();
-    const users = await lab.server.call("GET", "/api/users", { key: lab.key });
-    const alice = users.body.data.find((u: { username: string }) => u.username === "alice");
-    for (const [attribute, value] of [
-      ["Session-Timeout", "3600"],
-      ["Idle-Timeout", "600"],
-    ]) {
-      const added = await lab.server.call("POST", "/api/attributes", {
-        key: lab.key,
-        body: { userid: alice.id, attribute, operator: ":=", value, table: "radreply" },
-      });
-      assert.equal(added.status, 201, added.text);
-    }
+    await lab.reply("Session-Timeout", "3600");
+    await lab.reply("Idle-Timeout", "600");
     freeradius = await startFreeRadiusRadsecClient({
       target: { host: "127.0.0.1", port: lab.port },
       ca: lab.serverCa,

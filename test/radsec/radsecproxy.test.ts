@@ -42,19 +42,7 @@ describe("radsecproxy in front of Wisp's RadSec listener", { skip: missing ?? fa
 
   before(async () => {
     lab = await startRadsecLab();
-    const users = await lab.server.call("GET", "/api/users", { key: lab.key });
-    const alice = users.body.data.find((u: { username: string }) => u.username === "alice");
-    const added = await lab.server.call("POST", "/api/attributes", {
-      key: lab.key,
-      body: {
-        userid: alice.id,
-        attribute: "Session-Timeout",
-        operator: ":=",
-        value: "3600",
-        table: "radreply",
-      },
-    });
-    assert.equal(added.status, 201, added.text);
+    await lab.reply("Session-Timeout", "3600");
     const credentials = await lab.server.core.certs.serverCredentials();
     serverName = /DNS:([^,\s]+)/.exec(new X509Certificate(credentials.cert).subjectAltName ?? "")![1]!;
     dir = tempDir("radsecproxy-eap");

@@ -36,6 +36,8 @@ export interface RadsecLab {
   serverCa: string;
   connect(options?: Partial<Parameters<typeof RadsecTestClient.connect>[0]>): Promise<RadsecTestClient>;
   issue(networkId: number, accountId?: number): Promise<NasCertificate>;
+  /** Gives alice a reply item (`:=`) through the API. */
+  reply(attribute: string, value: string): Promise<void>;
   stop(): Promise<void>;
 }
 
@@ -85,6 +87,13 @@ export async function startRadsecLab(options: TestServerOptions = {}): Promise<R
     nas,
     serverCa,
     issue,
+    async reply(attribute, value) {
+      const added = await server.call("POST", "/api/attributes", {
+        key,
+        body: { userid: created.body.id, attribute, operator: ":=", value, table: "radreply" },
+      });
+      if (added.status !== 201) throw new Error(`reply item not added: ${added.text}`);
+    },
     connect: (overrides = {}) =>
       RadsecTestClient.connect({
         host: "127.0.0.1",
