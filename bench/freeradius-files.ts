@@ -27,17 +27,8 @@ export interface EapFiles {
   fragmentSize: number;
 }
 
-/** The outer site: EAP, or PAP/CHAP/MS-CHAP for a non-EAP request, users from `files`. */
-function outerSite(port: number): string {
-  return `server wisp {
-	listen {
-		type = auth
-		ipaddr = 127.0.0.1
-		port = ${port}
-	}
-	authorize {
-		preprocess
-		chap
+/** What both sites authorize and authenticate with: users from `files`, no logging modules. */
+const MODULES = `		chap
 		mschap
 		eap {
 			ok = return
@@ -58,7 +49,19 @@ function outerSite(port: number): string {
 		}
 		eap
 	}
-	post-auth {
+`;
+
+/** The outer site: EAP, or PAP/CHAP/MS-CHAP for a non-EAP request, users from `files`. */
+function outerSite(port: number): string {
+  return `server wisp {
+	listen {
+		type = auth
+		ipaddr = 127.0.0.1
+		port = ${port}
+	}
+	authorize {
+		preprocess
+${MODULES}	post-auth {
 		# The inner reply items, kept by wisp-inner in the session-state (as the SQL setup).
 		update {
 			&reply: += &session-state:
@@ -74,28 +77,7 @@ function outerSite(port: number): string {
 /** The inner tunnel of PEAP and TTLS (eap.conf names it wisp-inner): the same modules, no listener. */
 const INNER_SITE = `server wisp-inner {
 	authorize {
-		chap
-		mschap
-		eap {
-			ok = return
-		}
-		files
-		expiration
-		pap
-	}
-	authenticate {
-		Auth-Type PAP {
-			pap
-		}
-		Auth-Type CHAP {
-			chap
-		}
-		Auth-Type MS-CHAP {
-			mschap
-		}
-		eap
-	}
-	post-auth {
+${MODULES}	post-auth {
 		update reply {
 			&User-Name !* ANY
 			&Message-Authenticator !* ANY
