@@ -53,6 +53,8 @@ export class NasConnection {
   private partialTimer: NodeJS.Timeout | undefined;
   private paused = false;
   private closing: string | undefined;
+  /** The NAS's address without the port, as the records name it. */
+  private readonly address: string;
 
   constructor(
     private readonly socket: TLSSocket,
@@ -66,6 +68,7 @@ export class NasConnection {
     private readonly settings: ConnectionSettings,
     private readonly hooks: ConnectionHooks,
   ) {
+    this.address = info.remote.slice(0, info.remote.lastIndexOf(":"));
     socket.on("data", (chunk: Buffer) => this.receive(chunk));
     socket.on("error", () => this.close("connection error"));
     socket.on("close", () => this.finish());
@@ -152,7 +155,7 @@ export class NasConnection {
       client: this.client,
       packet,
       message,
-      address: this.info.remote.slice(0, this.info.remote.lastIndexOf(":")),
+      address: this.address,
       enforceMessageAuthenticator: false,
       encode: this.wire.answerer(packet),
       unsigned: this.wire.unsigned,
