@@ -42,6 +42,8 @@ export interface Config {
   webhookAllowPrivate: boolean;
   /** IDP_ALLOW_HTTP=1: identity providers' issuers and metadata may be plain http:// (labs, tests). */
   idpAllowHttp: boolean;
+  /** WISP_TEST_CLOCK_FILE: tests only; logins are decided at the Unix seconds this file holds. */
+  testClockFile: string | undefined;
   /** WEBHOOK_RETRY_SCHEDULE ("5s,5m,30m,2h,5h,10h,10h"): milliseconds before each retry. */
   webhookRetrySchedule: number[];
   /** WEBHOOK_SECRET_KEY: base64 of 32 bytes encrypting webhook secrets; unset: DATA_DIR/secret.key. */
@@ -454,6 +456,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     radiusHost: listenHost(env, "RADIUS_HOST", host),
     webhookAllowPrivate: flag(env, "WEBHOOK_ALLOW_PRIVATE", false),
     idpAllowHttp: flag(env, "IDP_ALLOW_HTTP", false),
+    testClockFile: env.WISP_TEST_CLOCK_FILE || undefined,
     webhookRetrySchedule: retrySchedule(env),
     webhookSecretKey: webhookSecretKey(env),
     reportTasksPerAccount: integer(env, "REPORT_TASKS_PER_ACCOUNT", 10, 1, 100_000),

@@ -6,6 +6,7 @@ import { loadViews } from "./console/views.ts";
 import { loadDictionary } from "./core/aaa/dictionary.ts";
 import { DeploymentRepo } from "./core/deployment/repo.ts";
 import { type Core, createCore } from "./core/index.ts";
+import { fileClock } from "./core/shared/clock.ts";
 import { apiPlugin } from "./http/app.ts";
 import { healthRoute } from "./http/health.ts";
 import { type CounterStore, MemoryCounterStore, RedisCounterStore } from "./http/rate-limit.ts";
@@ -96,6 +97,12 @@ export async function startServer(config: Config, overrides: ServerOverrides = {
             now: overrides.clock,
           })
         : new MemoryCounterStore({ now: overrides.clock }));
+    if (config.testClockFile) {
+      core.aaa.clock = fileClock(config.testClockFile);
+      app.log.warn(
+        "WISP_TEST_CLOCK_FILE is set: logins are decided at the time that file holds (tests only)",
+      );
+    }
     core.sessions.das = new DasClient({ log: app.log });
     core.sessions.log = app.log;
     healthRoute(app, { database, counters });

@@ -7,6 +7,7 @@ import type { DialectName } from "../../db/database.ts";
 import type { Schema } from "../../db/schema.ts";
 import { TransactionBatcher } from "../../db/transaction-batcher.ts";
 import { insertEvents, type NewEvent } from "../events/repo.ts";
+import { unixNow } from "../shared/clock.ts";
 import { acctStatus, type SessionValues, sessionValues } from "./accounting.ts";
 import { authorize } from "./authorize.ts";
 import { type Credentials, decideLogin } from "./decide.ts";
@@ -151,6 +152,11 @@ export class AaaService {
   /** The voucher rules without writing (a portal's pre-check). */
   voucherCheck: VoucherCheck | undefined;
   onUsage: UsageHook | undefined;
+  /**
+   * Unix seconds a login is decided at (time-of-day rules, Login-Time, Expiration). Tests of those
+   * rules set it (WISP_TEST_CLOCK_FILE for a server process, see src/core/shared/clock.ts).
+   */
+  clock: () => number = unixNow;
 
   constructor(db: Kysely<Schema>, dialect: DialectName) {
     this.logins = new LoginRepo(db, dialect);
@@ -181,7 +187,7 @@ export class AaaService {
     client: Client,
     request: Pair[],
     credentials: Credentials,
-    now = Math.floor(Date.now() / 1000),
+    now = this.clock(),
   ): Promise<LoginOutcome> {
     const accountId = client.account_id;
     const place = where(request);
@@ -228,7 +234,7 @@ export class AaaService {
   async precheck(
     accountId: number,
     input: { username: string; password: string; clientMac: string | null },
-    now = Math.floor(Date.now() / 1000),
+    now = this.clock(),
   ): Promise<{ accepted: boolean; reason: string | null; voucher: boolean }> {
     const request: Pair[] = [{ attribute: "User-Name", op: "=", value: input.username }];
     if (input.clientMac) request.push({ attribute: "Calling-Station-Id", op: "=", value: input.clientMac });
