@@ -21,6 +21,7 @@ import type { SmtpSettings } from "./guests/rules.ts";
 import { ConsoleSso } from "./idp/console.ts";
 import { OidcClient } from "./idp/oidc.ts";
 import { IdpRepo } from "./idp/repo.ts";
+import { IDP_TIMEOUT_MS } from "./idp/rules.ts";
 import { SamlClient } from "./idp/saml.ts";
 import { IdpService } from "./idp/service.ts";
 import { IdpSignIn } from "./idp/signin.ts";
@@ -47,6 +48,7 @@ import { createVoucherCheck, createVoucherLogin } from "./vouchers/login.ts";
 import { VouchersRepo } from "./vouchers/repo.ts";
 import { VouchersService } from "./vouchers/service.ts";
 import { SecretBox } from "./webhooks/crypto.ts";
+import { WebhookSender } from "./webhooks/sender.ts";
 import { createWebhooksService, type WebhooksService } from "./webhooks/service.ts";
 
 export interface Core {
@@ -138,11 +140,17 @@ export function createCore(database: Database, options: CoreOptions): Core {
   const jobs = new JobQueue(db, database.dialect);
   const idpRepo = new IdpRepo(db);
   const allowHttp = options.idpAllowHttp ?? false;
-  const idp = new IdpService(idpRepo, { publicUrl: options.publicUrl, allowHttp, box });
+  // The operator's issuer and metadata URLs are reached like webhooks: public https addresses only.
+  const idpHttp = new WebhookSender({
+    allowPrivate: allowHttp,
+    timeoutMs: IDP_TIMEOUT_MS,
+    allowHint: "(IDP_ALLOW_HTTP=1 allows it)",
+  });
+  const idp = new IdpService(idpRepo, { publicUrl: options.publicUrl, allowHttp, box, fetch: idpHttp.fetch });
   const idpSignIn = new IdpSignIn({
     service: idp,
     repo: idpRepo,
-    oidc: new OidcClient(allowHttp),
+    oidc: new OidcClient(allowHttp, idpHttp.fetch),
     saml: new SamlClient(),
     users,
     aaa,
