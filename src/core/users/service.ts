@@ -32,6 +32,11 @@ export interface User {
   updated: string;
 }
 
+/** A user in a listing: with where it came from ("local", or "scim": made by an identity provider). */
+export interface UserListing extends User {
+  source: string;
+}
+
 export interface UserInput {
   username?: string | undefined;
   email?: string | undefined;
@@ -55,13 +60,14 @@ function hashItem(hash: string): StoredPasswordHash | string {
 }
 
 /** The radcheck item a password or pre-hashed password becomes; undefined when neither is given. */
-function passwordItemOf(input: UserInput): { attribute: string; value: string } | undefined {
+export function passwordItemOf(input: UserInput): { attribute: string; value: string } | undefined {
   if (input.password !== undefined) return { attribute: "Cleartext-Password", value: input.password };
   if (input.password_hash === undefined) return undefined;
   return hashItem(input.password_hash) as StoredPasswordHash; // check() refused it otherwise
 }
 
-function check(input: UserInput): void {
+/** The rules every door's user input passes (the API, the console, the CLI, SCIM). */
+export function checkUserInput(input: UserInput): void {
   const problems: FieldProblem[] = [];
   const usernameProblem = input.username === undefined ? null : checkUsername(input.username);
   if (usernameProblem) problems.push({ field: "username", message: usernameProblem });
@@ -113,10 +119,16 @@ export class UsersService {
   constructor(private readonly repo: UsersRepo) {}
 
   /** `sort`: a field of USER_SORT_FIELDS, "-" first for descending; by id by default. */
-  async list(accountId: number, filter: UserFilter, page: PageRequest, sort?: string): Promise<Page<User>> {
+  async list(
+    accountId: number,
+    filter: UserFilter,
+    page: PageRequest,
+    sort?: string,
+  ): Promise<Page<UserListing>> {
     const order = parseSort(sort, USER_SORT_FIELDS);
     const { rows, total } = await this.repo.list(accountId, filter, page, order);
-    return { data: rows.map(present), page: page.page, total, limit: page.limit };
+    const data = rows.map((row) => ({ ...present(row), source: row.source }));
+    return { data, page: page.page, total, limit: page.limit };
   }
 
   /** list(), as the JSON text of the list shape, built by the database (the API's fast path). */
@@ -141,7 +153,7 @@ export class UsersService {
 
   async create(accountId: number, input: UserInput): Promise<User> {
     if (input.username === undefined) throw ValidationError.field("username", "is required");
-    check(input);
+    checkUserInput(input);
     const username = input.username;
     const now = isoNow();
     try {
@@ -187,7 +199,7 @@ export class UsersService {
       event: Record<string, unknown>;
     },
   ): Promise<{ user: User; created: boolean }> {
-    check({
+    checkUserInput({
       username: guest.username,
       email: guest.email,
       fullname: guest.fullname,
@@ -245,7 +257,7 @@ export class UsersService {
       groups: readonly string[];
     },
   ): Promise<{ user: User; created: boolean; disabled: boolean }> {
-    check({
+    checkUserInput({
       username: input.username,
       email: input.email,
       fullname: input.fullname,
@@ -287,7 +299,7 @@ export class UsersService {
 
   /** Partial update: only the fields given change. */
   async update(accountId: number, id: number, input: UserInput): Promise<User> {
-    check(input);
+    checkUserInput(input);
     try {
       return await this.repo.transaction(async (repo) => {
         const current = await repo.findById(accountId, id);
