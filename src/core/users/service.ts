@@ -99,7 +99,7 @@ export function checkUserInput(input: UserInput): void {
   if (first) throw new ValidationError(`${first.field} ${first.message}`, problems);
 }
 
-function present(row: UserRow): User {
+export function presentUser(row: UserRow): User {
   return {
     id: row.id,
     username: row.username,
@@ -127,7 +127,7 @@ export class UsersService {
   ): Promise<Page<UserListing>> {
     const order = parseSort(sort, USER_SORT_FIELDS);
     const { rows, total } = await this.repo.list(accountId, filter, page, order);
-    const data = rows.map((row) => ({ ...present(row), source: row.source }));
+    const data = rows.map((row) => ({ ...presentUser(row), source: row.source }));
     return { data, page: page.page, total, limit: page.limit };
   }
 
@@ -148,7 +148,7 @@ export class UsersService {
   async get(accountId: number, id: number): Promise<User> {
     const row = await this.repo.findById(accountId, id);
     if (!row) throw new NotFoundError(`user ${id} not found`);
-    return present(row);
+    return presentUser(row);
   }
 
   async create(accountId: number, input: UserInput): Promise<User> {
@@ -170,7 +170,7 @@ export class UsersService {
         });
         const password = passwordItemOf(input);
         if (password) await repo.setPassword(accountId, username, password, STORED_PASSWORD_ATTRIBUTES);
-        const user = present(row);
+        const user = presentUser(row);
         await repo.recordEvent(accountId, "user.created", { ...user });
         return user;
       });
@@ -227,7 +227,7 @@ export class UsersService {
       await repo.setPassword(accountId, guest.username, password, STORED_PASSWORD_ATTRIBUTES);
       await repo.setCheckItem(accountId, guest.username, "Expiration", String(guest.expiration));
       await repo.joinGroup(accountId, guest.groupname, guest.username);
-      const user = present(row);
+      const user = presentUser(row);
       if (existing) {
         await repo.recordEvent(accountId, "user.updated", { ...user });
       } else {
@@ -268,7 +268,7 @@ export class UsersService {
       const existing = await repo.findByUsername(accountId, input.username);
       // Disabled by the operator: nothing changes, no new credential.
       if (existing && existing.status !== "enabled")
-        return { user: present(existing), created: false, disabled: true };
+        return { user: presentUser(existing), created: false, disabled: true };
       const row = existing
         ? await repo.update(accountId, existing.id, {
             email: input.email,
@@ -289,7 +289,7 @@ export class UsersService {
       await repo.setPassword(accountId, input.username, password, STORED_PASSWORD_ATTRIBUTES);
       await repo.setCheckItem(accountId, input.username, "Expiration", String(input.expiration));
       await repo.setManagedGroups(accountId, input.username, input.managedGroups, input.groups);
-      const user = present(row);
+      const user = presentUser(row);
       if (!existing) await repo.recordEvent(accountId, "user.created", { ...user });
       else if (existing.email !== input.email || existing.fullname !== input.fullname)
         await repo.recordEvent(accountId, "user.updated", { ...user });
@@ -322,7 +322,7 @@ export class UsersService {
         if (input.status === "disabled" && current.status !== "disabled") {
           await repo.disconnectSessions(accountId, current.username, "user disabled");
         }
-        const user = present(row);
+        const user = presentUser(row);
         await repo.recordEvent(accountId, "user.updated", { ...user });
         return user;
       });
@@ -340,7 +340,7 @@ export class UsersService {
       await repo.deleteRadiusRows(accountId, current.username);
       await repo.delete(accountId, id);
       await repo.disconnectSessions(accountId, current.username, "user deleted");
-      await repo.recordEvent(accountId, "user.deleted", { ...present(current) });
+      await repo.recordEvent(accountId, "user.deleted", { ...presentUser(current) });
     });
   }
 }
