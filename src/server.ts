@@ -11,6 +11,7 @@ import { apiPlugin } from "./http/app.ts";
 import { healthRoute } from "./http/health.ts";
 import { type CounterStore, MemoryCounterStore, RedisCounterStore } from "./http/rate-limit.ts";
 import { createHttpRoot } from "./http/root.ts";
+import { scimPlugin } from "./http/scim.ts";
 import { registerJobHandlers } from "./jobs/handlers.ts";
 import { Worker } from "./jobs/worker.ts";
 import type { MetricsListener } from "./metrics/http.ts";
@@ -107,6 +108,14 @@ export async function startServer(config: Config, overrides: ServerOverrides = {
     core.sessions.log = app.log;
     healthRoute(app, { database, counters });
     await app.register(apiPlugin, {
+      core,
+      counters,
+      defaultRateLimit: config.defaultRateLimit,
+      authFailureLimit: config.authFailureLimit,
+      publicUrl: config.publicUrl,
+    });
+    await app.register(scimPlugin, {
+      prefix: "/scim/v2",
       core,
       counters,
       defaultRateLimit: config.defaultRateLimit,

@@ -40,6 +40,8 @@ import type { RadsecConnections } from "./radsec/types.ts";
 import { createReports, type ReportsService } from "./reports/service.ts";
 import type { RetentionDays } from "./retention/rules.ts";
 import { createRetention, type RetentionService } from "./retention/service.ts";
+import { ScimRepo } from "./scim/repo.ts";
+import { ScimService } from "./scim/service.ts";
 import { createSessions, type SessionsService } from "./sessions/create.ts";
 import type { DynamicAuthorization } from "./sessions/das.ts";
 import { UsersRepo } from "./users/repo.ts";
@@ -84,6 +86,8 @@ export interface Core {
   /** Console single sign-on through an account's providers (issue 26 point 4). */
   consoleSso: ConsoleSso;
   imports: ImportService;
+  /** SCIM 2.0 provisioning from identity providers (the /scim/v2 door). */
+  scim: ScimService;
 }
 
 /** Where no RadSec listener runs (the CLI, a process with RadSec off): nobody is connected. */
@@ -159,6 +163,7 @@ export function createCore(database: Database, options: CoreOptions): Core {
   const consoleSso = new ConsoleSso({ signIn: idpSignIn, repo: idpRepo, admins });
   idp.onChange = () => consoleSso.forget();
   const certs = createCerts(database, options);
+  const groups = new GroupsService(new GroupsRepo(db, database.dialect));
   const radsec = createRadsec(database, options, async () => (await certs.serverCredentials()).ca);
   return {
     database,
@@ -171,7 +176,7 @@ export function createCore(database: Database, options: CoreOptions): Core {
     webhooks: createWebhooksService(database, options),
     reports,
     attributes: new AttributesService(new AttributesRepo(db, database.dialect)),
-    groups: new GroupsService(new GroupsRepo(db, database.dialect)),
+    groups,
     networks: new NetworksService(new NetworksRepo(db, database.dialect), options.networkMinPrefix, radsec),
     portals,
     vouchers,
@@ -197,5 +202,6 @@ export function createCore(database: Database, options: CoreOptions): Core {
       new ImportRepo(db, database.dialect),
       options.networkMinPrefix ?? DEFAULT_MIN_PREFIX,
     ),
+    scim: new ScimService(new ScimRepo(db, database.dialect), users, groups),
   };
 }

@@ -43,6 +43,12 @@ export interface UsersTable {
   phone: Generated<string>;
   /** The user as the API shows it, JSON; written only by the database's triggers (migration 008). */
   api_json: ColumnType<string, never, never>;
+  /** The identity provider's id for the user (SCIM externalId, migration 037). */
+  external_id: ColumnType<string | null, string | null | undefined, string | null>;
+  /** "local", or "scim" for a user an identity provider created over SCIM (migration 037). */
+  source: Generated<string>;
+  /** SCIM name, displayName and emails as JSON (migration 037); null for users SCIM never wrote. */
+  scim_profile: ColumnType<string | null, string | null | undefined, string | null>;
 }
 
 /** radcheck and radreply share this shape (FreeRADIUS: id, username, attribute, op, value). */
@@ -70,6 +76,10 @@ export interface GroupsTable {
   description: string;
   created: string;
   updated: string;
+  /** The identity provider's id for the group (SCIM externalId, migration 037). */
+  external_id: ColumnType<string | null, string | null | undefined, string | null>;
+  /** The SCIM displayName, when it differs from the name (migration 037). */
+  display_name: ColumnType<string | null, string | null | undefined, string | null>;
 }
 
 /** radgroupcheck and radgroupreply (FreeRADIUS: id, groupname, attribute, op, value). */

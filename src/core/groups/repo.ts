@@ -1,6 +1,6 @@
 // SQL for groups and memberships. FreeRADIUS knows a group only by its name (radusergroup,
 // radgroupcheck, radgroupreply): `groups` holds Wisp's id, description and timestamps beside it.
-import { type Kysely, type Selectable, sql, type Updateable } from "kysely";
+import { type Insertable, type Kysely, type Selectable, sql, type Updateable } from "kysely";
 import type { DialectName } from "../../db/database.ts";
 import { lockedInTransaction } from "../../db/locking.ts";
 import { deleteRadiusRows, renameRadiusRows } from "../../db/radius-rows.ts";
@@ -92,7 +92,7 @@ export class GroupsRepo {
       .executeTakeFirst();
   }
 
-  insert(row: Omit<GroupRow, "id">): Promise<GroupRow> {
+  insert(row: Insertable<GroupsTable>): Promise<GroupRow> {
     return this.db.insertInto("groups").values(row).returningAll().executeTakeFirstOrThrow();
   }
 

@@ -42,7 +42,8 @@ export interface MembershipInput {
   priority?: number | undefined;
 }
 
-function check(input: GroupInput): void {
+/** The rules every door's group input passes (the API, the console, the CLI, SCIM). */
+export function checkGroupInput(input: GroupInput): void {
   const problems: FieldProblem[] = [];
   const nameProblem = input.name === undefined ? null : checkUsername(input.name);
   if (nameProblem) problems.push({ field: "name", message: nameProblem });
@@ -108,7 +109,7 @@ export class GroupsService {
 
   async create(accountId: number, input: GroupInput): Promise<Group> {
     if (input.name === undefined) throw ValidationError.field("name", "is required");
-    check(input);
+    checkGroupInput(input);
     const name = input.name;
     const now = isoNow();
     try {
@@ -131,7 +132,7 @@ export class GroupsService {
 
   /** Partial update: only the fields given change. A rename carries the FreeRADIUS rows along. */
   async update(accountId: number, id: number, input: GroupInput): Promise<Group> {
-    check(input);
+    checkGroupInput(input);
     try {
       return await this.repo.transaction(async (repo) => {
         const current = await repo.findById(accountId, id);

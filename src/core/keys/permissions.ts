@@ -11,6 +11,8 @@ export const RESOURCES = [
   "sessions",
   "identityproviders",
   "devices",
+  // SCIM 2.0 provisioning at /scim/v2 (src/http/scim): the grant an identity provider's token needs.
+  "scim",
 ] as const;
 export type Resource = (typeof RESOURCES)[number];
 export type Action = "read" | "write";

@@ -32,6 +32,11 @@ export interface User {
   updated: string;
 }
 
+/** A user in a listing: with where it came from ("local", or "scim": made by an identity provider). */
+export interface UserListing extends User {
+  source: string;
+}
+
 export interface UserInput {
   username?: string | undefined;
   email?: string | undefined;
@@ -55,13 +60,14 @@ function hashItem(hash: string): StoredPasswordHash | string {
 }
 
 /** The radcheck item a password or pre-hashed password becomes; undefined when neither is given. */
-function passwordItemOf(input: UserInput): { attribute: string; value: string } | undefined {
+export function passwordItemOf(input: UserInput): { attribute: string; value: string } | undefined {
   if (input.password !== undefined) return { attribute: "Cleartext-Password", value: input.password };
   if (input.password_hash === undefined) return undefined;
   return hashItem(input.password_hash) as StoredPasswordHash; // check() refused it otherwise
 }
 
-function check(input: UserInput): void {
+/** The rules every door's user input passes (the API, the console, the CLI, SCIM). */
+export function checkUserInput(input: UserInput): void {
   const problems: FieldProblem[] = [];
   const usernameProblem = input.username === undefined ? null : checkUsername(input.username);
   if (usernameProblem) problems.push({ field: "username", message: usernameProblem });
@@ -93,7 +99,7 @@ function check(input: UserInput): void {
   if (first) throw new ValidationError(`${first.field} ${first.message}`, problems);
 }
 
-function present(row: UserRow): User {
+export function presentUser(row: UserRow): User {
   return {
     id: row.id,
     username: row.username,
@@ -113,10 +119,16 @@ export class UsersService {
   constructor(private readonly repo: UsersRepo) {}
 
   /** `sort`: a field of USER_SORT_FIELDS, "-" first for descending; by id by default. */
-  async list(accountId: number, filter: UserFilter, page: PageRequest, sort?: string): Promise<Page<User>> {
+  async list(
+    accountId: number,
+    filter: UserFilter,
+    page: PageRequest,
+    sort?: string,
+  ): Promise<Page<UserListing>> {
     const order = parseSort(sort, USER_SORT_FIELDS);
     const { rows, total } = await this.repo.list(accountId, filter, page, order);
-    return { data: rows.map(present), page: page.page, total, limit: page.limit };
+    const data = rows.map((row) => ({ ...presentUser(row), source: row.source }));
+    return { data, page: page.page, total, limit: page.limit };
   }
 
   /** list(), as the JSON text of the list shape, built by the database (the API's fast path). */
@@ -136,12 +148,12 @@ export class UsersService {
   async get(accountId: number, id: number): Promise<User> {
     const row = await this.repo.findById(accountId, id);
     if (!row) throw new NotFoundError(`user ${id} not found`);
-    return present(row);
+    return presentUser(row);
   }
 
   async create(accountId: number, input: UserInput): Promise<User> {
     if (input.username === undefined) throw ValidationError.field("username", "is required");
-    check(input);
+    checkUserInput(input);
     const username = input.username;
     const now = isoNow();
     try {
@@ -158,7 +170,7 @@ export class UsersService {
         });
         const password = passwordItemOf(input);
         if (password) await repo.setPassword(accountId, username, password, STORED_PASSWORD_ATTRIBUTES);
-        const user = present(row);
+        const user = presentUser(row);
         await repo.recordEvent(accountId, "user.created", { ...user });
         return user;
       });
@@ -187,7 +199,7 @@ export class UsersService {
       event: Record<string, unknown>;
     },
   ): Promise<{ user: User; created: boolean }> {
-    check({
+    checkUserInput({
       username: guest.username,
       email: guest.email,
       fullname: guest.fullname,
@@ -215,7 +227,7 @@ export class UsersService {
       await repo.setPassword(accountId, guest.username, password, STORED_PASSWORD_ATTRIBUTES);
       await repo.setCheckItem(accountId, guest.username, "Expiration", String(guest.expiration));
       await repo.joinGroup(accountId, guest.groupname, guest.username);
-      const user = present(row);
+      const user = presentUser(row);
       if (existing) {
         await repo.recordEvent(accountId, "user.updated", { ...user });
       } else {
@@ -245,7 +257,7 @@ export class UsersService {
       groups: readonly string[];
     },
   ): Promise<{ user: User; created: boolean; disabled: boolean }> {
-    check({
+    checkUserInput({
       username: input.username,
       email: input.email,
       fullname: input.fullname,
@@ -256,7 +268,7 @@ export class UsersService {
       const existing = await repo.findByUsername(accountId, input.username);
       // Disabled by the operator: nothing changes, no new credential.
       if (existing && existing.status !== "enabled")
-        return { user: present(existing), created: false, disabled: true };
+        return { user: presentUser(existing), created: false, disabled: true };
       const row = existing
         ? await repo.update(accountId, existing.id, {
             email: input.email,
@@ -277,7 +289,7 @@ export class UsersService {
       await repo.setPassword(accountId, input.username, password, STORED_PASSWORD_ATTRIBUTES);
       await repo.setCheckItem(accountId, input.username, "Expiration", String(input.expiration));
       await repo.setManagedGroups(accountId, input.username, input.managedGroups, input.groups);
-      const user = present(row);
+      const user = presentUser(row);
       if (!existing) await repo.recordEvent(accountId, "user.created", { ...user });
       else if (existing.email !== input.email || existing.fullname !== input.fullname)
         await repo.recordEvent(accountId, "user.updated", { ...user });
@@ -287,7 +299,7 @@ export class UsersService {
 
   /** Partial update: only the fields given change. */
   async update(accountId: number, id: number, input: UserInput): Promise<User> {
-    check(input);
+    checkUserInput(input);
     try {
       return await this.repo.transaction(async (repo) => {
         const current = await repo.findById(accountId, id);
@@ -310,7 +322,7 @@ export class UsersService {
         if (input.status === "disabled" && current.status !== "disabled") {
           await repo.disconnectSessions(accountId, current.username, "user disabled");
         }
-        const user = present(row);
+        const user = presentUser(row);
         await repo.recordEvent(accountId, "user.updated", { ...user });
         return user;
       });
@@ -328,7 +340,7 @@ export class UsersService {
       await repo.deleteRadiusRows(accountId, current.username);
       await repo.delete(accountId, id);
       await repo.disconnectSessions(accountId, current.username, "user deleted");
-      await repo.recordEvent(accountId, "user.deleted", { ...present(current) });
+      await repo.recordEvent(accountId, "user.deleted", { ...presentUser(current) });
     });
   }
 }
