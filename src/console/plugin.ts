@@ -2,6 +2,7 @@
 // are translated to service calls and the answers (or the services' field errors) back into pages.
 // Session cookies, CSRF tokens and security headers are handled here, for every console route.
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
+import { roleLabel } from "../core/admins/roles.ts";
 import { sameSecret } from "../core/admins/service.ts";
 import { AppError, TooManyRequestsError } from "../core/shared/errors.ts";
 import { BUSY_RETRY_AFTER_S, isDatabaseBusy } from "../db/sqlite-writer.ts";
@@ -70,15 +71,23 @@ export async function consolePlugin(app: FastifyInstance, options: ConsoleOption
   app.decorateRequest("consoleSession", null);
   setHttpsOnly(app, httpsOnly(options.publicUrl));
   registerFormParser(app);
-  // Console pages are not part of the API document.
+  // Console pages are not part of the API document. A route that declares neither the permission
+  // it needs nor that it is public stops the start: no page is open to every role by omission.
   app.addHook("onRoute", (route) => {
     route.schema = { ...route.schema, hide: true };
+    const config = route.config as { consolePublic?: boolean; consolePermission?: string } | undefined;
+    if (config?.consolePublic !== true && !config?.consolePermission) {
+      throw new Error(`console route ${String(route.method)} ${route.url} declares no consolePermission`);
+    }
   });
 
   app.addHook("onRequest", async (request) => {
     if (request.routeOptions.config.consolePublic && request.url.startsWith("/console/static/")) return;
     const token = readCookie(request, SESSION_COOKIE);
-    if (token) request.consoleSession = await core.admins.authenticate(token);
+    if (token) {
+      const seen = { userAgent: request.headers["user-agent"], address: request.ip };
+      request.consoleSession = await core.admins.authenticate(token, seen);
+    }
   });
 
   app.addHook("preHandler", async (request, reply) => {
@@ -97,7 +106,20 @@ export async function consolePlugin(app: FastifyInstance, options: ConsoleOption
         );
       }
     }
-    if (open || request.consoleSession) return;
+    if (open) return;
+    const session = request.consoleSession;
+    if (session) {
+      // The role was read with this request's session: a change made a moment ago counts here.
+      const needed = request.routeOptions.config.consolePermission;
+      if (needed === "self" || (needed !== undefined && session.can(needed))) return;
+      return renderError(
+        request,
+        reply,
+        403,
+        `Your role (${roleLabel(session.role)}) does not allow this: it needs the ${needed ?? "(undeclared)"} ` +
+          "permission. An owner of the account can change your role.",
+      );
+    }
     if (!(await core.admins.exist())) return reply.redirect("/console/setup", 303);
     const next = request.method === "GET" ? nextPath(request) : "/console";
     return reply.redirect(`/console/login?next=${encodeURIComponent(next)}`, 303);

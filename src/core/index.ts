@@ -5,7 +5,7 @@ import { AaaService } from "./aaa/service.ts";
 import { AccountsRepo } from "./accounts/repo.ts";
 import { AccountsService } from "./accounts/service.ts";
 import { type ActivityService, createActivity } from "./activity/service.ts";
-import { type AdminsService, createAdmins } from "./admins/service.ts";
+import { type AdminsService, createAdmins, type SessionLimits } from "./admins/service.ts";
 import { AttributesRepo } from "./attributes/repo.ts";
 import { AttributesService } from "./attributes/service.ts";
 import type { EapFiles } from "./certs/files.ts";
@@ -111,6 +111,8 @@ export interface CoreOptions {
   retention?: RetentionDays | undefined;
   /** SMTP_*: where guests' codes and links and sponsors' requests are mailed; unset: no mail. */
   smtp?: SmtpSettings | undefined;
+  /** CONSOLE_SESSION_IDLE_MINUTES / CONSOLE_SESSION_MAX_HOURS (defaults 12 h and 7 days). */
+  consoleSessions?: SessionLimits | undefined;
   /** GUEST_SENDS_PER_ACCOUNT_HOUR (default 500). */
   guestSendsPerAccountHour?: number | undefined;
   /** WEBHOOK_ALLOW_PRIVATE: webhooks and SMS gateways may be on private addresses and plain http://. */
@@ -147,7 +149,7 @@ export function createCore(database: Database, options: CoreOptions): Core {
     users,
     aaa,
   });
-  const admins = createAdmins(database, { secretKey: options.webhookSecretKey, dataDir: options.dataDir });
+  const admins = createAdmins(database, secrets, options.consoleSessions);
   const consoleSso = new ConsoleSso({ signIn: idpSignIn, repo: idpRepo, admins });
   idp.onChange = () => consoleSso.forget();
   const certs = createCerts(database, options);
