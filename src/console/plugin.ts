@@ -8,6 +8,7 @@ import { AppError, TooManyRequestsError } from "../core/shared/errors.ts";
 import { BUSY_RETRY_AFTER_S, isDatabaseBusy } from "../db/sqlite-writer.ts";
 import type { ConsoleContext } from "./context.ts";
 import { formOf, registerFormParser } from "./forms.ts";
+import { accountRoutes } from "./routes/account.ts";
 import { authRoutes } from "./routes/auth.ts";
 import { deviceRoutes } from "./routes/devices.ts";
 import { eapRoutes } from "./routes/eap.ts";
@@ -22,6 +23,7 @@ import { reportRoutes } from "./routes/reports.ts";
 import { sessionRoutes } from "./routes/sessions.ts";
 import { ssoRoutes } from "./routes/sso.ts";
 import { staticRoutes } from "./routes/static.ts";
+import { teamRoutes } from "./routes/team.ts";
 import { userRoutes } from "./routes/users.ts";
 import { voucherRoutes } from "./routes/vouchers.ts";
 import { webhookRoutes } from "./routes/webhooks.ts";
@@ -110,13 +112,14 @@ export async function consolePlugin(app: FastifyInstance, options: ConsoleOption
     const session = request.consoleSession;
     if (session) {
       // The role was read with this request's session: a change made a moment ago counts here.
+      // Undeclared: the not-found handler (every route declares one; see onRoute).
       const needed = request.routeOptions.config.consolePermission;
-      if (needed === "self" || (needed !== undefined && session.can(needed))) return;
+      if (needed === undefined || needed === "self" || session.can(needed)) return;
       return renderError(
         request,
         reply,
         403,
-        `Your role (${roleLabel(session.role)}) does not allow this: it needs the ${needed ?? "(undeclared)"} ` +
+        `Your role (${roleLabel(session.role)}) does not allow this: it needs the ${needed} ` +
           "permission. An owner of the account can change your role.",
       );
     }
@@ -180,4 +183,6 @@ export async function consolePlugin(app: FastifyInstance, options: ConsoleOption
   await app.register(sessionRoutes, context);
   await app.register(identityProviderRoutes, context);
   await app.register(ssoRoutes, context);
+  await app.register(teamRoutes, context);
+  await app.register(accountRoutes, context);
 }

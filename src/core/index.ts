@@ -6,6 +6,7 @@ import { AccountsRepo } from "./accounts/repo.ts";
 import { AccountsService } from "./accounts/service.ts";
 import { type ActivityService, createActivity } from "./activity/service.ts";
 import { type AdminsService, createAdmins, type SessionLimits } from "./admins/service.ts";
+import { createTeam, type Team } from "./admins/team.ts";
 import { AttributesRepo } from "./attributes/repo.ts";
 import { AttributesService } from "./attributes/service.ts";
 import type { EapFiles } from "./certs/files.ts";
@@ -56,6 +57,8 @@ export interface Core {
   users: UsersService;
   // (services of further areas are declared below, one line each)
   admins: AdminsService;
+  /** The account's team of console admins: invitations, roles, removals (issue 29). */
+  team: Team;
   activity: ActivityService;
   webhooks: WebhooksService;
   reports: ReportsService;
@@ -161,6 +164,7 @@ export function createCore(database: Database, options: CoreOptions): Core {
     users,
     // (services of further areas are constructed below, one line each)
     admins,
+    team: createTeam(database, admins, { publicUrl: options.publicUrl, smtp: options.smtp, keys: secrets }),
     activity: createActivity(database, options),
     webhooks: createWebhooksService(database, options),
     reports,

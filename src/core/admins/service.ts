@@ -248,6 +248,17 @@ export class AdminsService {
     return { admin, password };
   }
 
+  /** A hash of a new password, made in the password work queue (`client`: the door's address group). */
+  hashNewPassword(password: string, client = OPERATORS): Promise<string> {
+    return this.passwordWork.run(client, () => hashPassword(password));
+  }
+
+  /** A console user was made elsewhere (an accepted invitation): setup is over. */
+  noteExisting(): void {
+    this.someExist = true;
+    this.setupCode = null;
+  }
+
   /** Checks a new user's fields without writing, so a door can refuse before it writes anything else. */
   validate(input: AdminInput): void {
     check(normalizeEmail(input.email), input.password);
@@ -396,7 +407,12 @@ export class AdminsService {
     if (!row) return null;
     const now = this.clock();
     const { idleMs, maxMs } = this.sessionLimits;
-    const ends = Math.min(Date.parse(row.last_seen) + idleMs, Date.parse(row.created) + maxMs);
+    // The stored expiry (set with the limits of its day) and today's limits: the earlier counts.
+    const ends = Math.min(
+      Date.parse(row.expires),
+      Date.parse(row.last_seen) + idleMs,
+      Date.parse(row.created) + maxMs,
+    );
     if (ends <= now) {
       await this.repo.deleteSession(sha256(token));
       return null;
