@@ -129,7 +129,7 @@ for (const { dialect, skip } of await dialects()) {
       assert.equal(smtp.to("x@example.com").length, 0);
     });
 
-    test("an expired invitation is refused; a withdrawn one too", async () => {
+    test("an expired invitation is refused, a withdrawn one too; a failed mail keeps nothing", async () => {
       const token = await invite(`late-${dialect}@example.com`, "read_only");
       server.core.admins.clock = () => real() + 72 * 3_600_000 + 1000;
       try {
@@ -146,6 +146,22 @@ for (const { dialect, skip } of await dialects()) {
       assert.equal(done.status, 303);
       const page = await new ConsoleClient(server.url).get(`/console/invite/${withdrawn}`);
       assert.match(page.text, /This invitation was withdrawn/);
+
+      // A mail server that refuses the message: the owner is told, and no invitation is kept.
+      smtp.refuse = true;
+      try {
+        await owner.get("/console/team");
+        const failed = await owner.post("/console/team/invites", {
+          email: `nomail-${dialect}@example.com`,
+          role: "admin",
+        });
+        assert.equal(failed.status, 502);
+        assert.match(failed.text, /the invitation could not be mailed \(.+\); nothing was kept: try again/);
+      } finally {
+        smtp.refuse = false;
+      }
+      const open2 = await server.core.team.openInvitations(account.id);
+      assert.ok(!open2.some((i) => i.email === `nomail-${dialect}@example.com`));
     });
 
     test("a role change counts from the member's next request; removal ends all their sessions", async () => {

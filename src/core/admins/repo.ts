@@ -129,10 +129,16 @@ export class AdminsRepo {
     return Number(result.numDeletedRows) > 0;
   }
 
-  async seenFrom(id: number, userAgent: string | null, address: string | null): Promise<void> {
+  async seenFrom(
+    accountId: number,
+    id: number,
+    userAgent: string | null,
+    address: string | null,
+  ): Promise<void> {
     await this.a
       .updateTable("console_sessions")
       .set({ user_agent: userAgent, address })
+      .where("account_id", "=", accountId)
       .where("id", "=", id)
       .execute();
   }
@@ -180,10 +186,11 @@ export class AdminsRepo {
   }
 
   /** Marks an invitation used, unless it was used or withdrawn meanwhile (then false: single use). */
-  async acceptInvite(id: number, at: string): Promise<boolean> {
+  async acceptInvite(accountId: number, id: number, at: string): Promise<boolean> {
     const result = await this.a
       .updateTable("console_invites")
       .set({ accepted: at })
+      .where("account_id", "=", accountId)
       .where("id", "=", id)
       .where("accepted", "is", null)
       .where("revoked", "is", null)
@@ -299,10 +306,11 @@ export class AdminsRepo {
       .executeTakeFirst();
   }
 
-  async extendSession(id: number, lastSeen: string, expires: string): Promise<void> {
+  async extendSession(accountId: number, id: number, lastSeen: string, expires: string): Promise<void> {
     await this.a
       .updateTable("console_sessions")
       .set({ last_seen: lastSeen, expires })
+      .where("account_id", "=", accountId)
       .where("id", "=", id)
       .execute();
   }

@@ -419,12 +419,12 @@ export class AdminsService {
     }
     if (now - Date.parse(row.last_seen) >= extendInterval(this.sessionLimits)) {
       const expires = Math.min(now + idleMs, Date.parse(row.created) + maxMs);
-      await this.repo.extendSession(row.id, isoNow(new Date(now)), isoNow(new Date(expires)));
+      await this.repo.extendSession(row.account_id, row.id, isoNow(new Date(now)), isoNow(new Date(expires)));
     }
     const userAgent = seen.userAgent?.slice(0, MAX_USER_AGENT) || null;
     const address = seen.address || null;
     if (userAgent !== row.user_agent || address !== row.address) {
-      await this.repo.seenFrom(row.id, userAgent, address);
+      await this.repo.seenFrom(row.account_id, row.id, userAgent, address);
     }
     return toSession({
       id: row.id,

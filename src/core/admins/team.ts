@@ -201,7 +201,7 @@ export class Team {
     let id: number;
     try {
       id = await this.deps.repo.transaction(async (repo) => {
-        if (!(await repo.acceptInvite(invitation.id, now))) {
+        if (!(await repo.acceptInvite(invitation.accountId, invitation.id, now))) {
           throw new InvitationError("This invitation was already used: an invitation works once.");
         }
         const row = await repo.insert({
