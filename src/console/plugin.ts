@@ -2,11 +2,13 @@
 // are translated to service calls and the answers (or the services' field errors) back into pages.
 // Session cookies, CSRF tokens and security headers are handled here, for every console route.
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
+import { roleLabel } from "../core/admins/roles.ts";
 import { sameSecret } from "../core/admins/service.ts";
 import { AppError, TooManyRequestsError } from "../core/shared/errors.ts";
 import { BUSY_RETRY_AFTER_S, isDatabaseBusy } from "../db/sqlite-writer.ts";
 import type { ConsoleContext } from "./context.ts";
 import { formOf, registerFormParser } from "./forms.ts";
+import { accountRoutes } from "./routes/account.ts";
 import { authRoutes } from "./routes/auth.ts";
 import { deviceRoutes } from "./routes/devices.ts";
 import { eapRoutes } from "./routes/eap.ts";
@@ -21,6 +23,7 @@ import { reportRoutes } from "./routes/reports.ts";
 import { sessionRoutes } from "./routes/sessions.ts";
 import { ssoRoutes } from "./routes/sso.ts";
 import { staticRoutes } from "./routes/static.ts";
+import { teamRoutes } from "./routes/team.ts";
 import { userRoutes } from "./routes/users.ts";
 import { voucherRoutes } from "./routes/vouchers.ts";
 import { webhookRoutes } from "./routes/webhooks.ts";
@@ -70,15 +73,23 @@ export async function consolePlugin(app: FastifyInstance, options: ConsoleOption
   app.decorateRequest("consoleSession", null);
   setHttpsOnly(app, httpsOnly(options.publicUrl));
   registerFormParser(app);
-  // Console pages are not part of the API document.
+  // Console pages are not part of the API document. A route that declares neither the permission
+  // it needs nor that it is public stops the start: no page is open to every role by omission.
   app.addHook("onRoute", (route) => {
     route.schema = { ...route.schema, hide: true };
+    const config = route.config as { consolePublic?: boolean; consolePermission?: string } | undefined;
+    if (config?.consolePublic !== true && !config?.consolePermission) {
+      throw new Error(`console route ${String(route.method)} ${route.url} declares no consolePermission`);
+    }
   });
 
   app.addHook("onRequest", async (request) => {
     if (request.routeOptions.config.consolePublic && request.url.startsWith("/console/static/")) return;
     const token = readCookie(request, SESSION_COOKIE);
-    if (token) request.consoleSession = await core.admins.authenticate(token);
+    if (token) {
+      const seen = { userAgent: request.headers["user-agent"], address: request.ip };
+      request.consoleSession = await core.admins.authenticate(token, seen);
+    }
   });
 
   app.addHook("preHandler", async (request, reply) => {
@@ -97,7 +108,21 @@ export async function consolePlugin(app: FastifyInstance, options: ConsoleOption
         );
       }
     }
-    if (open || request.consoleSession) return;
+    if (open) return;
+    const session = request.consoleSession;
+    if (session) {
+      // The role was read with this request's session: a change made a moment ago counts here.
+      // Undeclared: the not-found handler (every route declares one; see onRoute).
+      const needed = request.routeOptions.config.consolePermission;
+      if (needed === undefined || needed === "self" || session.can(needed)) return;
+      return renderError(
+        request,
+        reply,
+        403,
+        `Your role (${roleLabel(session.role)}) does not allow this: it needs the ${needed} ` +
+          "permission. An owner of the account can change your role.",
+      );
+    }
     if (!(await core.admins.exist())) return reply.redirect("/console/setup", 303);
     const next = request.method === "GET" ? nextPath(request) : "/console";
     return reply.redirect(`/console/login?next=${encodeURIComponent(next)}`, 303);
@@ -158,4 +183,6 @@ export async function consolePlugin(app: FastifyInstance, options: ConsoleOption
   await app.register(sessionRoutes, context);
   await app.register(identityProviderRoutes, context);
   await app.register(ssoRoutes, context);
+  await app.register(teamRoutes, context);
+  await app.register(accountRoutes, context);
 }

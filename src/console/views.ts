@@ -73,6 +73,12 @@ const NOTICES: Record<string, string> = {
     "Password login is off for this account: console users log in through single sign-on only.",
   "password-login-on": "Password login is on again for this account.",
   "sso-logged-out": "You have logged out of the console (not of your identity provider).",
+  "invite-sent": "The invitation was mailed. The link in it works once, for 72 hours.",
+  "invite-withdrawn": "The invitation was withdrawn: its link no longer works.",
+  "invite-accepted": "You joined the team. Log in with your email and the password you just chose.",
+  "role-changed": "The role was changed: it applies from the member's next request.",
+  "member-removed": "The member was removed and their sessions ended.",
+  "session-ended": "The session was ended: its next request is logged out.",
 };
 
 export interface Asset {
@@ -99,6 +105,7 @@ export const VIEW_NAMES = [
   "batch-print",
   "batch",
   "chart",
+  "console-sessions",
   "device-delete",
   "device-fields",
   "device-import",
@@ -115,6 +122,7 @@ export const VIEW_NAMES = [
   "idp-delete",
   "idp-form",
   "idps",
+  "invite",
   "key-created",
   "key-revoke",
   "keys",
@@ -138,6 +146,8 @@ export const VIEW_NAMES = [
   "sessions",
   "setup",
   "sso-going",
+  "team-remove",
+  "team",
   "user-delete",
   "user-new",
   "user",

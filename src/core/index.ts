@@ -5,7 +5,8 @@ import { AaaService } from "./aaa/service.ts";
 import { AccountsRepo } from "./accounts/repo.ts";
 import { AccountsService } from "./accounts/service.ts";
 import { type ActivityService, createActivity } from "./activity/service.ts";
-import { type AdminsService, createAdmins } from "./admins/service.ts";
+import { type AdminsService, createAdmins, type SessionLimits } from "./admins/service.ts";
+import { createTeam, type Team } from "./admins/team.ts";
 import { AttributesRepo } from "./attributes/repo.ts";
 import { AttributesService } from "./attributes/service.ts";
 import type { EapFiles } from "./certs/files.ts";
@@ -60,6 +61,8 @@ export interface Core {
   users: UsersService;
   // (services of further areas are declared below, one line each)
   admins: AdminsService;
+  /** The account's team of console admins: invitations, roles, removals (issue 29). */
+  team: Team;
   activity: ActivityService;
   webhooks: WebhooksService;
   reports: ReportsService;
@@ -117,6 +120,8 @@ export interface CoreOptions {
   retention?: RetentionDays | undefined;
   /** SMTP_*: where guests' codes and links and sponsors' requests are mailed; unset: no mail. */
   smtp?: SmtpSettings | undefined;
+  /** CONSOLE_SESSION_IDLE_MINUTES / CONSOLE_SESSION_MAX_HOURS (defaults 12 h and 7 days). */
+  consoleSessions?: SessionLimits | undefined;
   /** GUEST_SENDS_PER_ACCOUNT_HOUR (default 500). */
   guestSendsPerAccountHour?: number | undefined;
   /** WEBHOOK_ALLOW_PRIVATE: webhooks and SMS gateways may be on private addresses and plain http://. */
@@ -159,7 +164,7 @@ export function createCore(database: Database, options: CoreOptions): Core {
     users,
     aaa,
   });
-  const admins = createAdmins(database, { secretKey: options.webhookSecretKey, dataDir: options.dataDir });
+  const admins = createAdmins(database, secrets, options.consoleSessions);
   const consoleSso = new ConsoleSso({ signIn: idpSignIn, repo: idpRepo, admins });
   idp.onChange = () => consoleSso.forget();
   const certs = createCerts(database, options);
@@ -172,6 +177,7 @@ export function createCore(database: Database, options: CoreOptions): Core {
     users,
     // (services of further areas are constructed below, one line each)
     admins,
+    team: createTeam(database, admins, { publicUrl: options.publicUrl, smtp: options.smtp, keys: secrets }),
     activity: createActivity(database, options),
     webhooks: createWebhooksService(database, options),
     reports,

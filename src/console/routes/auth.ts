@@ -206,7 +206,7 @@ export async function authRoutes(app: FastifyInstance, { core, counters }: Conso
     return reply.redirect(values.next, 303);
   });
 
-  app.post("/logout", async (request, reply) => {
+  app.post("/logout", { config: { consolePermission: "self" } }, async (request, reply) => {
     const token = readCookie(request, SESSION_COOKIE);
     if (token) await core.admins.logout(token);
     clearSessionCookie(request, reply);

@@ -3,7 +3,7 @@
 // authentications, edit, rotate the secret (shown once, likewise), delete after a confirmation page.
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import type { Network, NetworkInput } from "../../core/networks/service.ts";
-import { type ConsoleContext, sessionOf } from "../context.ts";
+import { type ConsoleContext, need, sessionOf } from "../context.ts";
 import { type Form, formOf } from "../forms.ts";
 import { type FieldErrors, show } from "../views.ts";
 import { attempt, idParam, PAGE_SIZE, pageNumber, pagerOf, queryText } from "./common.ts";
@@ -118,7 +118,7 @@ export async function networkRoutes(app: FastifyInstance, context: ConsoleContex
     },
   });
 
-  app.get("/networks", async (request, reply) => {
+  app.get("/networks", need("networks:read"), async (request, reply) => {
     const { accountId } = sessionOf(request);
     const search = queryText(request, "search");
     const page = await core.networks.list(
@@ -136,7 +136,7 @@ export async function networkRoutes(app: FastifyInstance, context: ConsoleContex
     );
   });
 
-  app.get("/networks/new", (request, reply) =>
+  app.get("/networks/new", need("networks:write"), (request, reply) =>
     formPage(request, reply, null, {
       name: "",
       nas_ip: "",
@@ -155,7 +155,7 @@ export async function networkRoutes(app: FastifyInstance, context: ConsoleContex
     }),
   );
 
-  app.post("/networks", async (request, reply) => {
+  app.post("/networks", need("networks:write"), async (request, reply) => {
     const { accountId } = sessionOf(request);
     const values = readForm(formOf(request));
     const result = await attempt(() => core.networks.create(accountId, inputOf(values, true)), "nas_ip");
@@ -196,15 +196,17 @@ export async function networkRoutes(app: FastifyInstance, context: ConsoleContex
     );
   }
 
-  app.get("/networks/:id", (request, reply) => networkPage(request, reply, idParam(request)));
+  app.get("/networks/:id", need("networks:read"), (request, reply) =>
+    networkPage(request, reply, idParam(request)),
+  );
   await radsecRoutes(app, context, networkPage);
 
-  app.get("/networks/:id/edit", async (request, reply) => {
+  app.get("/networks/:id/edit", need("networks:write"), async (request, reply) => {
     const network = await core.networks.get(sessionOf(request).accountId, idParam(request));
     return formPage(request, reply, network, valuesOf(network));
   });
 
-  app.post("/networks/:id", async (request, reply) => {
+  app.post("/networks/:id", need("networks:write"), async (request, reply) => {
     const { accountId } = sessionOf(request);
     const network = await core.networks.get(accountId, idParam(request));
     const values = readForm(formOf(request));
@@ -216,7 +218,7 @@ export async function networkRoutes(app: FastifyInstance, context: ConsoleContex
     return reply.redirect(`/console/networks/${network.id}?notice=network-updated`, 303);
   });
 
-  app.get("/networks/:id/rotate", async (request, reply) => {
+  app.get("/networks/:id/rotate", need("networks:write"), async (request, reply) => {
     const network = await core.networks.get(sessionOf(request).accountId, idParam(request));
     return show(
       request,
@@ -227,7 +229,7 @@ export async function networkRoutes(app: FastifyInstance, context: ConsoleContex
     );
   });
 
-  app.post("/networks/:id/rotate", async (request, reply) => {
+  app.post("/networks/:id/rotate", need("networks:write"), async (request, reply) => {
     const { network, secret } = await core.networks.rotateSecret(
       sessionOf(request).accountId,
       idParam(request),
@@ -235,7 +237,7 @@ export async function networkRoutes(app: FastifyInstance, context: ConsoleContex
     return redirectToSecret(request, reply, network.id, { secret, event: "rotated" });
   });
 
-  app.get("/networks/:id/delete", async (request, reply) => {
+  app.get("/networks/:id/delete", need("networks:write"), async (request, reply) => {
     const { accountId } = sessionOf(request);
     const network = await core.networks.get(accountId, idParam(request));
     const portals = await core.networks.countPortals(accountId, network.id);
@@ -248,7 +250,7 @@ export async function networkRoutes(app: FastifyInstance, context: ConsoleContex
     );
   });
 
-  app.post("/networks/:id/delete", async (request, reply) => {
+  app.post("/networks/:id/delete", need("networks:write"), async (request, reply) => {
     await core.networks.delete(sessionOf(request).accountId, idParam(request));
     return reply.redirect("/console/networks?notice=network-deleted", 303);
   });

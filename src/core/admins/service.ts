@@ -6,6 +6,7 @@ import { createHash, randomBytes, timingSafeEqual } from "node:crypto";
 import { type Database, isUniqueViolation } from "../../db/database.ts";
 import { type AccountRow, AccountsRepo } from "../accounts/repo.ts";
 import { AccountsService } from "../accounts/service.ts";
+import type { Permission } from "../keys/permissions.ts";
 import {
   AppError,
   ConflictError,
@@ -19,6 +20,7 @@ import { PasswordWork } from "./password-work.ts";
 import { checkPassword, generatePassword, hashPassword, unusableHash } from "./passwords.ts";
 import { PendingSecrets } from "./pending-secrets.ts";
 import { type AdminLoginRow, type AdminRow, AdminsRepo } from "./repo.ts";
+import { DEFAULT_ROLE, isRole, ROLE_LIST, type Role, roleAllows } from "./roles.ts";
 import {
   emailProblem,
   generateSetupCode,
@@ -26,13 +28,27 @@ import {
   normalizeSetupCode,
   passwordProblem,
 } from "./rules.ts";
+import { describeUserAgent } from "./user-agent.ts";
 
-/** A session ends after this long unused... */
+/** A session ends after this long unused (CONSOLE_SESSION_IDLE_MINUTES)... */
 export const SESSION_IDLE_MS = 12 * 3_600_000;
-/** ...and this long after login, however much it is used. */
+/** ...and this long after login, however much it is used (CONSOLE_SESSION_MAX_HOURS). */
 export const SESSION_MAX_MS = 7 * 24 * 3_600_000;
-/** The idle expiry is pushed forward at most this often (one write, not one per page). */
-const EXTEND_INTERVAL_MS = 5 * 60_000;
+
+export interface SessionLimits {
+  idleMs: number;
+  maxMs: number;
+}
+
+/**
+ * The idle expiry is pushed forward at most this often (one write, not one per page): a tenth of
+ * the idle limit, at most 5 minutes, so a session ends within 10% of its idle limit.
+ */
+function extendInterval(limits: SessionLimits): number {
+  return Math.min(5 * 60_000, Math.floor(limits.idleMs / 10));
+}
+/** A User-Agent is kept to this length (the session list shows a device, not the whole header). */
+const MAX_USER_AGENT = 400;
 const TOKEN = /^[A-Za-z0-9_-]{43}$/;
 /** The client named in the password work queue for operators' own changes (CLI, console forms). */
 const OPERATORS = "operators";
@@ -44,6 +60,7 @@ export interface Admin {
   account: string;
   created: string;
   last_login: string | null;
+  role: string;
 }
 
 /** Who a request's session cookie belongs to. */
@@ -57,6 +74,30 @@ export interface ConsoleSession {
   csrfToken: string;
   /** The identity provider the session was made through (console single sign-on); null: a password. */
   providerId: number | null;
+  /** The admin's role (core/admins/roles.ts), read from the database with this request. */
+  role: string;
+  /** Whether the role holds the permission (the same names API keys hold). */
+  can(permission: Permission): boolean;
+}
+
+/** A session as the session list shows it. */
+export interface ConsoleSessionListing {
+  id: number;
+  created: string;
+  lastSeen: string;
+  /** When it ends if unused (or at its absolute limit, whichever comes first). */
+  ends: string;
+  /** "Firefox on Linux", from the User-Agent. */
+  device: string;
+  userAgent: string | null;
+  address: string | null;
+  singleSignOn: boolean;
+}
+
+/** Where a request came from, as a session remembers it. */
+export interface SeenFrom {
+  userAgent?: string | undefined;
+  address?: string | undefined;
 }
 
 /** A right password for an account whose console users must log in through single sign-on. */
@@ -69,6 +110,16 @@ export class PasswordLoginOffError extends AppError {
 export interface AdminInput {
   email: string;
   password?: string | undefined;
+  /** Default: owner (the CLI's first user, and anyone made before roles existed). */
+  role?: string | undefined;
+}
+
+/** A role name, or a ValidationError naming the field and the roles there are. */
+export function checkRole(text: string | undefined, field = "role"): Role {
+  if (text === undefined) return DEFAULT_ROLE;
+  const role = text.trim().toLowerCase().replace(/[- ]/g, "_");
+  if (!isRole(role)) throw ValidationError.field(field, `must be one of ${ROLE_LIST}`);
+  return role;
 }
 
 export interface SetupInput {
@@ -100,7 +151,14 @@ function present(row: AdminRow, accountName: string): Admin {
     account: accountName,
     created: row.created,
     last_login: row.last_login,
+    role: row.role,
   };
+}
+
+/** A session as the request carries it: the role's check made once here. */
+function toSession(fields: Omit<ConsoleSession, "can">): ConsoleSession {
+  const role = fields.role;
+  return { ...fields, can: (permission) => roleAllows(role, permission) };
 }
 
 function check(email: string, password: string | undefined): void {
@@ -131,7 +189,12 @@ export class AdminsService {
     readonly pendingSecrets: PendingSecrets,
     /** Every scrypt of this service runs through it: bounded memory, 429 past its queue. */
     private readonly passwordWork = new PasswordWork(),
+    /** CONSOLE_SESSION_IDLE_MINUTES and CONSOLE_SESSION_MAX_HOURS. */
+    readonly sessionLimits: SessionLimits = { idleMs: SESSION_IDLE_MS, maxMs: SESSION_MAX_MS },
   ) {}
+
+  /** The time sessions are judged by (epoch ms); tests set their own to cross the limits. */
+  clock: () => number = Date.now;
 
   async exist(): Promise<boolean> {
     if (!this.someExist) this.someExist = (await this.repo.count()) > 0;
@@ -164,7 +227,7 @@ export class AdminsService {
     this.setupCode = null;
     try {
       const account = await this.accounts.resolve(undefined);
-      const admin = await this.insert(account, email, input.password, client);
+      const admin = await this.insert(account, email, input.password, DEFAULT_ROLE, client);
       this.someExist = true;
       return admin;
     } catch (error) {
@@ -177,16 +240,29 @@ export class AdminsService {
   async create(account: AccountRow, input: AdminInput): Promise<{ admin: Admin; password: string }> {
     const email = normalizeEmail(input.email);
     check(email, input.password);
+    const role = checkRole(input.role);
     const password = input.password ?? generatePassword();
-    const admin = await this.insert(account, email, password);
+    const admin = await this.insert(account, email, password, role);
     this.someExist = true;
     this.setupCode = null;
     return { admin, password };
   }
 
+  /** A hash of a new password, made in the password work queue (`client`: the door's address group). */
+  hashNewPassword(password: string, client = OPERATORS): Promise<string> {
+    return this.passwordWork.run(client, () => hashPassword(password));
+  }
+
+  /** A console user was made elsewhere (an accepted invitation): setup is over. */
+  noteExisting(): void {
+    this.someExist = true;
+    this.setupCode = null;
+  }
+
   /** Checks a new user's fields without writing, so a door can refuse before it writes anything else. */
   validate(input: AdminInput): void {
     check(normalizeEmail(input.email), input.password);
+    checkRole(input.role);
   }
 
   /** Sets a new password (generated when none is given) and ends the user's sessions. */
@@ -257,6 +333,8 @@ export class AdminsService {
           created: now,
           updated: now,
           last_login: null,
+          // Least privilege: an owner gives more on the team page.
+          role: "read_only",
         });
         created = true;
       } catch (error) {
@@ -285,7 +363,7 @@ export class AdminsService {
     providerId: number | null,
   ): Promise<{ token: string; session: ConsoleSession }> {
     const token = randomToken();
-    const now = isoNow();
+    const now = isoNow(new Date(this.clock()));
     const csrfToken = randomToken();
     await this.repo.deleteExpiredSessions(row.account_id, row.id, now);
     const id = await this.repo.insertSession({
@@ -295,13 +373,16 @@ export class AdminsService {
       csrf_token: csrfToken,
       created: now,
       last_seen: now,
-      expires: later(now, SESSION_IDLE_MS),
+      expires: later(now, Math.min(this.sessionLimits.idleMs, this.sessionLimits.maxMs)),
       provider_id: providerId,
+      // Filled in by the first request the session makes (see authenticate).
+      user_agent: null,
+      address: null,
     });
     await this.repo.setLastLogin(row.account_id, row.id, now);
     return {
       token,
-      session: {
+      session: toSession({
         id,
         adminId: row.id,
         email: row.email,
@@ -309,25 +390,43 @@ export class AdminsService {
         accountName: row.account_name,
         csrfToken,
         providerId,
-      },
+        role: row.role,
+      }),
     };
   }
 
-  /** The session a cookie's token names, unless it is unknown, malformed or expired. */
-  async authenticate(token: string): Promise<ConsoleSession | null> {
+  /**
+   * The session a cookie's token names, unless it is unknown, malformed or past its idle or absolute
+   * limit (today's settings, whatever they were at login). The admin's role comes with it, read
+   * from the database now: a role change or a removal counts from the next request. `seen` is where
+   * the request came from, kept for the session list.
+   */
+  async authenticate(token: string, seen: SeenFrom = {}): Promise<ConsoleSession | null> {
     if (!TOKEN.test(token)) return null;
     const row = await this.repo.findSession(sha256(token));
     if (!row) return null;
-    const now = Date.now();
-    if (Date.parse(row.expires) <= now) {
+    const now = this.clock();
+    const { idleMs, maxMs } = this.sessionLimits;
+    // The stored expiry (set with the limits of its day) and today's limits: the earlier counts.
+    const ends = Math.min(
+      Date.parse(row.expires),
+      Date.parse(row.last_seen) + idleMs,
+      Date.parse(row.created) + maxMs,
+    );
+    if (ends <= now) {
       await this.repo.deleteSession(sha256(token));
       return null;
     }
-    if (now - Date.parse(row.last_seen) >= EXTEND_INTERVAL_MS) {
-      const expires = Math.min(now + SESSION_IDLE_MS, Date.parse(row.created) + SESSION_MAX_MS);
-      await this.repo.extendSession(row.id, isoNow(new Date(now)), isoNow(new Date(expires)));
+    if (now - Date.parse(row.last_seen) >= extendInterval(this.sessionLimits)) {
+      const expires = Math.min(now + idleMs, Date.parse(row.created) + maxMs);
+      await this.repo.extendSession(row.account_id, row.id, isoNow(new Date(now)), isoNow(new Date(expires)));
     }
-    return {
+    const userAgent = seen.userAgent?.slice(0, MAX_USER_AGENT) || null;
+    const address = seen.address || null;
+    if (userAgent !== row.user_agent || address !== row.address) {
+      await this.repo.seenFrom(row.account_id, row.id, userAgent, address);
+    }
+    return toSession({
       id: row.id,
       adminId: row.admin_id,
       email: row.email,
@@ -335,7 +434,36 @@ export class AdminsService {
       accountName: row.account_name,
       csrfToken: row.csrf_token,
       providerId: row.provider_id,
-    };
+      role: row.role,
+    });
+  }
+
+  /** An admin's sessions that have not ended, newest use first. */
+  async sessionsOf(accountId: number, adminId: number): Promise<ConsoleSessionListing[]> {
+    const admin = await this.repo.findById(accountId, adminId);
+    if (!admin) throw new NotFoundError(`no console user ${adminId} in this account`);
+    const now = this.clock();
+    const { idleMs, maxMs } = this.sessionLimits;
+    const rows = await this.repo.listSessions(accountId, adminId, isoNow(new Date(now)));
+    return rows
+      .map((row) => ({
+        id: row.id,
+        created: row.created,
+        lastSeen: row.last_seen,
+        ends: isoNow(new Date(Math.min(Date.parse(row.last_seen) + idleMs, Date.parse(row.created) + maxMs))),
+        device: describeUserAgent(row.user_agent),
+        userAgent: row.user_agent,
+        address: row.address,
+        singleSignOn: row.provider_id !== null,
+      }))
+      .filter((listing) => Date.parse(listing.ends) > now);
+  }
+
+  /** Ends one session of an admin (their own, or a team member's for an owner: the door decides). */
+  async endSession(accountId: number, adminId: number, sessionId: number): Promise<void> {
+    if (!(await this.repo.deleteSessionOf(accountId, adminId, sessionId))) {
+      throw new NotFoundError(`no session ${sessionId} of this console user (it may have ended already)`);
+    }
   }
 
   async logout(token: string): Promise<void> {
@@ -346,6 +474,7 @@ export class AdminsService {
     account: AccountRow,
     email: string,
     password: string,
+    role: Role,
     client = OPERATORS,
   ): Promise<Admin> {
     if (await this.repo.findByEmail(email)) throw taken(email);
@@ -358,6 +487,7 @@ export class AdminsService {
         created: now,
         updated: now,
         last_login: null,
+        role,
       });
       return present(row, account.name);
     } catch (error) {
@@ -367,13 +497,22 @@ export class AdminsService {
   }
 }
 
-/** `keys`: where the key sealing secrets at rest comes from (the one webhook secrets use). */
-export function createAdmins(database: Database, keys: KeySource = {}): AdminsService {
-  const repo = new AdminsRepo(database.db);
+/**
+ * `keys`: where the key sealing secrets at rest comes from (the one webhook secrets use);
+ * `sessionLimits`: CONSOLE_SESSION_IDLE_MINUTES and CONSOLE_SESSION_MAX_HOURS.
+ */
+export function createAdmins(
+  database: Database,
+  keys: KeySource = {},
+  sessionLimits?: SessionLimits,
+): AdminsService {
+  const repo = new AdminsRepo(database.db, database.dialect);
   const accounts = new AccountsService(new AccountsRepo(database.db));
   return new AdminsService(
     repo,
     accounts,
     new PendingSecrets(repo, new SecretBox(keys, "secret waiting to be shown")),
+    new PasswordWork(),
+    sessionLimits,
   );
 }

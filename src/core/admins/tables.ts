@@ -1,4 +1,4 @@
-// Row types of the console's tables (migrations 007 and 009), added to the shared Schema with withTables so
+// Row types of the console's tables (migrations 007, 009 and 033), added to the shared Schema with withTables so
 // the admins area keeps its tables to itself.
 import type { Generated, Kysely } from "kysely";
 import type { Schema } from "../../db/schema.ts";
@@ -11,6 +11,8 @@ export type ConsoleAdminsTable = {
   created: string;
   updated: string;
   last_login: string | null;
+  /** A role of core/admins/roles.ts (migration 033). */
+  role: string;
 };
 
 export type ConsoleSessionsTable = {
@@ -24,6 +26,23 @@ export type ConsoleSessionsTable = {
   expires: string;
   /** The identity provider the session was made through (migration 029); null: a password. */
   provider_id: number | null;
+  /** The User-Agent and address the session was last used from (migration 033). */
+  user_agent: string | null;
+  address: string | null;
+};
+
+/** An invitation to join an account's team (migration 033). */
+export type ConsoleInvitesTable = {
+  id: Generated<number>;
+  account_id: number;
+  email: string;
+  role: string;
+  token_digest: string;
+  invited_by: number;
+  created: string;
+  expires: string;
+  accepted: string | null;
+  revoked: string | null;
 };
 
 /** A secret made by a console form, waiting to be shown once to the session that made it. */
@@ -42,6 +61,7 @@ export type AdminTables = {
   console_admins: ConsoleAdminsTable;
   console_sessions: ConsoleSessionsTable;
   console_pending_secrets: ConsolePendingSecretsTable;
+  console_invites: ConsoleInvitesTable;
 };
 
 export type AdminDb = Kysely<Schema & AdminTables>;

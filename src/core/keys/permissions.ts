@@ -16,6 +16,15 @@ export const RESOURCES = [
 ] as const;
 export type Resource = (typeof RESOURCES)[number];
 export type Action = "read" | "write";
+/**
+ * Areas only the console has (no API route serves them): API keys, webhook endpoints, the team of
+ * console admins. Same "<resource>:read|write" names, held by console roles (core/admins/roles.ts);
+ * never grantable to an API key ("full" and "read" on a key cover them, but no API route asks).
+ */
+export const CONSOLE_RESOURCES = ["keys", "webhooks", "team"] as const;
+export type ConsoleResource = (typeof CONSOLE_RESOURCES)[number];
+/** A permission name as routes declare it, e.g. "users:write". */
+export type Permission = `${Resource | ConsoleResource}:${Action}`;
 
 const ALL_GRANTS = new Set<string>([
   "full",
@@ -44,7 +53,11 @@ export function parsePermissions(text: string): string[] {
 }
 
 /** Whether the grants allow the action on the resource. Write implies read of the same resource. */
-export function allows(grants: readonly string[], resource: Resource, action: Action): boolean {
+export function allows(
+  grants: readonly string[],
+  resource: Resource | ConsoleResource,
+  action: Action,
+): boolean {
   for (const grant of grants) {
     if (grant === "full") return true;
     if (grant === "read" && action === "read") return true;
