@@ -147,7 +147,11 @@ export function createCore(database: Database, options: CoreOptions): Core {
     users,
     aaa,
   });
-  const admins = createAdmins(database, { secretKey: options.webhookSecretKey, dataDir: options.dataDir });
+  const admins = createAdmins(
+    database,
+    { secretKey: options.webhookSecretKey, dataDir: options.dataDir },
+    options.publicUrl,
+  );
   const consoleSso = new ConsoleSso({ signIn: idpSignIn, repo: idpRepo, admins });
   idp.onChange = () => consoleSso.forget();
   const certs = createCerts(database, options);
