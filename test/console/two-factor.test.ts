@@ -218,6 +218,11 @@ for (const { dialect, skip } of await dialects()) {
         "/console/security?notice=totp-off",
       );
       assert.equal((await password(client("192.0.2.11"), "ben@example.com")).location, "/console");
+
+      // `wisp admins reset-second-factor`: a lost phone and lost codes; the sessions end too.
+      await server.core.admins.resetSecondFactors("ana@example.com");
+      assert.match((await ana.get("/console")).location ?? "", /^\/console\/login/);
+      assert.equal((await password(client("192.0.2.12"), "ana@example.com")).location, "/console");
     });
   });
 }

@@ -213,6 +213,19 @@ export class AdminsService {
     return { admin: present(row, row.account_name), password };
   }
 
+  /**
+   * Removes every second factor of a console user (a lost phone and lost recovery codes: the CLI,
+   * for an operator with the server's shell) and ends their sessions.
+   */
+  async resetSecondFactors(emailText: string): Promise<Admin> {
+    const email = normalizeEmail(emailText);
+    const row = await this.repo.findByEmail(email);
+    if (!row) throw new NotFoundError(`no console user with the email ${email}`);
+    await this.factors.clear({ accountId: row.account_id, adminId: row.id, email });
+    await this.repo.deleteSessionsOf(row.account_id, row.id);
+    return present(row, row.account_name);
+  }
+
   async list(accountId?: number): Promise<Admin[]> {
     return (await this.repo.list(accountId)).map((row) => present(row, row.account_name));
   }
