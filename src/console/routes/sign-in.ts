@@ -188,6 +188,10 @@ export async function signInRoutes(app: FastifyInstance, { core, counters }: Con
   });
 
   app.post("/login/passkey", open, async (request, reply) => {
+    // An address over its failed-login limit starts no passkey sign-in (nor keeps a row for one).
+    const counted = await attempt(addressLimits(addressGroup(request.ip)));
+    if (counted.wait !== null) return tooMany(request, reply, counted.wait);
+    await counted.release();
     const next = "/console";
     const { token, options } = await flow.startPasskey(next);
     setSignInCookie(request, reply, token);
