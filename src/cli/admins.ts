@@ -82,4 +82,20 @@ export function registerAdminCommands(program: Command, withCore: WithCore): voi
         report(`set a new password for console user ${admin.email}`, password, given === undefined);
       }),
     );
+
+  admins
+    .command("reset-second-factor")
+    .description(
+      "remove a console user's authenticator app, passkeys and recovery codes (all lost); ends their sessions",
+    )
+    .requiredOption("--email <email>", "the console user's email")
+    .action((options: { email: string }) =>
+      withCore(async (core) => {
+        const admin = await core.admins.resetSecondFactors(options.email);
+        console.log(
+          `removed the second factors of console user ${admin.email}; if the account requires one, ` +
+            "they set a new one up at their next login",
+        );
+      }),
+    );
 }

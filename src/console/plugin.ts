@@ -20,7 +20,9 @@ import { keyRoutes } from "./routes/keys.ts";
 import { networkRoutes } from "./routes/networks.ts";
 import { portalRoutes } from "./routes/portals.ts";
 import { reportRoutes } from "./routes/reports.ts";
+import { securityRoutes } from "./routes/security.ts";
 import { sessionRoutes } from "./routes/sessions.ts";
+import { signInRoutes } from "./routes/sign-in.ts";
 import { ssoRoutes } from "./routes/sso.ts";
 import { staticRoutes } from "./routes/static.ts";
 import { teamRoutes } from "./routes/team.ts";
@@ -168,6 +170,8 @@ export async function consolePlugin(app: FastifyInstance, options: ConsoleOption
   const context: ConsoleContext = { core, counters: options.counters };
   await app.register(staticRoutes);
   await app.register(authRoutes, context);
+  await app.register(signInRoutes, context);
+  await app.register(securityRoutes, context);
   await app.register(homeRoutes, context);
   await app.register(keyRoutes, context);
   await app.register(networkRoutes, context);

@@ -164,7 +164,10 @@ export function createCore(database: Database, options: CoreOptions): Core {
     users,
     aaa,
   });
-  const admins = createAdmins(database, secrets, options.consoleSessions);
+  const admins = createAdmins(database, secrets, {
+    sessionLimits: options.consoleSessions,
+    publicUrl: options.publicUrl,
+  });
   const consoleSso = new ConsoleSso({ signIn: idpSignIn, repo: idpRepo, admins });
   idp.onChange = () => consoleSso.forget();
   const certs = createCerts(database, options);

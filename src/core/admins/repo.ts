@@ -13,6 +13,11 @@ import {
 } from "./tables.ts";
 
 export type AdminRow = Selectable<ConsoleAdminsTable>;
+/** A new console user: its second factors come later (factors-repo.ts). */
+export type NewAdminRow = Omit<
+  AdminRow,
+  "id" | "totp_secret" | "totp_pending" | "totp_last_step" | "webauthn_user_id"
+>;
 export type SessionRow = Selectable<ConsoleSessionsTable>;
 export type AdminListRow = AdminRow & { account_name: string };
 /** A console user as a login finds it: with its account's name and password-login setting. */
@@ -75,15 +80,6 @@ export class AdminsRepo {
       .where("role", "=", "owner")
       .executeTakeFirstOrThrow();
     return Number(row.total);
-  }
-
-  findById(accountId: number, id: number): Promise<AdminRow | undefined> {
-    return this.a
-      .selectFrom("console_admins")
-      .selectAll()
-      .where("account_id", "=", accountId)
-      .where("id", "=", id)
-      .executeTakeFirst();
   }
 
   async setRole(accountId: number, id: number, role: string, at: string): Promise<void> {
@@ -216,6 +212,17 @@ export class AdminsRepo {
       .executeTakeFirst();
   }
 
+  findById(accountId: number, id: number): Promise<AdminLoginRow | undefined> {
+    return this.a
+      .selectFrom("console_admins")
+      .innerJoin("accounts", "accounts.id", "console_admins.account_id")
+      .selectAll("console_admins")
+      .select(["accounts.name as account_name", "accounts.console_password_login"])
+      .where("console_admins.account_id", "=", accountId)
+      .where("console_admins.id", "=", id)
+      .executeTakeFirst();
+  }
+
   list(accountId?: number): Promise<AdminListRow[]> {
     let query = this.a
       .selectFrom("console_admins")
@@ -226,7 +233,7 @@ export class AdminsRepo {
     return query.orderBy("console_admins.id").execute();
   }
 
-  insert(row: Omit<AdminRow, "id">): Promise<AdminRow> {
+  insert(row: NewAdminRow): Promise<AdminRow> {
     return this.a.insertInto("console_admins").values(row).returningAll().executeTakeFirstOrThrow();
   }
 
@@ -271,7 +278,9 @@ export class AdminsRepo {
       .execute();
   }
 
-  async insertSession(row: Omit<SessionRow, "id">): Promise<number> {
+  async insertSession(
+    row: Omit<SessionRow, "id" | "second_factor"> & { second_factor?: string | null },
+  ): Promise<number> {
     const inserted = await this.a
       .insertInto("console_sessions")
       .values(row)

@@ -1,8 +1,9 @@
 // Console users (operators who log in to /console, each acting for one account), their sessions
 // (with the secrets waiting to be shown in them: pending-secrets.ts), and the first-run setup code.
 // Passwords are scrypt hashes; session tokens are random and stored only as SHA-256 hashes; the
-// setup code lives in this process's memory and works once.
-import { createHash, randomBytes, timingSafeEqual } from "node:crypto";
+// setup code lives in this process's memory and works once. A login of an admin with a second
+// factor (or in an account that requires one) goes through a sign-in first (sign-in.ts).
+import { timingSafeEqual } from "node:crypto";
 import { type Database, isUniqueViolation } from "../../db/database.ts";
 import { type AccountRow, AccountsRepo } from "../accounts/repo.ts";
 import { AccountsService } from "../accounts/service.ts";
@@ -16,6 +17,7 @@ import {
 } from "../shared/errors.ts";
 import { isoNow } from "../shared/time.ts";
 import { type KeySource, SecretBox } from "../webhooks/crypto.ts";
+import { FactorsRepo } from "./factors-repo.ts";
 import { PasswordWork } from "./password-work.ts";
 import { checkPassword, generatePassword, hashPassword, unusableHash } from "./passwords.ts";
 import { PendingSecrets } from "./pending-secrets.ts";
@@ -28,7 +30,11 @@ import {
   normalizeSetupCode,
   passwordProblem,
 } from "./rules.ts";
+import { type Factor, SecondFactors } from "./second-factors.ts";
+import { type LoginOutcome, SignInFlow } from "./sign-in.ts";
+import { randomToken, sha256, TOKEN } from "./tokens.ts";
 import { describeUserAgent } from "./user-agent.ts";
+import { relyingParty } from "./webauthn.ts";
 
 /** A session ends after this long unused (CONSOLE_SESSION_IDLE_MINUTES)... */
 export const SESSION_IDLE_MS = 12 * 3_600_000;
@@ -49,7 +55,6 @@ function extendInterval(limits: SessionLimits): number {
 }
 /** A User-Agent is kept to this length (the session list shows a device, not the whole header). */
 const MAX_USER_AGENT = 400;
-const TOKEN = /^[A-Za-z0-9_-]{43}$/;
 /** The client named in the password work queue for operators' own changes (CLI, console forms). */
 const OPERATORS = "operators";
 
@@ -128,14 +133,6 @@ export interface SetupInput {
   password: string;
 }
 
-function sha256(text: string): string {
-  return createHash("sha256").update(text).digest("hex");
-}
-
-function randomToken(): string {
-  return randomBytes(32).toString("base64url");
-}
-
 /** Equal strings, compared without leaking where they differ. */
 export function sameSecret(a: string, b: string): boolean {
   const left = Buffer.from(sha256(a));
@@ -181,17 +178,29 @@ export class AdminsService {
   private setupCode: string | null = null;
   /** Once a console user exists it stays so (users are not deleted), so one positive answer is kept. */
   private someExist = false;
+  /** Sign-ins waiting for their second factor (or for one to be set up). */
+  readonly signIns: SignInFlow<ConsoleSession>;
 
   constructor(
     private readonly repo: AdminsRepo,
     private readonly accounts: AccountsService,
     /** Secrets a session's forms made, until the page after the redirect shows them. */
     readonly pendingSecrets: PendingSecrets,
+    /** Admins' TOTP, recovery codes, passkeys, and the accounts' requirement of them. */
+    readonly factors: SecondFactors,
+    factorsRepo: FactorsRepo,
     /** Every scrypt of this service runs through it: bounded memory, 429 past its queue. */
     private readonly passwordWork = new PasswordWork(),
     /** CONSOLE_SESSION_IDLE_MINUTES and CONSOLE_SESSION_MAX_HOURS. */
     readonly sessionLimits: SessionLimits = { idleMs: SESSION_IDLE_MS, maxMs: SESSION_MAX_MS },
-  ) {}
+  ) {
+    this.signIns = new SignInFlow({
+      admins: repo,
+      repo: factorsRepo,
+      factors,
+      open: (row, providerId, factor) => this.openSession(row, providerId, factor),
+    });
+  }
 
   /** The time sessions are judged by (epoch ms); tests set their own to cross the limits. */
   clock: () => number = Date.now;
@@ -280,12 +289,26 @@ export class AdminsService {
     return { admin: present(row, row.account_name), password };
   }
 
+  /**
+   * Removes every second factor of a console user (a lost phone and lost recovery codes: the CLI,
+   * for an operator with the server's shell) and ends their sessions.
+   */
+  async resetSecondFactors(emailText: string): Promise<Admin> {
+    const email = normalizeEmail(emailText);
+    const row = await this.repo.findByEmail(email);
+    if (!row) throw new NotFoundError(`no console user with the email ${email}`);
+    await this.factors.clear({ accountId: row.account_id, adminId: row.id, email });
+    await this.repo.deleteSessionsOf(row.account_id, row.id);
+    return present(row, row.account_name);
+  }
+
   async list(accountId?: number): Promise<Admin[]> {
     return (await this.repo.list(accountId)).map((row) => present(row, row.account_name));
   }
 
   /**
-   * A new session for the right email and password; null otherwise, after the same work either way
+   * A new session (or, for an admin with a second factor or one due, a sign-in waiting for it: see
+   * sign-in.ts) for the right email and password; null otherwise, after the same work either way
    * (an unknown email is checked against a hash of nothing, through the same queue), so timing does
    * not tell which was wrong. A hash made with weaker parameters than today's is replaced by a new
    * one on success. `client` names the caller in the password work queue (the door's address
@@ -295,7 +318,8 @@ export class AdminsService {
     emailText: string,
     password: string,
     client = OPERATORS,
-  ): Promise<{ token: string; session: ConsoleSession } | null> {
+    next = "/console",
+  ): Promise<LoginOutcome<ConsoleSession> | null> {
     const row = await this.repo.findByEmail(normalizeEmail(emailText));
     const { valid, upgraded } = await this.passwordWork.run(client, async () =>
       checkPassword(password, row?.password_hash ?? (await unusableHash())),
@@ -303,7 +327,7 @@ export class AdminsService {
     if (!row || !valid) return null;
     if (row.console_password_login === 0) throw new PasswordLoginOffError();
     if (upgraded) await this.repo.replacePasswordHash(row.account_id, row.id, row.password_hash, upgraded);
-    return this.openSession(row, null);
+    return this.signIns.begin(row, null, next);
   }
 
   /**
@@ -311,14 +335,15 @@ export class AdminsService {
    * sign-on: core/idp/console.ts checked the assertion and that the email is verified). The email
    * must be an existing console user of that account; with `mayCreate` (its domain is one the
    * provider may create console users for) a missing one is created, with no usable password. A
-   * console user of another account is never signed in: null.
+   * console user of another account is never signed in: null. The second factor is asked as after
+   * a password: Wisp cannot tell whether the provider asked for one.
    */
   async loginVerified(
     accountId: number,
     emailText: string,
     providerId: number,
     mayCreate: boolean,
-  ): Promise<{ token: string; session: ConsoleSession; created: boolean } | null> {
+  ): Promise<(LoginOutcome<ConsoleSession> & { created: boolean }) | null> {
     const email = normalizeEmail(emailText);
     if (emailProblem(email)) return null;
     let row = await this.repo.findByEmail(email);
@@ -344,7 +369,7 @@ export class AdminsService {
       row = await this.repo.findByEmail(email);
     }
     if (!row || row.account_id !== accountId) return null;
-    return { ...(await this.openSession(row, providerId)), created };
+    return { ...(await this.signIns.begin(row, providerId, "/console")), created };
   }
 
   /**
@@ -361,6 +386,7 @@ export class AdminsService {
   private async openSession(
     row: AdminLoginRow,
     providerId: number | null,
+    secondFactor: Factor | null,
   ): Promise<{ token: string; session: ConsoleSession }> {
     const token = randomToken();
     const now = isoNow(new Date(this.clock()));
@@ -378,6 +404,7 @@ export class AdminsService {
       // Filled in by the first request the session makes (see authenticate).
       user_agent: null,
       address: null,
+      second_factor: secondFactor,
     });
     await this.repo.setLastLogin(row.account_id, row.id, now);
     return {
@@ -499,20 +526,28 @@ export class AdminsService {
 
 /**
  * `keys`: where the key sealing secrets at rest comes from (the one webhook secrets use);
- * `sessionLimits`: CONSOLE_SESSION_IDLE_MINUTES and CONSOLE_SESSION_MAX_HOURS.
+ * `sessionLimits`: CONSOLE_SESSION_IDLE_MINUTES and CONSOLE_SESSION_MAX_HOURS; `publicUrl`
+ * (PUBLIC_URL) is the passkeys' relying party.
  */
 export function createAdmins(
   database: Database,
   keys: KeySource = {},
-  sessionLimits?: SessionLimits,
+  options: { sessionLimits?: SessionLimits | undefined; publicUrl?: string | undefined } = {},
 ): AdminsService {
   const repo = new AdminsRepo(database.db, database.dialect);
   const accounts = new AccountsService(new AccountsRepo(database.db));
+  const factorsRepo = new FactorsRepo(database.db);
   return new AdminsService(
     repo,
     accounts,
     new PendingSecrets(repo, new SecretBox(keys, "secret waiting to be shown")),
+    new SecondFactors(
+      factorsRepo,
+      new SecretBox(keys, "console TOTP secret"),
+      relyingParty(options.publicUrl ?? "http://localhost"),
+    ),
+    factorsRepo,
     new PasswordWork(),
-    sessionLimits,
+    options.sessionLimits,
   );
 }
