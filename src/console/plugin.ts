@@ -16,6 +16,7 @@ import { homeRoutes } from "./routes/home.ts";
 import { identityProviderRoutes } from "./routes/identity-providers.ts";
 import { keyRoutes } from "./routes/keys.ts";
 import { networkRoutes } from "./routes/networks.ts";
+import { policyRoutes } from "./routes/policies.ts";
 import { portalRoutes } from "./routes/portals.ts";
 import { reportRoutes } from "./routes/reports.ts";
 import { sessionRoutes } from "./routes/sessions.ts";
@@ -153,6 +154,7 @@ export async function consolePlugin(app: FastifyInstance, options: ConsoleOption
   await app.register(groupRoutes, context);
   await app.register(voucherRoutes, context);
   await app.register(deviceRoutes, context);
+  await app.register(policyRoutes, context);
   await app.register(reportRoutes, context);
   await app.register(webhookRoutes, context);
   await app.register(sessionRoutes, context);
