@@ -13,6 +13,8 @@ export interface AccountsTable {
   time_zone?: string | null;
   /** The default policy's outcome, JSON (core/policies/rules.ts); null: accept, nothing added. */
   policy_default?: string | null;
+  /** Bumped by every change of the account's policies (migration 030). */
+  policies_version?: Generated<number>;
 }
 
 export interface ApiKeysTable {

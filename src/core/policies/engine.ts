@@ -16,7 +16,7 @@ import {
   type PolicyFacts,
 } from "./evaluate.ts";
 import { combine, outcomePairs } from "./reply.ts";
-import type { PoliciesRepo, SnapshotRow } from "./repo.ts";
+import type { PoliciesRepo, RuleRow } from "./repo.ts";
 import { canonicalTimeZone, DEFAULT_OUTCOME, type PolicyConditions, type PolicyOutcome } from "./rules.ts";
 
 /** The network a plan's bandwidth is written for (its vendor picks the attributes). */
@@ -61,46 +61,54 @@ interface Snapshot {
   timeZone: string;
 }
 
-/** Parsed and compiled rules by their stored text: most logins re-read rows seen before. */
-const parsed = new Map<
-  string,
-  { conditions: PolicyConditions; outcome: PolicyOutcome; rule: CompiledRule }
->();
-const PARSED_LIMIT = 10_000;
+/** The compiled list of each account at a version; rebuilt when a change moved the version. */
+const COMPILED_LIMIT = 10_000;
 
-function ruleOf(row: SnapshotRow): CompiledRule {
-  const key = `${row.conditions}\u0000${row.outcome}`;
-  let hit = parsed.get(key);
-  if (!hit) {
-    const conditions = JSON.parse(row.conditions!) as PolicyConditions;
-    const outcome = JSON.parse(row.outcome!) as PolicyOutcome;
-    hit = { conditions, outcome, rule: compile({ id: 0, name: "", position: 0, conditions, outcome }) };
-    if (parsed.size >= PARSED_LIMIT) parsed.clear();
-    parsed.set(key, hit);
-  }
-  return { ...hit.rule, id: row.id, name: row.name!, position: row.position! };
-}
-
-export function snapshotOf(rows: readonly SnapshotRow[]): Snapshot | null {
-  const first = rows[0];
-  if (!first) return null;
-  const rules = rows.filter((r) => r.id !== null).map(ruleOf);
-  const outcome = first.policy_default
-    ? (JSON.parse(first.policy_default) as PolicyOutcome)
-    : DEFAULT_OUTCOME;
-  rules.push(defaultRule(outcome, rules.length + 1));
-  const zone = first.network_tz ?? first.account_tz;
-  return { rules, timeZone: (zone && canonicalTimeZone(zone)) || "UTC" };
+function compileRows(rows: readonly RuleRow[]): CompiledRule[] {
+  return rows.map((row) =>
+    compile({
+      id: row.id,
+      name: row.name,
+      position: row.position,
+      conditions: JSON.parse(row.conditions) as PolicyConditions,
+      outcome: JSON.parse(row.outcome) as PolicyOutcome,
+    }),
+  );
 }
 
 export class PolicyEngine {
   plans: PlanReplies | undefined;
+  /** Immutable compiled lists by account: a login uses one whole list, never one being changed. */
+  private readonly compiled = new Map<number, { version: number; rules: readonly CompiledRule[] }>();
+  private readonly defaults = new Map<string, PolicyOutcome>();
 
   constructor(private readonly repo: PoliciesRepo) {}
 
-  /** The account's rules (default last) and the time zone of the login's network. */
+  /**
+   * The account's rules (default last) and the time zone of the login's network: one small query
+   * per login, and the list itself (one statement) only when its version moved since it was read.
+   */
   async snapshot(accountId: number, networkId: number): Promise<Snapshot | null> {
-    return snapshotOf(await this.repo.snapshot(accountId, networkId));
+    const head = await this.repo.head(accountId, networkId);
+    if (!head) return null;
+    let cached = this.compiled.get(accountId);
+    if (!cached || cached.version !== head.version) {
+      cached = { version: head.version, rules: compileRows(await this.repo.rules(accountId)) };
+      if (this.compiled.size >= COMPILED_LIMIT) this.compiled.clear();
+      this.compiled.set(accountId, cached);
+    }
+    const text = head.policy_default;
+    let outcome = text ? this.defaults.get(text) : DEFAULT_OUTCOME;
+    if (!outcome) {
+      outcome = JSON.parse(text!) as PolicyOutcome;
+      if (this.defaults.size >= COMPILED_LIMIT) this.defaults.clear();
+      this.defaults.set(text!, outcome);
+    }
+    const zone = head.network_tz ?? head.account_tz;
+    return {
+      rules: [...cached.rules, defaultRule(outcome, cached.rules.length + 1)],
+      timeZone: (zone && canonicalTimeZone(zone)) || "UTC",
+    };
   }
 
   async facts(accountId: number, snapshot: Snapshot, input: PolicyRequest): Promise<PolicyFacts> {

@@ -9,20 +9,26 @@ import type { PoliciesTable, Schema } from "../../db/schema.ts";
 export type PolicyRow = Selectable<PoliciesTable>;
 export type NewPolicyRow = Insertable<PoliciesTable>;
 
-/** What one login reads, in one statement (so a reorder is seen whole or not at all). */
-export interface SnapshotRow {
+/** What every login reads: the account's zone, default outcome and list version, the network's zone. */
+export interface HeadRow {
   account_tz: string | null;
   policy_default: string | null;
   network_tz: string | null;
-  id: number | null;
-  name: string | null;
-  position: number | null;
-  conditions: string | null;
-  outcome: string | null;
+  version: number;
+}
+
+/** One rule as stored. */
+export interface RuleRow {
+  id: number;
+  name: string;
+  position: number;
+  conditions: string;
+  outcome: string;
 }
 
 export class PoliciesRepo {
-  private readonly snapshotQuery;
+  private readonly headQuery;
+  private readonly rulesQuery;
   private readonly groupsByUser;
   private readonly groupsByName;
   private readonly registered;
@@ -32,16 +38,16 @@ export class PoliciesRepo {
     readonly db: Kysely<Schema>,
     readonly dialect: DialectName,
   ) {
-    this.snapshotQuery = prepared(
+    this.headQuery = prepared(
       db,
       (accountId: number, networkId: number) =>
         db
           .selectFrom("accounts as a")
-          .leftJoin("policies as p", "p.account_id", "a.id")
           .where("a.id", "=", accountId)
           .select([
             "a.time_zone as account_tz",
             "a.policy_default",
+            "a.policies_version as version",
             (eb) =>
               eb
                 .selectFrom("nas")
@@ -49,14 +55,18 @@ export class PoliciesRepo {
                 .where("nas.id", "=", networkId)
                 .whereRef("nas.account_id", "=", "a.id")
                 .as("network_tz"),
-            "p.id",
-            "p.name",
-            "p.position",
-            "p.conditions",
-            "p.outcome",
-          ])
-          .orderBy("p.position"),
+          ]),
       2,
+    );
+    this.rulesQuery = prepared(
+      db,
+      (accountId: number) =>
+        db
+          .selectFrom("policies")
+          .select(["id", "name", "position", "conditions", "outcome"])
+          .where("account_id", "=", accountId)
+          .orderBy("position"),
+      1,
     );
     const groupIds = (accountId: number) =>
       db
@@ -118,8 +128,22 @@ export class PoliciesRepo {
     return this.db.transaction().execute((trx) => fn(new PoliciesRepo(trx, this.dialect)));
   }
 
-  snapshot(accountId: number, networkId: number): Promise<SnapshotRow[]> {
-    return this.snapshotQuery(accountId, networkId) as Promise<SnapshotRow[]>;
+  async head(accountId: number, networkId: number): Promise<HeadRow | undefined> {
+    return (await this.headQuery(accountId, networkId))[0] as HeadRow | undefined;
+  }
+
+  /** The whole list in one statement: a reorder is seen whole or not at all. */
+  rules(accountId: number): Promise<RuleRow[]> {
+    return this.rulesQuery(accountId) as Promise<RuleRow[]>;
+  }
+
+  /** In every change's transaction: logins reload the list. */
+  async bumpVersion(accountId: number): Promise<void> {
+    await this.db
+      .updateTable("accounts")
+      .set((eb) => ({ policies_version: eb("policies_version", "+", 1) }))
+      .where("id", "=", accountId)
+      .execute();
   }
 
   async groupIds(accountId: number, who: { userId: number | null; username: string }): Promise<number[]> {

@@ -197,7 +197,9 @@ export class PoliciesService {
     try {
       return await this.repo.transaction(async (repo) => {
         await repo.lockAccount(accountId);
-        return write(repo);
+        const result = await write(repo);
+        await repo.bumpVersion(accountId);
+        return result;
       });
     } catch (error) {
       if (isUniqueViolation(error))

@@ -29,6 +29,11 @@ export async function up(db: Kysely<unknown>, dialect: DialectName): Promise<voi
   await db.schema.alterTable("accounts").addColumn("time_zone", "varchar(64)").execute();
   /** The default rule's outcome, JSON like policies.outcome; null: accept with nothing added. */
   await db.schema.alterTable("accounts").addColumn("policy_default", "text").execute();
+  /** Bumped by every change of the account's policies: logins keep the compiled list until it moves. */
+  await db.schema
+    .alterTable("accounts")
+    .addColumn("policies_version", "integer", (c) => c.notNull().defaultTo(0))
+    .execute();
 
   /** The rule that decided the attempt: its id (null: the default rule) and its name then. */
   await db.schema.alterTable("radpostauth").addColumn("policy_id", "integer").execute();
