@@ -16,6 +16,7 @@ import { registerIdpCommands } from "./idp.ts";
 import { registerImportCommands } from "./import.ts";
 import { registerKeyCommands } from "./keys.ts";
 import { registerNetworkCommands } from "./networks.ts";
+import { registerPolicyCommands } from "./policies.ts";
 import { registerPortalCommands } from "./portals.ts";
 import { registerPruneCommand } from "./prune.ts";
 import { registerRadiusCommands } from "./radius.ts";
@@ -48,6 +49,9 @@ const READ_ONLY = new Set([
   "devices show",
   "devices export",
   "radsec show",
+  "policy list",
+  "policy show",
+  "policy explain",
 ]);
 let announceDatabase = false;
 
@@ -104,6 +108,7 @@ registerSessionCommands(program, withCore);
 registerPruneCommand(program, withCore);
 registerIdpCommands(program, withCore);
 registerDeviceCommands(program, withCore);
+registerPolicyCommands(program, withCore);
 registerImportCommands(program, withCore);
 
 try {

@@ -11,6 +11,7 @@ import { registerRadsecCommands } from "./radsec.ts";
 interface NetworkOptions {
   name?: string;
   nasIp?: string;
+  timeZone?: string;
   secret?: string;
   secretStdin?: boolean;
   nasIdentifier?: string;
@@ -60,6 +61,10 @@ function sessionOptions(command: Command): Command {
     .option(
       "--mab-secret <password>",
       "the network-wide MAB password (with --mab-password secret); empty removes it",
+    )
+    .option(
+      "--time-zone <iana>",
+      "policies' day and time conditions on this network (e.g. Europe/Paris); empty: the account's",
     );
 }
 
@@ -82,6 +87,7 @@ async function inputOf(options: NetworkOptions): Promise<NetworkInput> {
     mab_mode: options.mabMode,
     mab_password: options.mabPassword,
     mab_secret: options.mabSecret,
+    time_zone: options.timeZone,
   };
 }
 

@@ -18,6 +18,7 @@ import { homeRoutes } from "./routes/home.ts";
 import { identityProviderRoutes } from "./routes/identity-providers.ts";
 import { keyRoutes } from "./routes/keys.ts";
 import { networkRoutes } from "./routes/networks.ts";
+import { policyRoutes } from "./routes/policies.ts";
 import { portalRoutes } from "./routes/portals.ts";
 import { reportRoutes } from "./routes/reports.ts";
 import { securityRoutes } from "./routes/security.ts";
@@ -182,6 +183,7 @@ export async function consolePlugin(app: FastifyInstance, options: ConsoleOption
   await app.register(groupRoutes, context);
   await app.register(voucherRoutes, context);
   await app.register(deviceRoutes, context);
+  await app.register(policyRoutes, context);
   await app.register(reportRoutes, context);
   await app.register(webhookRoutes, context);
   await app.register(sessionRoutes, context);

@@ -34,6 +34,10 @@ import { KeysService } from "./keys/service.ts";
 import { NetworksRepo } from "./networks/repo.ts";
 import { DEFAULT_MIN_PREFIX, type NetworkPrefixLimits } from "./networks/rules.ts";
 import { NetworksService } from "./networks/service.ts";
+import { PolicyEngine } from "./policies/engine.ts";
+import { PolicyExplainer } from "./policies/explain.ts";
+import { PoliciesRepo } from "./policies/repo.ts";
+import { PoliciesService } from "./policies/service.ts";
 import { PortalsRepo } from "./portals/repo.ts";
 import { PortalsService } from "./portals/service.ts";
 import { createRadsec, type RadsecService } from "./radsec/service.ts";
@@ -91,6 +95,8 @@ export interface Core {
   imports: ImportService;
   /** SCIM 2.0 provisioning from identity providers (the /scim/v2 door). */
   scim: ScimService;
+  /** Policies (issue 25): ordered rules applied to logins after the credential check. */
+  policies: PoliciesService;
 }
 
 /** Where no RadSec listener runs (the CLI, a process with RadSec off): nobody is connected. */
@@ -137,6 +143,12 @@ export function createCore(database: Database, options: CoreOptions): Core {
   aaa.voucherCheck = createVoucherCheck(db, database.dialect);
   const mab = new MacAuthenticator(db, new LoginRepo(db, database.dialect));
   aaa.macLogin = (input) => mab.login({ ...input, voucherLogin: aaa.voucherLogin });
+  const policiesRepo = new PoliciesRepo(db, database.dialect);
+  const policyEngine = new PolicyEngine(policiesRepo);
+  aaa.policies = (input, reply) => policyEngine.apply(input, reply);
+  const explainer = new PolicyExplainer(policyEngine, policiesRepo, new LoginRepo(db, database.dialect));
+  // Explain reads the same clock logins are decided by (tests set aaa.clock).
+  explainer.clock = () => aaa.clock();
   const sessions = createSessions(database, aaa);
   sessions.das = options.das;
   const reports = createReports(database, options);
@@ -207,6 +219,7 @@ export function createCore(database: Database, options: CoreOptions): Core {
     consoleSso,
     radsec,
     radsecConnections: NO_RADSEC_CONNECTIONS,
+    policies: new PoliciesService(policiesRepo, policyEngine, explainer),
     imports: new ImportService(
       new ImportRepo(db, database.dialect),
       options.networkMinPrefix ?? DEFAULT_MIN_PREFIX,

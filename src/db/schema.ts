@@ -9,6 +9,12 @@ export interface AccountsTable {
   user_count: ColumnType<number, never, never>;
   /** 0: console users of this account sign in through an identity provider only (migration 028). */
   console_password_login: Generated<number>;
+  /** IANA time zone of time-of-day policy conditions (migration 030); null: UTC. */
+  time_zone?: string | null;
+  /** The default policy's outcome, JSON (core/policies/rules.ts); null: accept, nothing added. */
+  policy_default?: string | null;
+  /** Bumped by every change of the account's policies (migration 030). */
+  policies_version?: Generated<number>;
 }
 
 export interface ApiKeysTable {
@@ -132,6 +138,8 @@ export interface NasTable {
   /** The MAB password the gateways send: mac (the MAC itself), empty, or secret (mab_secret). */
   mab_password: Generated<string>;
   mab_secret: Generated<string>;
+  /** IANA time zone of time-of-day policy conditions (migration 030); null: the account's. */
+  time_zone?: string | null;
 }
 
 export interface CaptivePortalsTable {
@@ -375,6 +383,9 @@ export interface RadpostauthTable {
   method?: string | null;
   /** EAP: the outer identity when the user was named inside a tunnel. */
   outer_identity?: string | null;
+  /** The policy that decided the attempt (migration 030): null id with a name is the default rule. */
+  policy_id?: number | null;
+  policy_name?: string | null;
 }
 
 export interface PortalLoginsTable {
@@ -534,6 +545,23 @@ export interface Schema {
   idp_flows: IdpFlowsTable;
   idp_assertions: IdpAssertionsTable;
   import_progress: ImportProgressTable;
+  policies: PoliciesTable;
+}
+
+/** An account's ordered policy rules (migration 030; core/policies). */
+export interface PoliciesTable {
+  id: Generated<number>;
+  account_id: number;
+  /** 1..n within the account: evaluation order. */
+  position: number;
+  name: string;
+  description: string;
+  /** JSON: PolicyConditions (core/policies/rules.ts). */
+  conditions: string;
+  /** JSON: PolicyOutcome. */
+  outcome: string;
+  created: string;
+  updated: string;
 }
 
 /** An account's OpenID Connect or SAML identity provider (migration 028; core/idp). */

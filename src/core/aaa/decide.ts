@@ -8,6 +8,7 @@ import { firstValue, type Pair } from "./pairs.ts";
 import { firstKnown, type KnownGood, knownGoodPasswords, type PapAuthorization } from "./passwords/items.ts";
 import { NO_PASSWORD, papFailure } from "./passwords/pap.ts";
 import { applyQuotas, type QuotaCounters } from "./quotas.ts";
+import type { AuthMethod } from "./recording.ts";
 
 export interface SessionCounters extends QuotaCounters {
   /** Sessions of the user with no stop time. */
@@ -44,6 +45,11 @@ export interface Credentials {
    * still applies, as for a certificate.
    */
   mac?: true | undefined;
+  /**
+   * How the door authenticated, when the credentials alone do not say (an EAP door: PEAP or TTLS
+   * around MS-CHAPv2 or PAP): recorded, and what policies' method conditions see.
+   */
+  method?: AuthMethod | undefined;
 }
 
 export type LoginDecision =

@@ -7,6 +7,7 @@ import type { DialectName } from "../../db/database.ts";
 import type { Schema } from "../../db/schema.ts";
 import { TransactionBatcher } from "../../db/transaction-batcher.ts";
 import { insertEvents, type NewEvent } from "../events/repo.ts";
+import type { PolicyRequest, PolicyVerdict } from "../policies/engine.ts";
 import { unixNow } from "../shared/clock.ts";
 import { acctStatus, type SessionValues, sessionValues } from "./accounting.ts";
 import { authorize } from "./authorize.ts";
@@ -15,6 +16,12 @@ import { firstValue, type Pair } from "./pairs.ts";
 import { type AttemptRecord, type AuthMethod, RecordingRepo, type SessionContext } from "./recording.ts";
 import { LoginRepo } from "./repo.ts";
 import { normalizeMac, parseCalledStation } from "./stations.ts";
+
+/**
+ * The account's policies, applied to a login the credential check accepted (src/core/policies):
+ * the first matching rule's outcome (accept with its attributes, or reject with its reason).
+ */
+export type PolicyHook = (input: PolicyRequest, reply: Pair[]) => Promise<PolicyVerdict>;
 
 /** A voucher's verdict for a pre-check: nothing written; null when no voucher has the code. */
 export type VoucherCheck = (input: {
@@ -105,8 +112,9 @@ function where(request: readonly Pair[]): Where {
   };
 }
 
-/** How the credentials prove the user, for the record (a door may say more: PEAP, TTLS). */
+/** How the credentials prove the user (the door says more when it knows it: PEAP, TTLS). */
 function methodOf(credentials: Credentials): AuthMethod | null {
+  if (credentials.method) return credentials.method;
   if (credentials.certificate) return "TLS";
   if (credentials.password !== undefined) return "PAP";
   if (credentials.chap) return "CHAP";
@@ -152,6 +160,7 @@ export class AaaService {
   /** The voucher rules without writing (a portal's pre-check). */
   voucherCheck: VoucherCheck | undefined;
   onUsage: UsageHook | undefined;
+  policies: PolicyHook | undefined;
   /**
    * Unix seconds a login is decided at (time-of-day rules, Login-Time, Expiration). Tests of those
    * rules set it (WISP_TEST_CLOCK_FILE for a server process, see src/core/shared/clock.ts).
@@ -205,6 +214,28 @@ export class AaaService {
           : Promise.resolve(null),
       macLogin && (() => macLogin({ network: client, request, credentials, now, run })),
     );
+    const method = mab ? "MAB" : methodOf(credentials);
+    const userId = mab ? mab.userId : (user?.id ?? null);
+    let policy: PolicyVerdict["policy"] | undefined;
+    if (result.accepted && this.policies) {
+      const verdict = await this.policies(
+        {
+          network: client,
+          ssid: place.ssid,
+          nasIdentifier: firstValue(request, "NAS-Identifier") ?? null,
+          clientMac: place.clientMac,
+          method,
+          username: firstValue(request, "User-Name") ?? "",
+          userId,
+          now,
+        },
+        result.reply,
+      );
+      policy = verdict.policy;
+      result.accepted = verdict.accepted;
+      result.reply = verdict.reply;
+      result.reason = verdict.reason;
+    }
     const interval = client.interim_interval ?? 0;
     if (result.accepted && interval > 0 && firstValue(result.reply, "Acct-Interim-Interval") === undefined) {
       result.reply = [
@@ -212,15 +243,8 @@ export class AaaService {
         { attribute: "Acct-Interim-Interval", op: "=", value: String(interval) },
       ];
     }
-    const attempt = attemptOf(
-      client,
-      request,
-      result,
-      mab ? mab.userId : (user?.id ?? null),
-      mab ? mab.voucherId : voucherId,
-      now,
-      mab ? "MAB" : methodOf(credentials),
-    );
+    const attempt = attemptOf(client, request, result, userId, mab ? mab.voucherId : voucherId, now, method);
+    if (policy) attempt.policy = policy;
     if (mab?.deviceId) attempt.device = { id: mab.deviceId, touch: mab.touch };
     return { result, attempt };
   }

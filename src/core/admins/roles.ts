@@ -49,9 +49,10 @@ export const ROLES: Readonly<Record<Role, RoleDefinition>> = {
   network_engineer: {
     label: "Network engineer",
     summary:
-      "Networks (RadSec, EAP), captive portals, identity providers, devices and live sessions; reads users, groups, vouchers, reports and webhooks.",
+      "Networks (RadSec, EAP), policies, captive portals, identity providers, devices and live sessions; reads users, groups, vouchers, reports and webhooks.",
     grants: [
       "networks:write",
+      "policies:write",
       "captiveportals:write",
       "identityproviders:write",
       "devices:write",
@@ -67,7 +68,7 @@ export const ROLES: Readonly<Record<Role, RoleDefinition>> = {
   help_desk: {
     label: "Help desk",
     summary:
-      "Looks up and edits users and their devices, approves guests, disconnects sessions; reads groups, vouchers, networks, portals and reports.",
+      "Looks up and edits users and their devices, approves guests, disconnects sessions; reads groups, vouchers, networks, portals, policies (and explains them) and reports.",
     grants: [
       "users:write",
       "attributes:write",
@@ -77,6 +78,7 @@ export const ROLES: Readonly<Record<Role, RoleDefinition>> = {
       "vouchers:read",
       "networks:read",
       "captiveportals:read",
+      "policies:read",
       "reports:read",
     ],
   },

@@ -13,6 +13,7 @@ export const RESOURCES = [
   "devices",
   // SCIM 2.0 provisioning at /scim/v2 (src/http/scim): the grant an identity provider's token needs.
   "scim",
+  "policies",
 ] as const;
 export type Resource = (typeof RESOURCES)[number];
 export type Action = "read" | "write";

@@ -10,6 +10,7 @@ import {
   type MabMode,
   type MabPassword,
 } from "../devices/rules.ts";
+import { canonicalTimeZone, timeZoneProblem } from "../policies/rules.ts";
 import { type Transport, transportOf } from "../radsec/rules.ts";
 import { ConflictError, type FieldProblem, NotFoundError, ValidationError } from "../shared/errors.ts";
 import type { Page, PageRequest } from "../shared/pages.ts";
@@ -66,6 +67,8 @@ export interface Network {
   mab_password: MabPassword;
   /** Whether a network-wide MAB password is set (it is never returned). */
   mab_secret_set: boolean;
+  /** IANA zone of policies' time conditions on this network (migration 030); null: the account's. */
+  time_zone: string | null;
   created: string;
   updated: string;
 }
@@ -98,6 +101,8 @@ export interface NetworkInput {
   mab_password?: string | undefined;
   /** Write-only; empty removes it. */
   mab_secret?: string | undefined;
+  /** An IANA time zone name; null or empty: the account's. */
+  time_zone?: string | null | undefined;
 }
 
 /** The only shapes in which a secret leaves the service (besides the RADIUS door's row). */
@@ -133,6 +138,7 @@ function present(row: NetworkRow, hasRadsec: boolean): Network {
       ? (row.mab_password as MabPassword)
       : "mac",
     mab_secret_set: row.mab_secret !== "",
+    time_zone: row.time_zone ?? null,
     created: row.created,
     updated: row.updated,
   };
@@ -214,6 +220,11 @@ function check(input: NetworkInput): NetworkInput {
     else problems.push({ field: "eap_method", message: `must be one of ${EAP_METHOD_CHOICES.join(", ")}` });
   }
   checkMab(input, problems);
+  if (typeof input.time_zone === "string" && input.time_zone !== "") {
+    const problem = timeZoneProblem(input.time_zone);
+    if (problem) problems.push({ field: "time_zone", message: problem });
+    else clean.time_zone = canonicalTimeZone(input.time_zone);
+  } else if (input.time_zone === "") clean.time_zone = null;
   const first = problems[0];
   if (first) throw new ValidationError(`${first.field} ${first.message}`, problems);
   return clean;
@@ -428,6 +439,7 @@ export class NetworksService {
           mab_mode: clean.mab_mode ?? "off",
           mab_password: clean.mab_password ?? "mac",
           mab_secret: clean.mab_secret ?? "",
+          time_zone: clean.time_zone ?? null,
           created: now,
           updated: now,
         });
@@ -480,6 +492,7 @@ export class NetworksService {
         if (clean.mab_mode !== undefined) changes.mab_mode = clean.mab_mode;
         if (clean.mab_password !== undefined) changes.mab_password = clean.mab_password;
         if (clean.mab_secret !== undefined) changes.mab_secret = clean.mab_secret;
+        if (clean.time_zone !== undefined) changes.time_zone = clean.time_zone;
         const missing = mabSecretMissing(
           clean.mab_password ?? current.mab_password,
           clean.mab_secret ?? current.mab_secret,

@@ -68,6 +68,11 @@ const Network = Type.Object(
     mab_secret_set: Type.Boolean({
       description: "whether a network-wide MAB password is set; it is never returned",
     }),
+    time_zone: Type.Unsafe<string | null>({
+      type: ["string", "null"],
+      description:
+        "IANA time zone of policies' day and time conditions on this network; null: the account's (GET /api/policies/default)",
+    }),
     created: Type.String({ format: "date-time" }),
     updated: Type.String({ format: "date-time" }),
   },
