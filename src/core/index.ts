@@ -32,6 +32,8 @@ import { KeysService } from "./keys/service.ts";
 import { NetworksRepo } from "./networks/repo.ts";
 import { DEFAULT_MIN_PREFIX, type NetworkPrefixLimits } from "./networks/rules.ts";
 import { NetworksService } from "./networks/service.ts";
+import { PlansRepo } from "./plans/repo.ts";
+import { PlansService } from "./plans/service.ts";
 import { PortalsRepo } from "./portals/repo.ts";
 import { PortalsService } from "./portals/service.ts";
 import { createRadsec, type RadsecService } from "./radsec/service.ts";
@@ -82,6 +84,8 @@ export interface Core {
   /** Console single sign-on through an account's providers (issue 26 point 4). */
   consoleSso: ConsoleSso;
   imports: ImportService;
+  /** Plans (issue 25 point 3): bundles of bandwidth, quotas, validity and devices. */
+  plans: PlansService;
 }
 
 /** Where no RadSec listener runs (the CLI, a process with RadSec off): nobody is connected. */
@@ -185,6 +189,7 @@ export function createCore(database: Database, options: CoreOptions): Core {
     consoleSso,
     radsec,
     radsecConnections: NO_RADSEC_CONNECTIONS,
+    plans: new PlansService(new PlansRepo(db, database.dialect)),
     imports: new ImportService(
       new ImportRepo(db, database.dialect),
       options.networkMinPrefix ?? DEFAULT_MIN_PREFIX,

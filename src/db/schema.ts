@@ -43,6 +43,8 @@ export interface UsersTable {
   phone: Generated<string>;
   /** The user as the API shows it, JSON; written only by the database's triggers (migration 008). */
   api_json: ColumnType<string, never, never>;
+  /** The user's own plan (migration 031); null: a group's, or none. */
+  plan_id?: number | null;
 }
 
 /** radcheck and radreply share this shape (FreeRADIUS: id, username, attribute, op, value). */
@@ -70,6 +72,8 @@ export interface GroupsTable {
   description: string;
   created: string;
   updated: string;
+  /** The members' plan when they have none of their own (migration 031). */
+  plan_id?: number | null;
 }
 
 /** radgroupcheck and radgroupreply (FreeRADIUS: id, groupname, attribute, op, value). */
@@ -122,6 +126,8 @@ export interface NasTable {
   /** The MAB password the gateways send: mac (the MAC itself), empty, or secret (mab_secret). */
   mab_password: Generated<string>;
   mab_secret: Generated<string>;
+  /** The gateway's vendor (migration 031): which attributes carry a plan's bandwidth. */
+  vendor: Generated<string>;
 }
 
 export interface CaptivePortalsTable {
@@ -268,6 +274,8 @@ export interface VoucherBatchesTable {
   created: string;
   /** Octets in plus out over every session of each voucher; null: no limit (migration 019). */
   data_limit?: number | null;
+  /** The plan of the batch's vouchers (migration 031). */
+  plan_id?: number | null;
 }
 
 export interface VouchersTable {
@@ -524,6 +532,32 @@ export interface Schema {
   idp_flows: IdpFlowsTable;
   idp_assertions: IdpAssertionsTable;
   import_progress: ImportProgressTable;
+  plans: PlansTable;
+}
+
+/** An account's plan (migration 031; core/plans). Null figures: no limit of that kind. */
+export interface PlansTable {
+  id: Generated<number>;
+  account_id: number;
+  name: string;
+  description: Generated<string>;
+  /** kbit/s, towards the client and from it. */
+  download_kbps: number | null;
+  upload_kbps: number | null;
+  /** Octets in plus out per data_period (day, month, validity). */
+  data_quota: number | null;
+  data_period: string | null;
+  /** Seconds online per time_period (day, month, validity). */
+  time_quota: number | null;
+  time_period: string | null;
+  /** Seconds from the first session on which the plan ends (Expire-After). */
+  validity: number | null;
+  /** Sessions open at once (Simultaneous-Use). */
+  devices: number | null;
+  /** The role / filter name for gateways that take bandwidth from a named role (Aruba, Meraki). */
+  role: Generated<string>;
+  created: string;
+  updated: string;
 }
 
 /** An account's OpenID Connect or SAML identity provider (migration 028; core/idp). */

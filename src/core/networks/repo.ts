@@ -26,6 +26,7 @@ export type NewNetworkRow = Omit<
   | "mab_mode"
   | "mab_password"
   | "mab_secret"
+  | "vendor"
 > &
   Partial<
     Pick<
@@ -37,6 +38,7 @@ export type NewNetworkRow = Omit<
       | "mab_mode"
       | "mab_password"
       | "mab_secret"
+      | "vendor"
     >
   > & {
     /** PEAP (the column's default), TTLS or TLS. */
