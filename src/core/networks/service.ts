@@ -25,6 +25,9 @@ import {
   EAP_METHOD_CHOICES,
   type EapMethodChoice,
   eapMethodOf,
+  GATEWAY_VENDORS,
+  type GatewayVendor,
+  gatewayVendorOf,
   generateSecret,
   MAX_DESCRIPTION,
   MAX_INTERIM_INTERVAL,
@@ -66,6 +69,8 @@ export interface Network {
   mab_password: MabPassword;
   /** Whether a network-wide MAB password is set (it is never returned). */
   mab_secret_set: boolean;
+  /** The gateway's vendor: which attributes carry a plan's bandwidth (core/plans/bandwidth.ts). */
+  vendor: GatewayVendor;
   created: string;
   updated: string;
 }
@@ -98,6 +103,7 @@ export interface NetworkInput {
   mab_password?: string | undefined;
   /** Write-only; empty removes it. */
   mab_secret?: string | undefined;
+  vendor?: string | undefined;
 }
 
 /** The only shapes in which a secret leaves the service (besides the RADIUS door's row). */
@@ -133,6 +139,7 @@ function present(row: NetworkRow, hasRadsec: boolean): Network {
       ? (row.mab_password as MabPassword)
       : "mac",
     mab_secret_set: row.mab_secret !== "",
+    vendor: gatewayVendorOf(row.vendor),
     created: row.created,
     updated: row.updated,
   };
@@ -221,6 +228,9 @@ function check(input: NetworkInput): NetworkInput {
 
 /** MAC authentication's settings (src/core/devices/rules.ts). */
 function checkMab(input: NetworkInput, problems: FieldProblem[]): void {
+  if (input.vendor !== undefined && !(GATEWAY_VENDORS as readonly string[]).includes(input.vendor)) {
+    problems.push({ field: "vendor", message: `must be one of ${GATEWAY_VENDORS.join(", ")}` });
+  }
   if (input.mab_mode !== undefined && !(MAB_MODES as readonly string[]).includes(input.mab_mode)) {
     problems.push({ field: "mab_mode", message: `must be one of ${MAB_MODES.join(", ")}` });
   }
@@ -428,6 +438,7 @@ export class NetworksService {
           mab_mode: clean.mab_mode ?? "off",
           mab_password: clean.mab_password ?? "mac",
           mab_secret: clean.mab_secret ?? "",
+          vendor: clean.vendor ?? "generic",
           created: now,
           updated: now,
         });
@@ -480,6 +491,7 @@ export class NetworksService {
         if (clean.mab_mode !== undefined) changes.mab_mode = clean.mab_mode;
         if (clean.mab_password !== undefined) changes.mab_password = clean.mab_password;
         if (clean.mab_secret !== undefined) changes.mab_secret = clean.mab_secret;
+        if (clean.vendor !== undefined) changes.vendor = clean.vendor;
         const missing = mabSecretMissing(
           clean.mab_password ?? current.mab_password,
           clean.mab_secret ?? current.mab_secret,
