@@ -12,6 +12,7 @@ import { devicesRoutes } from "./routes/devices.ts";
 import { groupsRoutes } from "./routes/groups.ts";
 import { identityProvidersRoutes } from "./routes/identity-providers.ts";
 import { networksRoutes } from "./routes/networks.ts";
+import { plansRoutes } from "./routes/plans.ts";
 import { radsecRoutes } from "./routes/radsec.ts";
 import { reportsRoutes } from "./routes/reports.ts";
 import { sessionsRoutes } from "./routes/sessions.ts";
@@ -75,6 +76,7 @@ export async function apiPlugin(app: FastifyInstance, options: ApiOptions): Prom
   await app.register(sessionsRoutes, { sessions: options.core.sessions });
   await app.register(identityProvidersRoutes, { idp: options.core.idp });
   await app.register(devicesRoutes, { devices: options.core.devices });
+  await app.register(plansRoutes, { plans: options.core.plans });
   await app.register(radsecRoutes, {
     radsec: options.core.radsec,
     networks: options.core.networks,

@@ -11,6 +11,7 @@ export const RESOURCES = [
   "sessions",
   "identityproviders",
   "devices",
+  "plans",
 ] as const;
 export type Resource = (typeof RESOURCES)[number];
 export type Action = "read" | "write";
