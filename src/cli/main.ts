@@ -16,6 +16,7 @@ import { registerIdpCommands } from "./idp.ts";
 import { registerImportCommands } from "./import.ts";
 import { registerKeyCommands } from "./keys.ts";
 import { registerNetworkCommands } from "./networks.ts";
+import { registerPlanCommands } from "./plans.ts";
 import { registerPortalCommands } from "./portals.ts";
 import { registerPruneCommand } from "./prune.ts";
 import { registerRadiusCommands } from "./radius.ts";
@@ -48,6 +49,8 @@ const READ_ONLY = new Set([
   "devices show",
   "devices export",
   "radsec show",
+  "plans list",
+  "plans show",
 ]);
 let announceDatabase = false;
 
@@ -105,6 +108,7 @@ registerPruneCommand(program, withCore);
 registerIdpCommands(program, withCore);
 registerDeviceCommands(program, withCore);
 registerImportCommands(program, withCore);
+registerPlanCommands(program, withCore);
 
 try {
   await program.parseAsync(process.argv);

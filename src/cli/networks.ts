@@ -24,6 +24,7 @@ interface NetworkOptions {
   mabMode?: string;
   mabPassword?: string;
   mabSecret?: string;
+  vendor?: string;
   radsecOnly?: boolean;
   account?: string;
 }
@@ -58,6 +59,10 @@ function sessionOptions(command: Command): Command {
     )
     .option("--mab-password <kind>", "what the gateways send as MAB password: mac, empty, or secret")
     .option(
+      "--vendor <vendor>",
+      "the gateway's vendor, for a plan's bandwidth attributes: generic (WISPr), mikrotik, chillispot, cisco, aruba, meraki, ubiquiti",
+    )
+    .option(
       "--mab-secret <password>",
       "the network-wide MAB password (with --mab-password secret); empty removes it",
     );
@@ -82,6 +87,7 @@ async function inputOf(options: NetworkOptions): Promise<NetworkInput> {
     mab_mode: options.mabMode,
     mab_password: options.mabPassword,
     mab_secret: options.mabSecret,
+    vendor: options.vendor,
   };
 }
 
@@ -210,6 +216,7 @@ export function registerNetworkCommands(program: Command, withCore: WithCore): v
           ["interim_interval", network.interim_interval],
           ["stale_after", network.stale_after],
           ["eap_method", network.eap_method],
+          ["vendor", network.vendor],
           [
             "mab",
             `${network.mab_mode}, password ${network.mab_password}${network.mab_secret_set ? " (set)" : ""}`,
