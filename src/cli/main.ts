@@ -16,6 +16,7 @@ import { registerIdpCommands } from "./idp.ts";
 import { registerImportCommands } from "./import.ts";
 import { registerKeyCommands } from "./keys.ts";
 import { registerNetworkCommands } from "./networks.ts";
+import { registerPlanCommands } from "./plans.ts";
 import { registerPolicyCommands } from "./policies.ts";
 import { registerPortalCommands } from "./portals.ts";
 import { registerPruneCommand } from "./prune.ts";
@@ -52,6 +53,8 @@ const READ_ONLY = new Set([
   "policy list",
   "policy show",
   "policy explain",
+  "plans list",
+  "plans show",
 ]);
 let announceDatabase = false;
 
@@ -110,6 +113,7 @@ registerIdpCommands(program, withCore);
 registerDeviceCommands(program, withCore);
 registerPolicyCommands(program, withCore);
 registerImportCommands(program, withCore);
+registerPlanCommands(program, withCore);
 
 try {
   await program.parseAsync(process.argv);

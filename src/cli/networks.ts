@@ -25,6 +25,7 @@ interface NetworkOptions {
   mabMode?: string;
   mabPassword?: string;
   mabSecret?: string;
+  vendor?: string;
   radsecOnly?: boolean;
   account?: string;
 }
@@ -59,6 +60,10 @@ function sessionOptions(command: Command): Command {
     )
     .option("--mab-password <kind>", "what the gateways send as MAB password: mac, empty, or secret")
     .option(
+      "--vendor <vendor>",
+      "the gateway's vendor, for a plan's bandwidth attributes: generic (WISPr), mikrotik, chillispot, cisco, aruba, meraki, ubiquiti",
+    )
+    .option(
       "--mab-secret <password>",
       "the network-wide MAB password (with --mab-password secret); empty removes it",
     )
@@ -88,6 +93,7 @@ async function inputOf(options: NetworkOptions): Promise<NetworkInput> {
     mab_password: options.mabPassword,
     mab_secret: options.mabSecret,
     time_zone: options.timeZone,
+    vendor: options.vendor,
   };
 }
 
@@ -216,6 +222,7 @@ export function registerNetworkCommands(program: Command, withCore: WithCore): v
           ["interim_interval", network.interim_interval],
           ["stale_after", network.stale_after],
           ["eap_method", network.eap_method],
+          ["vendor", network.vendor],
           [
             "mab",
             `${network.mab_mode}, password ${network.mab_password}${network.mab_secret_set ? " (set)" : ""}`,

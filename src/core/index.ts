@@ -32,8 +32,10 @@ import { JobQueue } from "./jobs/queue.ts";
 import { KeysRepo } from "./keys/repo.ts";
 import { KeysService } from "./keys/service.ts";
 import { NetworksRepo } from "./networks/repo.ts";
-import { DEFAULT_MIN_PREFIX, type NetworkPrefixLimits } from "./networks/rules.ts";
+import { DEFAULT_MIN_PREFIX, gatewayVendorOf, type NetworkPrefixLimits } from "./networks/rules.ts";
 import { NetworksService } from "./networks/service.ts";
+import { PlansRepo } from "./plans/repo.ts";
+import { PlansService } from "./plans/service.ts";
 import { PolicyEngine } from "./policies/engine.ts";
 import { PolicyExplainer } from "./policies/explain.ts";
 import { PoliciesRepo } from "./policies/repo.ts";
@@ -97,6 +99,8 @@ export interface Core {
   scim: ScimService;
   /** Policies (issue 25): ordered rules applied to logins after the credential check. */
   policies: PoliciesService;
+  /** Plans (issue 25 point 3): bundles of bandwidth, quotas, validity and devices. */
+  plans: PlansService;
 }
 
 /** Where no RadSec listener runs (the CLI, a process with RadSec off): nobody is connected. */
@@ -149,6 +153,13 @@ export function createCore(database: Database, options: CoreOptions): Core {
   const explainer = new PolicyExplainer(policyEngine, policiesRepo, new LoginRepo(db, database.dialect));
   // Explain reads the same clock logins are decided by (tests set aaa.clock).
   explainer.clock = () => aaa.clock();
+  const plans = new PlansService(new PlansRepo(db, database.dialect));
+  const policies = new PoliciesService(policiesRepo, policyEngine, explainer);
+  // A policy's outcome may name a plan: its bandwidth in the attributes of the network's vendor.
+  policies.usePlans({
+    reply: (accountId, planId, network) => plans.reply(accountId, planId, gatewayVendorOf(network.vendor)),
+    exists: (accountId, planId) => plans.exists(accountId, planId),
+  });
   const sessions = createSessions(database, aaa);
   sessions.das = options.das;
   const reports = createReports(database, options);
@@ -219,7 +230,8 @@ export function createCore(database: Database, options: CoreOptions): Core {
     consoleSso,
     radsec,
     radsecConnections: NO_RADSEC_CONNECTIONS,
-    policies: new PoliciesService(policiesRepo, policyEngine, explainer),
+    policies,
+    plans,
     imports: new ImportService(
       new ImportRepo(db, database.dialect),
       options.networkMinPrefix ?? DEFAULT_MIN_PREFIX,

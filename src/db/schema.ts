@@ -55,6 +55,8 @@ export interface UsersTable {
   source: Generated<string>;
   /** SCIM name, displayName and emails as JSON (migration 037); null for users SCIM never wrote. */
   scim_profile: ColumnType<string | null, string | null | undefined, string | null>;
+  /** The user's own plan (migration 031); null: a group's, or none. */
+  plan_id?: number | null;
 }
 
 /** radcheck and radreply share this shape (FreeRADIUS: id, username, attribute, op, value). */
@@ -86,6 +88,8 @@ export interface GroupsTable {
   external_id: ColumnType<string | null, string | null | undefined, string | null>;
   /** The SCIM displayName, when it differs from the name (migration 037). */
   display_name: ColumnType<string | null, string | null | undefined, string | null>;
+  /** The members' plan when they have none of their own (migration 031). */
+  plan_id?: number | null;
 }
 
 /** radgroupcheck and radgroupreply (FreeRADIUS: id, groupname, attribute, op, value). */
@@ -140,6 +144,8 @@ export interface NasTable {
   mab_secret: Generated<string>;
   /** IANA time zone of time-of-day policy conditions (migration 030); null: the account's. */
   time_zone?: string | null;
+  /** The gateway's vendor (migration 031): which attributes carry a plan's bandwidth. */
+  vendor: Generated<string>;
 }
 
 export interface CaptivePortalsTable {
@@ -286,6 +292,8 @@ export interface VoucherBatchesTable {
   created: string;
   /** Octets in plus out over every session of each voucher; null: no limit (migration 019). */
   data_limit?: number | null;
+  /** The plan of the batch's vouchers (migration 031). */
+  plan_id?: number | null;
 }
 
 export interface VouchersTable {
@@ -546,6 +554,7 @@ export interface Schema {
   idp_assertions: IdpAssertionsTable;
   import_progress: ImportProgressTable;
   policies: PoliciesTable;
+  plans: PlansTable;
 }
 
 /** An account's ordered policy rules (migration 030; core/policies). */
@@ -560,6 +569,31 @@ export interface PoliciesTable {
   conditions: string;
   /** JSON: PolicyOutcome. */
   outcome: string;
+  created: string;
+  updated: string;
+}
+
+/** An account's plan (migration 031; core/plans). Null figures: no limit of that kind. */
+export interface PlansTable {
+  id: Generated<number>;
+  account_id: number;
+  name: string;
+  description: Generated<string>;
+  /** kbit/s, towards the client and from it. */
+  download_kbps: number | null;
+  upload_kbps: number | null;
+  /** Octets in plus out per data_period (day, month, validity). */
+  data_quota: number | null;
+  data_period: string | null;
+  /** Seconds online per time_period (day, month, validity). */
+  time_quota: number | null;
+  time_period: string | null;
+  /** Seconds from the first session on which the plan ends (Expire-After). */
+  validity: number | null;
+  /** Sessions open at once (Simultaneous-Use). */
+  devices: number | null;
+  /** The role / filter name for gateways that take bandwidth from a named role (Aruba, Meraki). */
+  role: Generated<string>;
   created: string;
   updated: string;
 }

@@ -12,6 +12,7 @@ import { devicesRoutes } from "./routes/devices.ts";
 import { groupsRoutes } from "./routes/groups.ts";
 import { identityProvidersRoutes } from "./routes/identity-providers.ts";
 import { networksRoutes } from "./routes/networks.ts";
+import { plansRoutes } from "./routes/plans.ts";
 import { policiesRoutes } from "./routes/policies.ts";
 import { radsecRoutes } from "./routes/radsec.ts";
 import { reportsRoutes } from "./routes/reports.ts";
@@ -77,6 +78,7 @@ export async function apiPlugin(app: FastifyInstance, options: ApiOptions): Prom
   await app.register(identityProvidersRoutes, { idp: options.core.idp });
   await app.register(devicesRoutes, { devices: options.core.devices });
   await app.register(policiesRoutes, { policies: options.core.policies });
+  await app.register(plansRoutes, { plans: options.core.plans });
   await app.register(radsecRoutes, {
     radsec: options.core.radsec,
     networks: options.core.networks,

@@ -103,6 +103,7 @@ for (const { dialect, skip } of await dialects()) {
         mab_mode: "off",
         mab_password: "mac",
         mab_secret_set: false,
+        vendor: "generic",
         created: office.created,
         updated: office.updated,
       });

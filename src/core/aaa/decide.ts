@@ -7,7 +7,7 @@ import { ntPasswordHash } from "./nt-hash.ts";
 import { firstValue, type Pair } from "./pairs.ts";
 import { firstKnown, type KnownGood, knownGoodPasswords, type PapAuthorization } from "./passwords/items.ts";
 import { NO_PASSWORD, papFailure } from "./passwords/pap.ts";
-import { applyQuotas, type QuotaCounters } from "./quotas.ts";
+import { applyQuotas, type QuotaCounters, type QuotaVerdict } from "./quotas.ts";
 import type { AuthMethod } from "./recording.ts";
 
 export interface SessionCounters extends QuotaCounters {
@@ -133,6 +133,45 @@ async function authenticate(
   return { reason: "no credentials in the request" };
 }
 
+/**
+ * The session counters' limits, in FreeRADIUS's order: rlm_sqlcounter's noresetcounter
+ * (Max-All-Session) and expire_on_login (Expire-After), then the daily and monthly counters and
+ * Wisp's data quotas (quotas.ts). A limit reached rejects; otherwise Session-Timeout and the data
+ * attributes carry what remains. Also used by voucher logins whose batch has a plan.
+ */
+export async function applyCounters(
+  control: readonly Pair[],
+  reply: Pair[],
+  counters: SessionCounters,
+  now: number,
+): Promise<QuotaVerdict> {
+  const maxAll = integer(control, "Max-All-Session");
+  if (maxAll !== undefined) {
+    const used = await counters.totalSessionTime();
+    if (maxAll <= used) return { accepted: false, reason: "maximum total session time reached" };
+    reply = capSessionTimeout(reply, maxAll - used);
+  }
+  const expireAfter = integer(control, "Expire-After");
+  if (expireAfter !== undefined) {
+    const first = await counters.firstSessionStart();
+    const elapsed = first === null ? 0 : Math.max(0, now - first);
+    if (expireAfter <= elapsed) return { accepted: false, reason: "account expired after first login" };
+    reply = capSessionTimeout(reply, expireAfter - elapsed);
+  }
+  return applyQuotas(control, reply, counters, now);
+}
+
+/** Simultaneous-Use (session management, after authentication): the reason to refuse, or null. */
+export async function simultaneousUseProblem(
+  control: readonly Pair[],
+  counters: SessionCounters,
+): Promise<string | null> {
+  const simultaneous = integer(control, "Simultaneous-Use");
+  if (simultaneous !== undefined && (await counters.openSessions()) >= simultaneous)
+    return "already logged in";
+  return null;
+}
+
 export async function decideLogin(
   authz: Authorization,
   credentials: Credentials,
@@ -150,27 +189,9 @@ export async function decideLogin(
     reply = capSessionTimeout(reply, expiration - now);
   }
 
-  // rlm_sqlcounter noresetcounter: total session time.
-  const maxAll = integer(control, "Max-All-Session");
-  if (maxAll !== undefined) {
-    const used = await counters.totalSessionTime();
-    if (maxAll <= used) return reject("maximum total session time reached", control);
-    reply = capSessionTimeout(reply, maxAll - used);
-  }
-
-  // rlm_sqlcounter expire_on_login: time since the first login.
-  const expireAfter = integer(control, "Expire-After");
-  if (expireAfter !== undefined) {
-    const first = await counters.firstSessionStart();
-    const elapsed = first === null ? 0 : Math.max(0, now - first);
-    if (expireAfter <= elapsed) return reject("account expired after first login", control);
-    reply = capSessionTimeout(reply, expireAfter - elapsed);
-  }
-
-  // rlm_sqlcounter dailycounter / monthlycounter, and Wisp's data quotas (quotas.ts).
-  const quotas = await applyQuotas(control, reply, counters, now);
-  if (!quotas.accepted) return reject(quotas.reason, control);
-  reply = quotas.reply;
+  const counted = await applyCounters(control, reply, counters, now);
+  if (!counted.accepted) return reject(counted.reason, control);
+  reply = counted.reply;
 
   const authType = firstValue(control, "Auth-Type")?.toLowerCase();
   if (authType === "reject") return reject("rejected by Auth-Type", control);
@@ -180,9 +201,7 @@ export async function decideLogin(
   }
 
   // Session management runs after a successful authentication.
-  const simultaneous = integer(control, "Simultaneous-Use");
-  if (simultaneous !== undefined && (await counters.openSessions()) >= simultaneous) {
-    return reject("already logged in", control);
-  }
+  const busy = await simultaneousUseProblem(control, counters);
+  if (busy !== null) return reject(busy, control);
   return { accepted: true, reply: wireReply(reply), control };
 }

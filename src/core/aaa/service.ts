@@ -7,6 +7,7 @@ import type { DialectName } from "../../db/database.ts";
 import type { Schema } from "../../db/schema.ts";
 import { TransactionBatcher } from "../../db/transaction-batcher.ts";
 import { insertEvents, type NewEvent } from "../events/repo.ts";
+import { type GatewayVendor, gatewayVendorOf } from "../networks/rules.ts";
 import type { PolicyRequest, PolicyVerdict } from "../policies/engine.ts";
 import { unixNow } from "../shared/clock.ts";
 import { acctStatus, type SessionValues, sessionValues } from "./accounting.ts";
@@ -42,6 +43,8 @@ export interface Client {
   mab_mode?: string;
   mab_password?: string;
   mab_secret?: string;
+  /** The gateway's vendor (migration 031): which attributes carry a plan's bandwidth. */
+  vendor?: string;
 }
 
 /** A MAC authentication's verdict (src/core/devices/mab.ts). */
@@ -93,6 +96,8 @@ export type VoucherLogin = (input: {
   credentials: Credentials;
   clientMac: string | null;
   now: number;
+  /** The network's gateway vendor: the attributes of the batch's plan bandwidth. */
+  vendor?: GatewayVendor | undefined;
   /** Writes the voucher's state change and events in the caller's transaction. */
   run: TransactionBatcher["run"];
 }) => Promise<{ voucherId: number; accepted: boolean; reply: Pair[]; reason: string | null } | null>;
@@ -203,6 +208,7 @@ export class AaaService {
     const voucherLogin = this.voucherLogin;
     const macLogin = this.macLogin;
     const run: TransactionBatcher["run"] = (w) => this.writes.run(w);
+    const vendor = gatewayVendorOf(client.vendor);
     const { result, user, voucherId, mab } = await this.judge(
       accountId,
       request,
@@ -210,9 +216,10 @@ export class AaaService {
       now,
       (code) =>
         voucherLogin
-          ? voucherLogin({ accountId, code, credentials, clientMac: place.clientMac, now, run })
+          ? voucherLogin({ accountId, code, credentials, clientMac: place.clientMac, now, vendor, run })
           : Promise.resolve(null),
       macLogin && (() => macLogin({ network: client, request, credentials, now, run })),
+      vendor,
     );
     const method = mab ? "MAB" : methodOf(credentials);
     const userId = mab ? mab.userId : (user?.id ?? null);
@@ -283,6 +290,7 @@ export class AaaService {
       code: string,
     ) => Promise<{ voucherId: number; accepted: boolean; reply?: Pair[]; reason: string | null } | null>,
     macStep?: () => Promise<MacVerdict | null>,
+    vendor: GatewayVendor = "generic",
   ): Promise<{
     result: LoginResult;
     user: { id: number } | undefined;
@@ -296,7 +304,7 @@ export class AaaService {
     if (user?.status === "disabled") {
       result = { accepted: false, reply: [], reason: "user disabled" };
     } else {
-      const authz = authorize(request, await this.logins.userItems(accountId, username));
+      const authz = authorize(request, await this.logins.userItems(accountId, username), vendor);
       // A User-Name that is a MAC but a user's (or has FreeRADIUS rows) is that user's login.
       const mab = authz.found || user || !macStep ? null : await macStep();
       if (mab)

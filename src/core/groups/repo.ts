@@ -6,6 +6,7 @@ import { lockedInTransaction } from "../../db/locking.ts";
 import { deleteRadiusRows, renameRadiusRows } from "../../db/radius-rows.ts";
 import type { GroupsTable, Schema } from "../../db/schema.ts";
 import { NAMED_ROWS, ordered, type SortPlan } from "../../db/sort.ts";
+import { planExists } from "../plans/repo.ts";
 import { offsetOf, type PageRequest } from "../shared/pages.ts";
 import type { Sort } from "../shared/sort.ts";
 import { likePattern } from "../shared/text.ts";
@@ -44,6 +45,11 @@ export class GroupsRepo {
   ) {}
 
   /** Runs fn with a repository bound to one transaction. */
+  /** Whether the plan is this account's (in this repository's transaction). */
+  planExists(accountId: number, planId: number): Promise<boolean> {
+    return planExists(this.db, accountId, planId);
+  }
+
   transaction<T>(fn: (repo: GroupsRepo) => Promise<T>): Promise<T> {
     return this.db.transaction().execute((trx) => fn(new GroupsRepo(trx, this.dialect, true)));
   }

@@ -2,6 +2,7 @@
 // groups by priority (lowest first); the group's attributes are managed by AttributesService.
 import { isUniqueViolation } from "../../db/database.ts";
 import { checkUsername } from "../aaa/values.ts";
+import { planIdProblem, unknownPlan } from "../plans/repo.ts";
 import { ConflictError, type FieldProblem, NotFoundError, ValidationError } from "../shared/errors.ts";
 import type { Page, PageRequest } from "../shared/pages.ts";
 import { parseSort } from "../shared/sort.ts";
@@ -23,11 +24,14 @@ export interface Group {
   description: string;
   created: string;
   updated: string;
+  /** The members' plan when they have none of their own (core/plans); null: none. */
+  plan_id: number | null;
 }
 
 export interface GroupInput {
   name?: string | undefined;
   description?: string | undefined;
+  plan_id?: number | null | undefined;
 }
 
 export interface Membership {
@@ -56,8 +60,17 @@ export function checkGroupInput(input: GroupInput): void {
       message: `must be at most ${MAX_DESCRIPTION} characters without control characters`,
     });
   }
+  const badPlan = planIdProblem(input.plan_id);
+  if (badPlan) problems.push({ field: "plan_id", message: badPlan });
   const first = problems[0];
   if (first) throw new ValidationError(`${first.field} ${first.message}`, problems);
+}
+
+/** The plan a group names must be this account's: another account's reads as none (404). */
+async function checkPlan(repo: GroupsRepo, accountId: number, planId: number | null | undefined) {
+  if (planId !== undefined && planId !== null && !(await repo.planExists(accountId, planId))) {
+    throw unknownPlan(planId);
+  }
 }
 
 function checkPriority(priority: number): void {
@@ -73,6 +86,7 @@ function present(row: GroupRow): Group {
     description: row.description,
     created: row.created,
     updated: row.updated,
+    plan_id: row.plan_id === null || row.plan_id === undefined ? null : Number(row.plan_id),
   };
 }
 
@@ -115,10 +129,12 @@ export class GroupsService {
     try {
       return await this.repo.transaction(async (repo) => {
         if (await repo.findByName(accountId, name)) throw duplicate(name);
+        await checkPlan(repo, accountId, input.plan_id);
         const row = await repo.insert({
           account_id: accountId,
           name,
           description: input.description ?? "",
+          plan_id: input.plan_id ?? null,
           created: now,
           updated: now,
         });
@@ -145,6 +161,10 @@ export class GroupsService {
           await repo.renameRadiusRows(accountId, current.name, input.name);
         }
         if (input.description !== undefined) changes.description = input.description;
+        if (input.plan_id !== undefined) {
+          await checkPlan(repo, accountId, input.plan_id);
+          changes.plan_id = input.plan_id;
+        }
         const row = await repo.update(accountId, id, changes);
         if (!row) throw groupNotFound(id);
         return present(row);

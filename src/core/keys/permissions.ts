@@ -14,6 +14,7 @@ export const RESOURCES = [
   // SCIM 2.0 provisioning at /scim/v2 (src/http/scim): the grant an identity provider's token needs.
   "scim",
   "policies",
+  "plans",
 ] as const;
 export type Resource = (typeof RESOURCES)[number];
 export type Action = "read" | "write";

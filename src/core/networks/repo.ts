@@ -27,6 +27,7 @@ export type NewNetworkRow = Omit<
   | "mab_password"
   | "mab_secret"
   | "time_zone"
+  | "vendor"
 > &
   Partial<
     Pick<
@@ -39,6 +40,7 @@ export type NewNetworkRow = Omit<
       | "mab_password"
       | "mab_secret"
       | "time_zone"
+      | "vendor"
     >
   > & {
     /** PEAP (the column's default), TTLS or TLS. */

@@ -79,3 +79,24 @@ export function eapMethodOf(stored: string | null | undefined): EapMethodChoice 
   const lower = (stored ?? "").toLowerCase();
   return (EAP_METHOD_CHOICES as readonly string[]).includes(lower) ? (lower as EapMethodChoice) : "peap";
 }
+
+/**
+ * The gateway's vendor: which attributes carry a plan's bandwidth (core/plans/bandwidth.ts).
+ * generic speaks WISPr; chillispot is CoovaChilli and ChilliSpot.
+ */
+export const GATEWAY_VENDORS = [
+  "generic",
+  "mikrotik",
+  "chillispot",
+  "cisco",
+  "aruba",
+  "meraki",
+  "ubiquiti",
+] as const;
+export type GatewayVendor = (typeof GATEWAY_VENDORS)[number];
+
+/** The stored column as the API names it; anything unknown is generic. */
+export function gatewayVendorOf(stored: string | null | undefined): GatewayVendor {
+  const lower = (stored ?? "").toLowerCase();
+  return (GATEWAY_VENDORS as readonly string[]).includes(lower) ? (lower as GatewayVendor) : "generic";
+}

@@ -26,6 +26,9 @@ import {
   EAP_METHOD_CHOICES,
   type EapMethodChoice,
   eapMethodOf,
+  GATEWAY_VENDORS,
+  type GatewayVendor,
+  gatewayVendorOf,
   generateSecret,
   MAX_DESCRIPTION,
   MAX_INTERIM_INTERVAL,
@@ -69,6 +72,8 @@ export interface Network {
   mab_secret_set: boolean;
   /** IANA zone of policies' time conditions on this network (migration 030); null: the account's. */
   time_zone: string | null;
+  /** The gateway's vendor: which attributes carry a plan's bandwidth (core/plans/bandwidth.ts). */
+  vendor: GatewayVendor;
   created: string;
   updated: string;
 }
@@ -103,6 +108,7 @@ export interface NetworkInput {
   mab_secret?: string | undefined;
   /** An IANA time zone name; null or empty: the account's. */
   time_zone?: string | null | undefined;
+  vendor?: string | undefined;
 }
 
 /** The only shapes in which a secret leaves the service (besides the RADIUS door's row). */
@@ -139,6 +145,7 @@ function present(row: NetworkRow, hasRadsec: boolean): Network {
       : "mac",
     mab_secret_set: row.mab_secret !== "",
     time_zone: row.time_zone ?? null,
+    vendor: gatewayVendorOf(row.vendor),
     created: row.created,
     updated: row.updated,
   };
@@ -232,6 +239,9 @@ function check(input: NetworkInput): NetworkInput {
 
 /** MAC authentication's settings (src/core/devices/rules.ts). */
 function checkMab(input: NetworkInput, problems: FieldProblem[]): void {
+  if (input.vendor !== undefined && !(GATEWAY_VENDORS as readonly string[]).includes(input.vendor)) {
+    problems.push({ field: "vendor", message: `must be one of ${GATEWAY_VENDORS.join(", ")}` });
+  }
   if (input.mab_mode !== undefined && !(MAB_MODES as readonly string[]).includes(input.mab_mode)) {
     problems.push({ field: "mab_mode", message: `must be one of ${MAB_MODES.join(", ")}` });
   }
@@ -440,6 +450,7 @@ export class NetworksService {
           mab_password: clean.mab_password ?? "mac",
           mab_secret: clean.mab_secret ?? "",
           time_zone: clean.time_zone ?? null,
+          vendor: clean.vendor ?? "generic",
           created: now,
           updated: now,
         });
@@ -493,6 +504,7 @@ export class NetworksService {
         if (clean.mab_password !== undefined) changes.mab_password = clean.mab_password;
         if (clean.mab_secret !== undefined) changes.mab_secret = clean.mab_secret;
         if (clean.time_zone !== undefined) changes.time_zone = clean.time_zone;
+        if (clean.vendor !== undefined) changes.vendor = clean.vendor;
         const missing = mabSecretMissing(
           clean.mab_password ?? current.mab_password,
           clean.mab_secret ?? current.mab_secret,

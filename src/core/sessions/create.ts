@@ -10,6 +10,8 @@ import type { Pair } from "../aaa/pairs.ts";
 import { exhaustedQuota, hasQuota, periodStart } from "../aaa/quotas.ts";
 import { LoginRepo, sumOctets } from "../aaa/repo.ts";
 import type { AaaService } from "../aaa/service.ts";
+import { planControl } from "../plans/attributes.ts";
+import { VoucherLoginRepo } from "../vouchers/login-repo.ts";
 import { SessionsRepo } from "./repo.ts";
 import { SessionsService } from "./service.ts";
 
@@ -29,6 +31,7 @@ interface Limits {
 export class QuotaWatch {
   private readonly logins: LoginRepo;
   private readonly limits = new Map<string, Limits>();
+  private readonly vouchers: VoucherLoginRepo;
 
   constructor(
     private readonly db: Kysely<Schema>,
@@ -37,6 +40,7 @@ export class QuotaWatch {
     private readonly repo: SessionsRepo,
   ) {
     this.logins = new LoginRepo(db, dialect);
+    this.vouchers = new VoucherLoginRepo(dialect);
   }
 
   private async limitsOf(accountId: number, username: string): Promise<Limits> {
@@ -49,18 +53,22 @@ export class QuotaWatch {
       await this.logins.userItems(accountId, username),
     );
     let voucherDataLimit: number | null = null;
+    let control = authz.found ? authz.control : null;
     if (!authz.found && /^[A-Za-z0-9]{1,16}$/.test(username)) {
       const row = await this.db
         .selectFrom("vouchers")
-        .select("data_limit")
+        .select(["data_limit", "batch_id"])
         .where("account_id", "=", accountId)
         .where("code", "=", username.toUpperCase())
         .executeTakeFirst();
       voucherDataLimit =
         row?.data_limit === null || row?.data_limit === undefined ? null : Number(row.data_limit);
+      // A voucher batch's plan: its quotas, as for a user (vouchers/login.ts).
+      const plan = row ? await this.vouchers.batchPlan(this.db, accountId, row.batch_id) : null;
+      if (plan) control = planControl(plan);
     }
     const limits: Limits = {
-      control: authz.found && hasQuota(authz.control) ? authz.control : null,
+      control: control && hasQuota(control) ? control : null,
       voucherDataLimit,
       expires: Date.now() + LIMITS_TTL_MS,
     };
@@ -75,6 +83,7 @@ export class QuotaWatch {
     const now = Math.floor(Date.now() / 1000);
     let reason: string | null = null;
     if (limits.control) {
+      // A user's quotas, or a voucher's plan quotas (its data_limit is then checked too, below).
       const usage = await this.logins.usage(
         accountId,
         username,
@@ -82,7 +91,8 @@ export class QuotaWatch {
         periodStart("month", now),
       );
       reason = exhaustedQuota(limits.control, usage);
-    } else if (limits.voucherDataLimit !== null) {
+    }
+    if (reason === null && limits.voucherDataLimit !== null) {
       const spellings = [...new Set([username, username.toUpperCase(), username.toLowerCase()])];
       const used = await sumOctets(this.db, this.dialect, accountId, spellings, 0);
       if (used >= limits.voucherDataLimit) reason = "quota exhausted: voucher data";

@@ -7,6 +7,7 @@ import type { Schema, UsersTable } from "../../db/schema.ts";
 import { ordered, orderTerms, type SortPlan } from "../../db/sort.ts";
 import { TurnBatch } from "../../db/turn-batch.ts";
 import { type EventKind, insertEvents } from "../events/repo.ts";
+import { planExists } from "../plans/repo.ts";
 import { queueDisconnect } from "../sessions/jobs.ts";
 import { offsetOf, type PageRequest } from "../shared/pages.ts";
 import type { Sort } from "../shared/sort.ts";
@@ -90,6 +91,11 @@ export class UsersRepo {
 
   private selectById(accountId: number, id: number) {
     return this.db.selectFrom("users").selectAll().where("account_id", "=", accountId).where("id", "=", id);
+  }
+
+  /** Whether the plan is this account's (in this repository's transaction). */
+  planExists(accountId: number, planId: number): Promise<boolean> {
+    return planExists(this.db, accountId, planId);
   }
 
   /** Runs fn with a repository bound to one transaction. */

@@ -4,6 +4,7 @@ import { isUniqueViolation } from "../../db/database.ts";
 import { STORED_PASSWORD_ATTRIBUTES } from "../aaa/passwords/items.ts";
 import { passwordHashItem, type StoredPasswordHash } from "../aaa/passwords/validate.ts";
 import { checkUsername, checkValueSafe } from "../aaa/values.ts";
+import { planIdProblem, unknownPlan } from "../plans/repo.ts";
 import { ConflictError, type FieldProblem, NotFoundError, ValidationError } from "../shared/errors.ts";
 import type { Page, PageRequest } from "../shared/pages.ts";
 import { parseSort } from "../shared/sort.ts";
@@ -30,6 +31,8 @@ export interface User {
   status: UserStatus;
   created: string;
   updated: string;
+  /** The user's own plan; null: its groups' (core/plans). */
+  plan_id: number | null;
 }
 
 /** A user in a listing: with where it came from ("local", or "scim": made by an identity provider). */
@@ -45,6 +48,8 @@ export interface UserInput {
   password?: string | undefined;
   /** A pre-hashed password (see passwordHashItem); replaces every password item like `password`. */
   password_hash?: string | undefined;
+  /** The user's own plan (this account's), or null for none. */
+  plan_id?: number | null | undefined;
 }
 
 const emailPattern = new RegExp(EMAIL_PATTERN);
@@ -86,6 +91,8 @@ export function checkUserInput(input: UserInput): void {
   if (input.status !== undefined && !USER_STATUSES.includes(input.status as UserStatus)) {
     problems.push({ field: "status", message: `must be one of ${USER_STATUSES.join(", ")}` });
   }
+  const badPlan = planIdProblem(input.plan_id);
+  if (badPlan) problems.push({ field: "plan_id", message: badPlan });
   const badPassword = input.password === undefined ? null : passwordProblem(input.password);
   if (badPassword) problems.push({ field: "password", message: badPassword });
   if (input.password_hash !== undefined) {
@@ -108,7 +115,15 @@ export function presentUser(row: UserRow): User {
     status: row.status as UserStatus,
     created: row.created,
     updated: row.updated,
+    plan_id: row.plan_id === null || row.plan_id === undefined ? null : Number(row.plan_id),
   };
+}
+
+/** The plan a user names must be this account's: another account's reads as none (404). */
+async function checkPlan(repo: UsersRepo, accountId: number, planId: number | null | undefined) {
+  if (planId !== undefined && planId !== null && !(await repo.planExists(accountId, planId))) {
+    throw unknownPlan(planId);
+  }
 }
 
 function duplicate(username: string): ConflictError {
@@ -159,12 +174,14 @@ export class UsersService {
     try {
       return await this.repo.transaction(async (repo) => {
         if (await repo.findByUsername(accountId, username)) throw duplicate(username);
+        await checkPlan(repo, accountId, input.plan_id);
         const row = await repo.insert({
           account_id: accountId,
           username,
           email: input.email ?? "",
           fullname: input.fullname ?? "",
           status: input.status ?? "enabled",
+          plan_id: input.plan_id ?? null,
           created: now,
           updated: now,
         });
@@ -314,6 +331,10 @@ export class UsersService {
         if (input.email !== undefined) changes.email = input.email;
         if (input.fullname !== undefined) changes.fullname = input.fullname;
         if (input.status !== undefined) changes.status = input.status;
+        if (input.plan_id !== undefined) {
+          await checkPlan(repo, accountId, input.plan_id);
+          changes.plan_id = input.plan_id;
+        }
         const row = await repo.update(accountId, id, changes);
         if (!row) throw new NotFoundError(`user ${id} not found`);
         const password = passwordItemOf(input);

@@ -3,7 +3,7 @@
 import type { FastifyInstance } from "fastify";
 import { type Static, Type } from "typebox";
 import { MAB_MODES, MAB_PASSWORDS, RANDOM_MAC_CHOICES, REMEMBER_CHOICES } from "../../core/devices/rules.ts";
-import { EAP_METHOD_CHOICES, NETWORK_SORT_FIELDS } from "../../core/networks/rules.ts";
+import { EAP_METHOD_CHOICES, GATEWAY_VENDORS, NETWORK_SORT_FIELDS } from "../../core/networks/rules.ts";
 import type { NetworksService } from "../../core/networks/service.ts";
 import {
   PORTAL_LANGUAGES,
@@ -73,6 +73,13 @@ const Network = Type.Object(
       description:
         "IANA time zone of policies' day and time conditions on this network; null: the account's (GET /api/policies/default)",
     }),
+    vendor: Type.Union(
+      GATEWAY_VENDORS.map((v) => Type.Literal(v)),
+      {
+        description:
+          "the gateway's vendor: which attributes carry a plan's bandwidth (generic: WISPr; chillispot: CoovaChilli and ChilliSpot)",
+      },
+    ),
     created: Type.String({ format: "date-time" }),
     updated: Type.String({ format: "date-time" }),
   },
