@@ -104,6 +104,7 @@ for (const { dialect, skip } of await dialects()) {
         mab_password: "mac",
         mab_secret_set: false,
         vendor: "generic",
+        time_zone: null,
         created: office.created,
         updated: office.updated,
       });
