@@ -6,6 +6,7 @@ import { lockedInTransaction } from "../../db/locking.ts";
 import { deleteRadiusRows, renameRadiusRows } from "../../db/radius-rows.ts";
 import type { GroupsTable, Schema } from "../../db/schema.ts";
 import { NAMED_ROWS, ordered, type SortPlan } from "../../db/sort.ts";
+import { queueReauthorization } from "../sessions/reauthorize.ts";
 import { offsetOf, type PageRequest } from "../shared/pages.ts";
 import type { Sort } from "../shared/sort.ts";
 import { likePattern } from "../shared/text.ts";
@@ -178,6 +179,11 @@ export class GroupsRepo {
       .insertInto("radusergroup")
       .values({ account_id: accountId, groupname, username, priority })
       .execute();
+  }
+
+  /** Queues CoA-Requests of what a login gets now to these users' open sessions (with the change). */
+  pushToSessions(accountId: number, usernames: string[], reason: string): Promise<void> {
+    return queueReauthorization(this.db, this.dialect, accountId, { usernames }, reason);
   }
 
   /** Returns whether a membership was removed. */

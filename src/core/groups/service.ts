@@ -203,6 +203,7 @@ export class GroupsService {
         if (!user) throw userNotFound(input.userid);
         if (await repo.findMember(accountId, group.name, user.id)) throw already();
         await repo.insertMember(accountId, group.name, user.username, priority);
+        await repo.pushToSessions(accountId, [user.username], `joined group ${group.name}`);
         return { group_id: group.id, userid: user.id, username: user.username, priority };
       });
     } catch (error) {
@@ -218,6 +219,7 @@ export class GroupsService {
       const user = await repo.findUser(accountId, userId);
       if (!user) throw userNotFound(userId);
       if (!(await repo.deleteMember(accountId, group.name, user.username))) throw notMember(userId, groupId);
+      await repo.pushToSessions(accountId, [user.username], `left group ${group.name}`);
     });
   }
 }

@@ -99,9 +99,18 @@ export function createSessions(database: Database, aaa: AaaService): SessionsSer
   const sessions = new SessionsService(repo);
   const watch = new QuotaWatch(database.db, database.dialect, sessions, repo);
   const logins = new LoginRepo(database.db, database.dialect);
-  sessions.replyOf = async (accountId, username) => {
-    const request: Pair[] = [{ attribute: "User-Name", op: "=", value: username }];
-    return wireReply(authorize(request, await logins.userItems(accountId, username)).reply);
+  // rlm_sql's authorize over the user's and groups' rows, with the session's request facts for
+  // their check items. Policies and plans (issue 25) plug in here.
+  sessions.replyOf = async (facts) => {
+    const request: Pair[] = [{ attribute: "User-Name", op: "=", value: facts.username }];
+    const add = (attribute: string, value: string | null) => {
+      if (value) request.push({ attribute, op: "=", value });
+    };
+    add("Called-Station-Id", facts.calledStationId);
+    add("NAS-Identifier", facts.nasIdentifier);
+    add("Calling-Station-Id", facts.callingStationId);
+    const authz = authorize(request, await logins.userItems(facts.accountId, facts.username));
+    return authz.found ? wireReply(authz.reply) : [];
   };
   aaa.onUsage = ({ accountId, username, sessionId }) => {
     // After the Accounting-Response: a slow check never holds up the NAS.
