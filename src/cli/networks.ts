@@ -19,6 +19,8 @@ interface NetworkOptions {
   requireMessageAuthenticator?: boolean;
   coa?: boolean;
   coaPort?: number;
+  coaFallback?: string;
+  coaRate?: number;
   interimInterval?: number;
   staleAfter?: number;
   eapMethod?: string;
@@ -42,6 +44,15 @@ function sessionOptions(command: Command): Command {
     .option(
       "--coa-port <port>",
       "UDP port of the NAS's Dynamic Authorization Server (default 3799)",
+      wholeNumber,
+    )
+    .option(
+      "--coa-fallback <fallback>",
+      "after a CoA-NAK or no answer: none (recorded only) or disconnect (a Disconnect-Request follows)",
+    )
+    .option(
+      "--coa-rate <per-second>",
+      "CoA-Requests per second to one NAS in a batch change (default 20)",
       wholeNumber,
     )
     .option(
@@ -86,6 +97,8 @@ async function inputOf(options: NetworkOptions): Promise<NetworkInput> {
     require_message_authenticator: options.requireMessageAuthenticator,
     coa_enabled: options.coa,
     coa_port: options.coaPort,
+    coa_fallback: options.coaFallback,
+    coa_rate: options.coaRate,
     interim_interval: options.interimInterval,
     stale_after: options.staleAfter,
     eap_method: options.eapMethod,
@@ -219,6 +232,8 @@ export function registerNetworkCommands(program: Command, withCore: WithCore): v
           ["description", network.description],
           ["require_message_authenticator", network.require_message_authenticator ? "yes" : "no"],
           ["coa", network.coa_enabled ? `on, port ${network.coa_port}` : `off (port ${network.coa_port})`],
+          ["coa_fallback", network.coa_fallback],
+          ["coa_rate", `${network.coa_rate}/s per NAS`],
           ["interim_interval", network.interim_interval],
           ["stale_after", network.stale_after],
           ["eap_method", network.eap_method],
@@ -263,7 +278,7 @@ export function registerNetworkCommands(program: Command, withCore: WithCore): v
         if (Object.values(input).every((value) => value === undefined)) {
           throw new ValidationError(
             "nothing to change: give --name, --nas-ip, --radsec-only, --secret, --nas-identifier, --description, " +
-              "--[no-]require-message-authenticator, --[no-]coa, --coa-port, --interim-interval, --stale-after, --eap-method or --mab-*",
+              "--[no-]require-message-authenticator, --[no-]coa, --coa-port, --coa-fallback, --coa-rate, --interim-interval, --stale-after, --eap-method or --mab-*",
           );
         }
         const owner = await core.networks.locate(id, await namedAccount(core, options.account));

@@ -30,6 +30,7 @@ import * as identityProviders from "./migrations/028_identity_providers.ts";
 import * as consoleSsoSessions from "./migrations/029_console_sso_sessions.ts";
 import * as policies from "./migrations/030_policies.ts";
 import * as plans from "./migrations/031_plans.ts";
+import * as coa from "./migrations/032_coa.ts";
 import * as consoleRoles from "./migrations/033_console_roles.ts";
 import * as consoleTwoFactor from "./migrations/034_console_two_factor.ts";
 import * as scim from "./migrations/037_scim.ts";
@@ -65,6 +66,7 @@ const steps: Record<string, Step> = {
   "029_console_sso_sessions": consoleSsoSessions,
   "030_policies": policies,
   "031_plans": plans,
+  "032_coa": coa,
   "033_console_roles": consoleRoles,
   "034_console_two_factor": consoleTwoFactor,
   "037_scim": scim,

@@ -146,6 +146,10 @@ export interface NasTable {
   time_zone?: string | null;
   /** The gateway's vendor (migration 031): which attributes carry a plan's bandwidth. */
   vendor: Generated<string>;
+  /** What a refused or unanswered CoA-Request leads to (migration 032): none or disconnect. */
+  coa_fallback: Generated<string>;
+  /** CoA-Requests per second sent to one NAS of the network when changes reach many sessions. */
+  coa_rate: Generated<number>;
 }
 
 export interface CaptivePortalsTable {
@@ -360,6 +364,14 @@ export interface RadacctTable {
   /** NAK: the Error-Cause's name; otherwise why (no answer, CoA off...). */
   disconnect_cause?: string | null;
   disconnect_at?: string | null;
+  /** The last CoA-Request's outcome (migration 032): ack, nak, timeout, error, or pending. */
+  coa_result?: string | null;
+  /** NAK: the Error-Cause's name; otherwise why (no answer, nothing sent). */
+  coa_cause?: string | null;
+  coa_at?: string | null;
+  /** The Disconnect-Request sent after a failed CoA-Request (coa_fallback): its result, its cause. */
+  coa_fallback_result?: string | null;
+  coa_fallback_cause?: string | null;
 }
 
 export interface NasReloadTable {

@@ -97,6 +97,8 @@ for (const { dialect, skip } of await dialects()) {
         require_message_authenticator: true,
         coa_enabled: false,
         coa_port: 3799,
+        coa_fallback: "none",
+        coa_rate: 20,
         interim_interval: 0,
         stale_after: 0,
         eap_method: "ttls",

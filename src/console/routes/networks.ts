@@ -20,6 +20,8 @@ export interface NetworkFormValues {
   require_message_authenticator: boolean;
   coa_enabled: boolean;
   coa_port: string;
+  coa_fallback: string;
+  coa_rate: string;
   interim_interval: string;
   stale_after: string;
   eap_method: string;
@@ -47,6 +49,8 @@ function readForm(form: Form): NetworkFormValues {
     require_message_authenticator: form.checked("require_message_authenticator"),
     coa_enabled: form.checked("coa_enabled"),
     coa_port: form.text("coa_port"),
+    coa_fallback: form.text("coa_fallback"),
+    coa_rate: form.text("coa_rate"),
     interim_interval: form.text("interim_interval"),
     stale_after: form.text("stale_after"),
     eap_method: form.text("eap_method"),
@@ -62,6 +66,7 @@ function valuesOf(network: Network): NetworkFormValues {
     secret: "",
     mab_secret: "",
     coa_port: String(network.coa_port),
+    coa_rate: String(network.coa_rate),
     interim_interval: String(network.interim_interval),
     stale_after: String(network.stale_after),
   };
@@ -77,6 +82,8 @@ function inputOf(values: NetworkFormValues, withSecret: boolean): NetworkInput {
     require_message_authenticator: values.require_message_authenticator,
     coa_enabled: values.coa_enabled,
     coa_port: whole(values.coa_port),
+    coa_fallback: values.coa_fallback === "" ? undefined : values.coa_fallback,
+    coa_rate: whole(values.coa_rate),
     interim_interval: whole(values.interim_interval),
     stale_after: whole(values.stale_after),
     // A form without the field (an older page) keeps the stored method.
@@ -146,6 +153,8 @@ export async function networkRoutes(app: FastifyInstance, context: ConsoleContex
       require_message_authenticator: false,
       coa_enabled: false,
       coa_port: "3799",
+      coa_fallback: "none",
+      coa_rate: "20",
       interim_interval: "0",
       stale_after: "0",
       eap_method: "peap",

@@ -3,6 +3,7 @@
 // the caller; session counts come through `SessionCounters`, asked only when an item needs them.
 import type { Authorization } from "./authorize.ts";
 import { parseAttributeName } from "./dictionary.ts";
+import { LOGIN_TIME_MIN_SECONDS, loginTimeLeft } from "./login-time.ts";
 import { ntPasswordHash } from "./nt-hash.ts";
 import { firstValue, type Pair } from "./pairs.ts";
 import { firstKnown, type KnownGood, knownGoodPasswords, type PapAuthorization } from "./passwords/items.ts";
@@ -172,11 +173,36 @@ export async function simultaneousUseProblem(
   return null;
 }
 
+export interface DecisionOptions {
+  /**
+   * The IANA time zone Login-Time is read in. Unset: the process's local time zone (TZ), as
+   * FreeRADIUS reads it and as the quota periods (quotas.ts) are counted.
+   */
+  timeZone?: string | undefined;
+}
+
+/** rlm_logintime (authorize): outside the window -> reject; inside -> cap the session at its end. */
+function applyLoginTime(
+  control: readonly Pair[],
+  reply: Pair[],
+  now: number,
+  timeZone?: string,
+): { reply: Pair[]; reason?: undefined } | { reason: string } {
+  const window = firstValue(control, "Login-Time");
+  if (window === undefined) return { reply };
+  const left = loginTimeLeft(window, now, timeZone);
+  if (left < 0) return { reason: "outside the allowed login time" };
+  if (left === 0) return { reply }; // the whole week is allowed
+  if (left < LOGIN_TIME_MIN_SECONDS) return { reason: "the allowed login time ends within a minute" };
+  return { reply: capSessionTimeout(reply, left) };
+}
+
 export async function decideLogin(
   authz: Authorization,
   credentials: Credentials,
   counters: SessionCounters,
   now: number,
+  options: DecisionOptions = {},
 ): Promise<LoginDecision> {
   const { control } = authz;
   let reply = authz.reply;
@@ -192,6 +218,11 @@ export async function decideLogin(
   const counted = await applyCounters(control, reply, counters, now);
   if (!counted.accepted) return reject(counted.reason, control);
   reply = counted.reply;
+
+  // rlm_logintime, after expiration in FreeRADIUS's default authorize section.
+  const loginTime = applyLoginTime(control, reply, now, options.timeZone);
+  if (loginTime.reason !== undefined) return reject(loginTime.reason, control);
+  reply = loginTime.reply;
 
   const authType = firstValue(control, "Auth-Type")?.toLowerCase();
   if (authType === "reject") return reject("rejected by Auth-Type", control);

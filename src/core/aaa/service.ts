@@ -12,7 +12,7 @@ import type { PolicyRequest, PolicyVerdict } from "../policies/engine.ts";
 import { unixNow } from "../shared/clock.ts";
 import { acctStatus, type SessionValues, sessionValues } from "./accounting.ts";
 import { authorize } from "./authorize.ts";
-import { type Credentials, decideLogin } from "./decide.ts";
+import { type Credentials, decideLogin, wireReply } from "./decide.ts";
 import { firstValue, type Pair } from "./pairs.ts";
 import { type AttemptRecord, type AuthMethod, RecordingRepo, type SessionContext } from "./recording.ts";
 import { LoginRepo } from "./repo.ts";
@@ -254,6 +254,37 @@ export class AaaService {
     if (policy) attempt.policy = policy;
     if (mab?.deviceId) attempt.device = { id: mab.deviceId, touch: mab.touch };
     return { result, attempt };
+  }
+
+  /**
+   * What a new login with this request would be given now, credentials aside: the user's and
+   * groups' items with their plan in the network's vendor, then the policies. A live session's new
+   * authorization (CoA, RFC 5176 section 3.1). Empty when the user is gone or a policy would reject.
+   */
+  async replyFor(client: Client, request: Pair[], method: AuthMethod | null, now = this.clock()) {
+    const accountId = client.account_id;
+    const username = firstValue(request, "User-Name") ?? "";
+    const items = await this.logins.userItems(accountId, username);
+    const authz = authorize(request, items, gatewayVendorOf(client.vendor));
+    if (!authz.found) return [];
+    const reply = wireReply(authz.reply);
+    if (!this.policies) return reply;
+    const place = where(request);
+    const user = await this.logins.findUser(accountId, username);
+    const verdict = await this.policies(
+      {
+        network: client,
+        ssid: place.ssid,
+        nasIdentifier: firstValue(request, "NAS-Identifier") ?? null,
+        clientMac: place.clientMac,
+        method,
+        username,
+        userId: user?.id ?? null,
+        now,
+      },
+      reply,
+    );
+    return verdict.accepted ? verdict.reply : [];
   }
 
   /**

@@ -146,7 +146,7 @@ export class AttributesService {
       const item = userItem(await repo.insert(accountId, table, owner, stored), user.id);
       // A live user's new limit reaches their sessions now (CoA-Request), not at the next login.
       if (table === "radreply" && isCoaAttribute(stored.attribute))
-        await repo.pushToSessions(accountId, user.username);
+        await repo.pushToSessions(accountId, { usernames: [user.username] }, "reply items changed");
       return item;
     });
   }
@@ -158,7 +158,7 @@ export class AttributesService {
       await repo.delete(accountId, name, id);
       if (name === "radreply" && isCoaAttribute(item.attribute)) {
         const user = await repo.findUser(accountId, item.userid);
-        if (user) await repo.pushToSessions(accountId, user.username);
+        if (user) await repo.pushToSessions(accountId, { usernames: [user.username] }, "reply items changed");
       }
     });
   }
@@ -192,15 +192,23 @@ export class AttributesService {
       if (!group) throw groupNotFound(groupId);
       const owner: Owner = { kind: "group", name: group.name };
       if (await repo.hasSame(accountId, table, owner, stored)) throw duplicate(table);
-      return groupItem(await repo.insert(accountId, table, owner, stored), group.id);
+      const item = groupItem(await repo.insert(accountId, table, owner, stored), group.id);
+      // The members' live sessions get the group's new limit too.
+      if (table === "radgroupreply" && isCoaAttribute(stored.attribute))
+        await repo.pushToSessions(accountId, { group: group.name }, "group reply items changed");
+      return item;
     });
   }
 
   async removeFromGroup(accountId: number, groupId: number, table: string, id: number): Promise<void> {
     const name = oneTable(GROUP_TABLES, table);
     await this.repo.transaction(async (repo) => {
-      await groupAttribute(repo, accountId, groupId, name, id);
+      const item = await groupAttribute(repo, accountId, groupId, name, id);
       await repo.delete(accountId, name, id);
+      if (name === "radgroupreply" && isCoaAttribute(item.attribute)) {
+        const group = await repo.findGroup(accountId, groupId);
+        if (group) await repo.pushToSessions(accountId, { group: group.name }, "group reply items changed");
+      }
     });
   }
 }

@@ -7,6 +7,7 @@ import { deleteRadiusRows, renameRadiusRows } from "../../db/radius-rows.ts";
 import type { GroupsTable, Schema } from "../../db/schema.ts";
 import { NAMED_ROWS, ordered, type SortPlan } from "../../db/sort.ts";
 import { planExists } from "../plans/repo.ts";
+import { queueReauthorization } from "../sessions/reauthorize.ts";
 import { offsetOf, type PageRequest } from "../shared/pages.ts";
 import type { Sort } from "../shared/sort.ts";
 import { likePattern } from "../shared/text.ts";
@@ -184,6 +185,16 @@ export class GroupsRepo {
       .insertInto("radusergroup")
       .values({ account_id: accountId, groupname, username, priority })
       .execute();
+  }
+
+  /** Queues CoA-Requests of what a login gets now to these users' open sessions (with the change). */
+  pushToSessions(accountId: number, usernames: string[], reason: string): Promise<void> {
+    return queueReauthorization(this.db, this.dialect, accountId, { usernames }, reason);
+  }
+
+  /** Queues CoA-Requests of what a login gets now to the group's members' open sessions. */
+  pushToGroup(accountId: number, group: string, reason: string): Promise<void> {
+    return queueReauthorization(this.db, this.dialect, accountId, { group }, reason);
   }
 
   /** Returns whether a membership was removed. */

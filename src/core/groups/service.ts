@@ -167,6 +167,10 @@ export class GroupsService {
         }
         const row = await repo.update(accountId, id, changes);
         if (!row) throw groupNotFound(id);
+        // A new plan reaches the members' open sessions by CoA (core/sessions/reauthorize.ts).
+        if (input.plan_id !== undefined && input.plan_id !== (current.plan_id ?? null)) {
+          await repo.pushToGroup(accountId, row.name, "group plan changed");
+        }
         return present(row);
       });
     } catch (error) {
@@ -224,6 +228,7 @@ export class GroupsService {
         if (!user) throw userNotFound(input.userid);
         if (await repo.findMember(accountId, group.name, user.id)) throw already();
         await repo.insertMember(accountId, group.name, user.username, priority);
+        await repo.pushToSessions(accountId, [user.username], `joined group ${group.name}`);
         return { group_id: group.id, userid: user.id, username: user.username, priority };
       });
     } catch (error) {
@@ -239,6 +244,7 @@ export class GroupsService {
       const user = await repo.findUser(accountId, userId);
       if (!user) throw userNotFound(userId);
       if (!(await repo.deleteMember(accountId, group.name, user.username))) throw notMember(userId, groupId);
+      await repo.pushToSessions(accountId, [user.username], `left group ${group.name}`);
     });
   }
 }

@@ -21,6 +21,8 @@ export type NewNetworkRow = Omit<
   | "eap_method"
   | "coa_enabled"
   | "coa_port"
+  | "coa_fallback"
+  | "coa_rate"
   | "interim_interval"
   | "stale_after"
   | "mab_mode"
@@ -34,6 +36,8 @@ export type NewNetworkRow = Omit<
       NetworkRow,
       | "coa_enabled"
       | "coa_port"
+      | "coa_fallback"
+      | "coa_rate"
       | "interim_interval"
       | "stale_after"
       | "mab_mode"

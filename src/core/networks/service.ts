@@ -20,8 +20,11 @@ import { isoNow } from "../shared/time.ts";
 import { addressRange, canonicalNasIp, containingNetworks, widthProblem } from "./address.ts";
 import type { NetworkChanges, NetworkFilter, NetworkListRow, NetworkRow, NetworksRepo } from "./repo.ts";
 import {
+  COA_FALLBACKS,
+  type CoaFallback,
   checkSecret,
   DEFAULT_COA_PORT,
+  DEFAULT_COA_RATE,
   DEFAULT_MIN_PREFIX,
   EAP_METHOD_CHOICES,
   type EapMethodChoice,
@@ -30,6 +33,7 @@ import {
   type GatewayVendor,
   gatewayVendorOf,
   generateSecret,
+  MAX_COA_RATE,
   MAX_DESCRIPTION,
   MAX_INTERIM_INTERVAL,
   MAX_NAS_IDENTIFIER,
@@ -58,6 +62,10 @@ export interface Network {
   /** Wisp may send Disconnect-/CoA-Requests (RFC 5176) to the session's NAS on coa_port. */
   coa_enabled: boolean;
   coa_port: number;
+  /** After a CoA-NAK or no answer: none (recorded only) or disconnect (a Disconnect-Request). */
+  coa_fallback: CoaFallback;
+  /** CoA-Requests per second to one NAS when a change reaches many sessions. */
+  coa_rate: number;
   /** Acct-Interim-Interval sent in every Access-Accept, seconds; 0: none. */
   interim_interval: number;
   /** Seconds without accounting before an open session is closed; 0: three interim intervals. */
@@ -99,6 +107,8 @@ export interface NetworkInput {
   require_message_authenticator?: boolean | undefined;
   coa_enabled?: boolean | undefined;
   coa_port?: number | undefined;
+  coa_fallback?: string | undefined;
+  coa_rate?: number | undefined;
   interim_interval?: number | undefined;
   stale_after?: number | undefined;
   eap_method?: string | undefined;
@@ -136,6 +146,8 @@ function present(row: NetworkRow, hasRadsec: boolean): Network {
     require_message_authenticator: row.require_message_authenticator !== 0,
     coa_enabled: row.coa_enabled !== 0,
     coa_port: row.coa_port,
+    coa_fallback: row.coa_fallback === "disconnect" ? "disconnect" : "none",
+    coa_rate: row.coa_rate,
     interim_interval: row.interim_interval,
     stale_after: row.stale_after,
     eap_method: eapMethodOf(row.eap_method),
@@ -204,6 +216,18 @@ function check(input: NetworkInput): NetworkInput {
     Number.isInteger(value) && (value as number) >= min && (value as number) <= max;
   if (input.coa_port !== undefined && !whole(input.coa_port, 1, 65535)) {
     problems.push({ field: "coa_port", message: "must be a UDP port from 1 to 65535" });
+  }
+  if (
+    input.coa_fallback !== undefined &&
+    !(COA_FALLBACKS as readonly string[]).includes(input.coa_fallback)
+  ) {
+    problems.push({ field: "coa_fallback", message: `must be one of ${COA_FALLBACKS.join(", ")}` });
+  }
+  if (input.coa_rate !== undefined && !whole(input.coa_rate, 1, MAX_COA_RATE)) {
+    problems.push({
+      field: "coa_rate",
+      message: `must be a whole number of requests per second from 1 to ${MAX_COA_RATE}`,
+    });
   }
   if (
     input.interim_interval !== undefined &&
@@ -443,6 +467,8 @@ export class NetworksService {
           require_message_authenticator: clean.require_message_authenticator ? 1 : 0,
           coa_enabled: clean.coa_enabled ? 1 : 0,
           coa_port: clean.coa_port ?? DEFAULT_COA_PORT,
+          coa_fallback: clean.coa_fallback ?? "none",
+          coa_rate: clean.coa_rate ?? DEFAULT_COA_RATE,
           interim_interval: clean.interim_interval ?? 0,
           stale_after: clean.stale_after ?? 0,
           ...(clean.eap_method === undefined ? {} : { eap_method: clean.eap_method.toUpperCase() }),
@@ -497,6 +523,8 @@ export class NetworksService {
         }
         if (clean.coa_enabled !== undefined) changes.coa_enabled = clean.coa_enabled ? 1 : 0;
         if (clean.coa_port !== undefined) changes.coa_port = clean.coa_port;
+        if (clean.coa_fallback !== undefined) changes.coa_fallback = clean.coa_fallback;
+        if (clean.coa_rate !== undefined) changes.coa_rate = clean.coa_rate;
         if (clean.interim_interval !== undefined) changes.interim_interval = clean.interim_interval;
         if (clean.stale_after !== undefined) changes.stale_after = clean.stale_after;
         if (clean.eap_method !== undefined) changes.eap_method = clean.eap_method.toUpperCase();

@@ -3,9 +3,11 @@
 // login decision enforces it through the items FreeRADIUS's modules already know
 // (plans/attributes.ts). Which plan applies: the user's own, else its first group's (by
 // radusergroup priority) that has one; a voucher login: its batch's.
+
 import { isUniqueViolation } from "../../db/database.ts";
 import type { Pair } from "../aaa/pairs.ts";
 import type { GatewayVendor } from "../networks/rules.ts";
+import { queueReauthorization } from "../sessions/reauthorize.ts";
 import { ConflictError, type FieldProblem, NotFoundError, ValidationError } from "../shared/errors.ts";
 import type { Page, PageRequest } from "../shared/pages.ts";
 import { parseSort } from "../shared/sort.ts";
@@ -232,6 +234,9 @@ export class PlansService {
         if (pairing.length > 0) fail(pairing);
         const updated = await repo.update(accountId, id, { ...columns, updated: isoNow() });
         if (!updated) throw notFound(id);
+        // The new figures reach the open sessions of everyone on the plan by CoA.
+        const usernames = await repo.affectedUsernames(accountId, id);
+        await queueReauthorization(repo.db, repo.dialect, accountId, { usernames }, "plan changed");
         return updated;
       });
       return presentPlan(row);

@@ -1,10 +1,12 @@
 // The policies table, the account's default outcome and time zone, and the facts a login's
 // evaluation may need (the user's groups, a registered device, a pending portal sign-in). Every
 // statement names the account.
+
 import { type Insertable, type Kysely, type Selectable, sql } from "kysely";
 import type { DialectName } from "../../db/database.ts";
 import { prepared } from "../../db/prepared.ts";
 import type { PoliciesTable, Schema } from "../../db/schema.ts";
+import { queueReauthorization } from "../sessions/reauthorize.ts";
 
 export type PolicyRow = Selectable<PoliciesTable>;
 export type NewPolicyRow = Insertable<PoliciesTable>;
@@ -144,6 +146,8 @@ export class PoliciesRepo {
       .set((eb) => ({ policies_version: eb("policies_version", "+", 1) }))
       .where("id", "=", accountId)
       .execute();
+    // What the rules give may have changed for any open session of the account: CoA pushes it.
+    await queueReauthorization(this.db, this.dialect, accountId, { account: true }, "policies changed");
   }
 
   async groupIds(accountId: number, who: { userId: number | null; username: string }): Promise<number[]> {

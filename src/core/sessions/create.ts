@@ -1,13 +1,14 @@
 // The sessions area on one database, with the quota check on the accounting path: after each
 // Start or Interim-Update is stored, the user's (or voucher's) quotas are compared with what the
 // sessions used, and a session over a quota gets a disconnect queued (durable, sent by the worker).
+
 import type { Kysely } from "kysely";
 import type { Database, DialectName } from "../../db/database.ts";
 import type { Schema } from "../../db/schema.ts";
 import { authorize } from "../aaa/authorize.ts";
-import { wireReply } from "../aaa/decide.ts";
 import type { Pair } from "../aaa/pairs.ts";
 import { exhaustedQuota, hasQuota, periodStart } from "../aaa/quotas.ts";
+import type { AuthMethod } from "../aaa/recording.ts";
 import { LoginRepo, sumOctets } from "../aaa/repo.ts";
 import type { AaaService } from "../aaa/service.ts";
 import { planControl } from "../plans/attributes.ts";
@@ -108,10 +109,19 @@ export function createSessions(database: Database, aaa: AaaService): SessionsSer
   const repo = new SessionsRepo(database.db, database.dialect);
   const sessions = new SessionsService(repo);
   const watch = new QuotaWatch(database.db, database.dialect, sessions, repo);
-  const logins = new LoginRepo(database.db, database.dialect);
-  sessions.replyOf = async (accountId, username) => {
-    const request: Pair[] = [{ attribute: "User-Name", op: "=", value: username }];
-    return wireReply(authorize(request, await logins.userItems(accountId, username)).reply);
+  // What a login with the session's facts would get now: the same rules as the login itself
+  // (items, plan in the network's vendor, policies), see AaaService.replyFor.
+  sessions.replyOf = async (facts) => {
+    const network = await repo.network(facts.accountId, facts.networkId);
+    if (!network) return [];
+    const request: Pair[] = [{ attribute: "User-Name", op: "=", value: facts.username }];
+    const add = (attribute: string, value: string | null) => {
+      if (value) request.push({ attribute, op: "=", value });
+    };
+    add("Called-Station-Id", facts.calledStationId);
+    add("NAS-Identifier", facts.nasIdentifier);
+    add("Calling-Station-Id", facts.callingStationId);
+    return aaa.replyFor(network, request, facts.authMethod as AuthMethod | null);
   };
   aaa.onUsage = ({ accountId, username, sessionId }) => {
     // After the Accounting-Response: a slow check never holds up the NAS.

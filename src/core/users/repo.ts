@@ -9,6 +9,7 @@ import { TurnBatch } from "../../db/turn-batch.ts";
 import { type EventKind, insertEvents } from "../events/repo.ts";
 import { planExists } from "../plans/repo.ts";
 import { queueDisconnect } from "../sessions/jobs.ts";
+import { queueReauthorization } from "../sessions/reauthorize.ts";
 import { offsetOf, type PageRequest } from "../shared/pages.ts";
 import type { Sort } from "../shared/sort.ts";
 import { likePattern } from "../shared/text.ts";
@@ -378,5 +379,10 @@ export class UsersRepo {
 
   async deleteRadiusRows(accountId: number, username: string): Promise<void> {
     await deleteRadiusRows(this.db, "username", accountId, username);
+  }
+
+  /** Queues CoA-Requests of what a login gets now to these users' open sessions (with the change). */
+  pushToSessions(accountId: number, usernames: string[], reason: string): Promise<void> {
+    return queueReauthorization(this.db, this.dialect, accountId, { usernames }, reason);
   }
 }

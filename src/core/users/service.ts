@@ -337,6 +337,10 @@ export class UsersService {
         }
         const row = await repo.update(accountId, id, changes);
         if (!row) throw new NotFoundError(`user ${id} not found`);
+        // A new plan reaches the user's open sessions by CoA (core/sessions/reauthorize.ts).
+        if (input.plan_id !== undefined && input.plan_id !== (current.plan_id ?? null)) {
+          await repo.pushToSessions(accountId, [row.username], "plan changed");
+        }
         const password = passwordItemOf(input);
         if (password) await repo.setPassword(accountId, row.username, password, STORED_PASSWORD_ATTRIBUTES);
         // A disabled user is rejected at login; the sessions open now are cut too (a job, queued here).

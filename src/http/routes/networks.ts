@@ -3,7 +3,14 @@
 import type { FastifyInstance } from "fastify";
 import { type Static, Type } from "typebox";
 import { MAB_MODES, MAB_PASSWORDS, RANDOM_MAC_CHOICES, REMEMBER_CHOICES } from "../../core/devices/rules.ts";
-import { EAP_METHOD_CHOICES, GATEWAY_VENDORS, NETWORK_SORT_FIELDS } from "../../core/networks/rules.ts";
+import {
+  COA_FALLBACKS,
+  DEFAULT_COA_RATE,
+  EAP_METHOD_CHOICES,
+  GATEWAY_VENDORS,
+  MAX_COA_RATE,
+  NETWORK_SORT_FIELDS,
+} from "../../core/networks/rules.ts";
 import type { NetworksService } from "../../core/networks/service.ts";
 import {
   PORTAL_LANGUAGES,
@@ -37,6 +44,13 @@ const Network = Type.Object(
       description: "Wisp may send RFC 5176 Disconnect-Requests and CoA-Requests to the network's NAS",
     }),
     coa_port: Type.Integer({ description: "the NAS's Dynamic Authorization Server port (RFC 5176: 3799)" }),
+    coa_fallback: StringEnum(COA_FALLBACKS, {
+      description:
+        "after a CoA-NAK or an unanswered CoA-Request: none (the outcome is recorded) or disconnect (a Disconnect-Request follows, so the next login applies the change)",
+    }),
+    coa_rate: Type.Integer({
+      description: `CoA-Requests per second sent to one NAS when a change reaches many sessions (1-${MAX_COA_RATE}, default ${DEFAULT_COA_RATE})`,
+    }),
     interim_interval: Type.Integer({
       description: "seconds sent as Acct-Interim-Interval in every Access-Accept; 0: none sent",
     }),
