@@ -11,6 +11,10 @@ import { AttributesService } from "./attributes/service.ts";
 import type { EapFiles } from "./certs/files.ts";
 import { type CertsService, createCerts } from "./certs/service.ts";
 import { MacAuthenticator } from "./devices/mab.ts";
+import { DirectoryLogins } from "./directories/login.ts";
+import { DirectoriesRepo } from "./directories/repo.ts";
+import { DirectoryRuntime } from "./directories/runtime.ts";
+import { DirectoriesService } from "./directories/service.ts";
 import { DevicesRepo } from "./devices/repo.ts";
 import { MyDevices } from "./devices/self-service.ts";
 import { DevicesService } from "./devices/service.ts";
@@ -82,6 +86,8 @@ export interface Core {
   /** Console single sign-on through an account's providers (issue 26 point 4). */
   consoleSso: ConsoleSso;
   imports: ImportService;
+  /** LDAP / Active Directory sources and their shadow users (issue 30). */
+  directories: DirectoriesService;
 }
 
 /** Where no RadSec listener runs (the CLI, a process with RadSec off): nobody is connected. */
@@ -150,6 +156,11 @@ export function createCore(database: Database, options: CoreOptions): Core {
   const admins = createAdmins(database, { secretKey: options.webhookSecretKey, dataDir: options.dataDir });
   const consoleSso = new ConsoleSso({ signIn: idpSignIn, repo: idpRepo, admins });
   idp.onChange = () => consoleSso.forget();
+  const directoriesRepo = new DirectoriesRepo(db, database.dialect);
+  const directoryBox = new SecretBox(secrets, "directory bind password");
+  const directoryRuntime = new DirectoryRuntime(directoriesRepo, directoryBox);
+  const directoryLogins = new DirectoryLogins(directoryRuntime, directoriesRepo);
+  aaa.directoryLogin = (input) => directoryLogins.login(input);
   const certs = createCerts(database, options);
   const radsec = createRadsec(database, options, async () => (await certs.serverCredentials()).ca);
   return {
@@ -185,6 +196,7 @@ export function createCore(database: Database, options: CoreOptions): Core {
     consoleSso,
     radsec,
     radsecConnections: NO_RADSEC_CONNECTIONS,
+    directories: new DirectoriesService(directoriesRepo, directoryBox, directoryRuntime, directoryLogins),
     imports: new ImportService(
       new ImportRepo(db, database.dialect),
       options.networkMinPrefix ?? DEFAULT_MIN_PREFIX,

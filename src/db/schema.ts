@@ -43,6 +43,10 @@ export interface UsersTable {
   phone: Generated<string>;
   /** The user as the API shows it, JSON; written only by the database's triggers (migration 008). */
   api_json: ColumnType<string, never, never>;
+  /** A shadow of a directory's user (migration 036): the directory, the entry's DN, the last sync run that saw it. */
+  directory_id: ColumnType<number | null, number | null | undefined, number | null>;
+  directory_dn: ColumnType<string | null, string | null | undefined, string | null>;
+  directory_seen: ColumnType<number | null, number | null | undefined, number | null>;
 }
 
 /** radcheck and radreply share this shape (FreeRADIUS: id, username, attribute, op, value). */
@@ -524,6 +528,59 @@ export interface Schema {
   idp_flows: IdpFlowsTable;
   idp_assertions: IdpAssertionsTable;
   import_progress: ImportProgressTable;
+  directories: DirectoriesTable;
+  directory_groups: DirectoryGroupsTable;
+}
+
+/** An account's LDAP / Active Directory source (migration 036; core/directories). */
+export interface DirectoriesTable {
+  id: Generated<number>;
+  account_id: number;
+  name: string;
+  enabled: Generated<number>;
+  /** ldap:// or ldaps:// URLs, one per line, in failover order. */
+  servers: string;
+  start_tls: Generated<number>;
+  ca_pem: Generated<string>;
+  bind_dn: Generated<string>;
+  /** Sealed (SecretBox); empty: none. */
+  bind_password: Generated<string>;
+  user_base: string;
+  user_scope: Generated<string>;
+  user_filter: Generated<string>;
+  username_attribute: Generated<string>;
+  name_attribute: Generated<string>;
+  email_attribute: Generated<string>;
+  disabled_mode: Generated<string>;
+  disabled_attribute: Generated<string>;
+  disabled_value: Generated<string>;
+  nt_hash_attribute: Generated<string>;
+  group_base: Generated<string>;
+  group_filter: Generated<string>;
+  group_member_attribute: Generated<string>;
+  group_name_attribute: Generated<string>;
+  sync_interval: Generated<number>;
+  group_cache_seconds: Generated<number>;
+  connect_timeout_ms: Generated<number>;
+  timeout_ms: Generated<number>;
+  pool_size: Generated<number>;
+  breaker_failures: Generated<number>;
+  breaker_cooldown_seconds: Generated<number>;
+  last_sync_at: ColumnType<number | null, number | null | undefined, number | null>;
+  /** The last sync's report, JSON; empty: never synced. */
+  last_sync: Generated<string>;
+  created: string;
+  updated: string;
+}
+
+/** A directory group's Wisp group, per directory. */
+export interface DirectoryGroupsTable {
+  id: Generated<number>;
+  account_id: number;
+  directory_id: number;
+  /** The group's name (its name attribute) or its DN, compared without case. */
+  directory_group: string;
+  group_id: number;
 }
 
 /** An account's OpenID Connect or SAML identity provider (migration 028; core/idp). */

@@ -11,6 +11,7 @@ export const RESOURCES = [
   "sessions",
   "identityproviders",
   "devices",
+  "directories",
 ] as const;
 export type Resource = (typeof RESOURCES)[number];
 export type Action = "read" | "write";
