@@ -12,6 +12,7 @@ import { registerBackupCommand } from "./backup.ts";
 import { registerCertCommands } from "./certs.ts";
 import { registerDemoCommands } from "./demo.ts";
 import { registerDeviceCommands } from "./devices.ts";
+import { registerDirectoryCommands } from "./directories.ts";
 import { registerIdpCommands } from "./idp.ts";
 import { registerImportCommands } from "./import.ts";
 import { registerKeyCommands } from "./keys.ts";
@@ -48,6 +49,8 @@ const READ_ONLY = new Set([
   "devices show",
   "devices export",
   "radsec show",
+  "directory list",
+  "directory show",
 ]);
 let announceDatabase = false;
 
@@ -105,6 +108,7 @@ registerPruneCommand(program, withCore);
 registerIdpCommands(program, withCore);
 registerDeviceCommands(program, withCore);
 registerImportCommands(program, withCore);
+registerDirectoryCommands(program, withCore);
 
 try {
   await program.parseAsync(process.argv);

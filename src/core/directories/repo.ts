@@ -5,6 +5,7 @@ import type { DialectName } from "../../db/database.ts";
 import type { DirectoriesTable, Schema } from "../../db/schema.ts";
 import { insertEvents, type NewEvent } from "../events/repo.ts";
 import { queueDisconnect } from "../sessions/jobs.ts";
+import type { DirectoryUser } from "./shadows.ts";
 
 export type DirectoryRow = Selectable<DirectoriesTable>;
 export type DirectoryChanges = Omit<Updateable<DirectoriesTable>, "id" | "account_id" | "created">;
@@ -179,6 +180,45 @@ export class DirectoriesRepo {
       for (const r of rows) found.set(r.username, [...(found.get(r.username) ?? []), r.groupname]);
     }
     return found;
+  }
+
+  /** New shadows (a sync's page at once: one statement for the users, one for their groups). */
+  async insertShadows(
+    accountId: number,
+    directoryId: number,
+    users: readonly DirectoryUser[],
+    run: number | null,
+    now: string,
+  ): Promise<{ user: DirectoryUser; id: number }[]> {
+    if (users.length === 0) return [];
+    const rows = await this.db
+      .insertInto("users")
+      .values(
+        users.map((u) => ({
+          account_id: accountId,
+          username: u.username,
+          email: u.email,
+          fullname: u.fullname,
+          status: "enabled",
+          created: now,
+          updated: now,
+          directory_id: directoryId,
+          directory_dn: u.dn,
+          directory_seen: run,
+        })),
+      )
+      .returning(["id", "username"])
+      .execute();
+    const ids = new Map(rows.map((r) => [r.username, r.id]));
+    const memberships = users.flatMap((u) =>
+      u.groups.map((groupname) => ({ account_id: accountId, groupname, username: u.username, priority: 1 })),
+    );
+    for (let i = 0; i < memberships.length; i += 500)
+      await this.db
+        .insertInto("radusergroup")
+        .values(memberships.slice(i, i + 500))
+        .execute();
+    return users.map((user) => ({ user, id: ids.get(user.username)! }));
   }
 
   async markSeen(accountId: number, ids: number[], run: number): Promise<void> {

@@ -82,6 +82,7 @@ export async function writeShadows(
   const results: ShadowResult[] = [];
   const seen: number[] = [];
   const disconnect: string[] = [];
+  const fresh: DirectoryUser[] = [];
   for (const user of users) {
     const row = existing.get(user.username.toLowerCase());
     const status = user.enabled && (run !== null || row?.status !== "disabled") ? "enabled" : "disabled";
@@ -107,21 +108,7 @@ export async function writeShadows(
         results.push({ username: user.username, outcome: "skipped", userId: null, status, why: "disabled" });
         continue;
       }
-      const inserted = await usersRepo.insert({
-        account_id: accountId,
-        username: user.username,
-        email: user.email,
-        fullname: user.fullname,
-        status,
-        created: now,
-        updated: now,
-        directory_id: directoryId,
-        directory_dn: user.dn,
-        directory_seen: run,
-      });
-      for (const group of user.groups) await usersRepo.joinGroup(accountId, group, user.username);
-      events.push({ accountId, kind: "user.created", data: shadowData(inserted.id, user, status) });
-      results.push({ username: user.username, outcome: "created", userId: inserted.id, status });
+      fresh.push(user);
       continue;
     }
     seen.push(row.id);
@@ -152,6 +139,10 @@ export async function writeShadows(
       row.status === status ? "updated" : status === "disabled" ? "disabled" : "enabled";
     events.push({ accountId, kind: "user.updated", data: shadowData(row.id, user, status) });
     results.push({ username: user.username, outcome, userId: row.id, status });
+  }
+  for (const { user, id } of await repo.insertShadows(accountId, directoryId, fresh, run, now)) {
+    events.push({ accountId, kind: "user.created", data: shadowData(id, user, "enabled") });
+    results.push({ username: user.username, outcome: "created", userId: id, status: "enabled" });
   }
   if (run !== null) await repo.markSeen(accountId, seen, run);
   if (disconnect.length > 0) await repo.disconnect(accountId, disconnect, "disabled in the directory");
