@@ -83,6 +83,7 @@ export async function startServer(config: Config, overrides: ServerOverrides = {
           database,
           jobs: core.jobs,
           webhooks: config.runWorker ? core.webhooks.engine : undefined,
+          directories: () => core.directories.runtime.health(),
         })
       : undefined;
     // Before any route is added: each route's timing hook is attached as the route is made.
@@ -106,7 +107,7 @@ export async function startServer(config: Config, overrides: ServerOverrides = {
     }
     core.sessions.das = new DasClient({ log: app.log });
     core.sessions.log = app.log;
-    healthRoute(app, { database, counters });
+    healthRoute(app, { database, counters, directories: () => core.directories.runtime.health() });
     await app.register(apiPlugin, {
       core,
       counters,
@@ -195,6 +196,7 @@ export async function startServer(config: Config, overrides: ServerOverrides = {
         await worker?.stop();
         metrics?.close();
         await core.aaa.drain();
+        await core.directories.runtime.close();
         await store.close();
         await database.close();
       },

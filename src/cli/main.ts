@@ -12,6 +12,7 @@ import { registerBackupCommand } from "./backup.ts";
 import { registerCertCommands } from "./certs.ts";
 import { registerDemoCommands } from "./demo.ts";
 import { registerDeviceCommands } from "./devices.ts";
+import { registerDirectoryCommands } from "./directories.ts";
 import { registerIdpCommands } from "./idp.ts";
 import { registerImportCommands } from "./import.ts";
 import { registerKeyCommands } from "./keys.ts";
@@ -55,6 +56,8 @@ const READ_ONLY = new Set([
   "policy explain",
   "plans list",
   "plans show",
+  "directory list",
+  "directory show",
 ]);
 let announceDatabase = false;
 
@@ -114,6 +117,7 @@ registerDeviceCommands(program, withCore);
 registerPolicyCommands(program, withCore);
 registerImportCommands(program, withCore);
 registerPlanCommands(program, withCore);
+registerDirectoryCommands(program, withCore);
 
 try {
   await program.parseAsync(process.argv);

@@ -15,6 +15,10 @@ import { MacAuthenticator } from "./devices/mab.ts";
 import { DevicesRepo } from "./devices/repo.ts";
 import { MyDevices } from "./devices/self-service.ts";
 import { DevicesService } from "./devices/service.ts";
+import { DirectoryLogins } from "./directories/login.ts";
+import { DirectoriesRepo } from "./directories/repo.ts";
+import { DirectoryRuntime } from "./directories/runtime.ts";
+import { DirectoriesService } from "./directories/service.ts";
 import { GroupsRepo } from "./groups/repo.ts";
 import { GroupsService } from "./groups/service.ts";
 import { createGuests, type GuestsService } from "./guests/create.ts";
@@ -101,6 +105,8 @@ export interface Core {
   policies: PoliciesService;
   /** Plans (issue 25 point 3): bundles of bandwidth, quotas, validity and devices. */
   plans: PlansService;
+  /** LDAP / Active Directory sources and their shadow users (issue 30). */
+  directories: DirectoriesService;
 }
 
 /** Where no RadSec listener runs (the CLI, a process with RadSec off): nobody is connected. */
@@ -193,6 +199,11 @@ export function createCore(database: Database, options: CoreOptions): Core {
   });
   const consoleSso = new ConsoleSso({ signIn: idpSignIn, repo: idpRepo, admins });
   idp.onChange = () => consoleSso.forget();
+  const directoriesRepo = new DirectoriesRepo(db, database.dialect);
+  const directoryBox = new SecretBox(secrets, "directory bind password");
+  const directoryRuntime = new DirectoryRuntime(directoriesRepo, directoryBox);
+  const directoryLogins = new DirectoryLogins(directoryRuntime, directoriesRepo);
+  aaa.directoryLogin = (input) => directoryLogins.login(input);
   const certs = createCerts(database, options);
   const groups = new GroupsService(new GroupsRepo(db, database.dialect));
   const radsec = createRadsec(database, options, async () => (await certs.serverCredentials()).ca);
@@ -232,6 +243,7 @@ export function createCore(database: Database, options: CoreOptions): Core {
     radsecConnections: NO_RADSEC_CONNECTIONS,
     policies,
     plans,
+    directories: new DirectoriesService(directoriesRepo, directoryBox, directoryRuntime, directoryLogins),
     imports: new ImportService(
       new ImportRepo(db, database.dialect),
       options.networkMinPrefix ?? DEFAULT_MIN_PREFIX,

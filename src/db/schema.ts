@@ -57,6 +57,10 @@ export interface UsersTable {
   scim_profile: ColumnType<string | null, string | null | undefined, string | null>;
   /** The user's own plan (migration 031); null: a group's, or none. */
   plan_id?: number | null;
+  /** A shadow of a directory's user (migration 036): the directory, the entry's DN, the last sync run that saw it. */
+  directory_id: ColumnType<number | null, number | null | undefined, number | null>;
+  directory_dn: ColumnType<string | null, string | null | undefined, string | null>;
+  directory_seen: ColumnType<number | null, number | null | undefined, number | null>;
 }
 
 /** radcheck and radreply share this shape (FreeRADIUS: id, username, attribute, op, value). */
@@ -567,6 +571,8 @@ export interface Schema {
   import_progress: ImportProgressTable;
   policies: PoliciesTable;
   plans: PlansTable;
+  directories: DirectoriesTable;
+  directory_groups: DirectoryGroupsTable;
 }
 
 /** An account's ordered policy rules (migration 030; core/policies). */
@@ -581,6 +587,47 @@ export interface PoliciesTable {
   conditions: string;
   /** JSON: PolicyOutcome. */
   outcome: string;
+  created: string;
+  updated: string;
+}
+
+/** An account's LDAP / Active Directory source (migration 036; core/directories). */
+export interface DirectoriesTable {
+  id: Generated<number>;
+  account_id: number;
+  name: string;
+  enabled: Generated<number>;
+  /** ldap:// or ldaps:// URLs, one per line, in failover order. */
+  servers: string;
+  start_tls: Generated<number>;
+  ca_pem: Generated<string>;
+  bind_dn: Generated<string>;
+  /** Sealed (SecretBox); empty: none. */
+  bind_password: Generated<string>;
+  user_base: string;
+  user_scope: Generated<string>;
+  user_filter: Generated<string>;
+  username_attribute: Generated<string>;
+  name_attribute: Generated<string>;
+  email_attribute: Generated<string>;
+  disabled_mode: Generated<string>;
+  disabled_attribute: Generated<string>;
+  disabled_value: Generated<string>;
+  nt_hash_attribute: Generated<string>;
+  group_base: Generated<string>;
+  group_filter: Generated<string>;
+  group_member_attribute: Generated<string>;
+  group_name_attribute: Generated<string>;
+  sync_interval: Generated<number>;
+  group_cache_seconds: Generated<number>;
+  connect_timeout_ms: Generated<number>;
+  timeout_ms: Generated<number>;
+  pool_size: Generated<number>;
+  breaker_failures: Generated<number>;
+  breaker_cooldown_seconds: Generated<number>;
+  last_sync_at: ColumnType<number | null, number | null | undefined, number | null>;
+  /** The last sync's report, JSON; empty: never synced. */
+  last_sync: Generated<string>;
   created: string;
   updated: string;
 }
@@ -608,6 +655,16 @@ export interface PlansTable {
   role: Generated<string>;
   created: string;
   updated: string;
+}
+
+/** A directory group's Wisp group, per directory. */
+export interface DirectoryGroupsTable {
+  id: Generated<number>;
+  account_id: number;
+  directory_id: number;
+  /** The group's name (its name attribute) or its DN, compared without case. */
+  directory_group: string;
+  group_id: number;
 }
 
 /** An account's OpenID Connect or SAML identity provider (migration 028; core/idp). */

@@ -9,6 +9,7 @@ import { handleError } from "./errors.ts";
 import type { CounterStore } from "./rate-limit.ts";
 import { attributesRoutes } from "./routes/attributes.ts";
 import { devicesRoutes } from "./routes/devices.ts";
+import { directoriesRoutes } from "./routes/directories.ts";
 import { groupsRoutes } from "./routes/groups.ts";
 import { identityProvidersRoutes } from "./routes/identity-providers.ts";
 import { networksRoutes } from "./routes/networks.ts";
@@ -79,6 +80,7 @@ export async function apiPlugin(app: FastifyInstance, options: ApiOptions): Prom
   await app.register(devicesRoutes, { devices: options.core.devices });
   await app.register(policiesRoutes, { policies: options.core.policies });
   await app.register(plansRoutes, { plans: options.core.plans });
+  await app.register(directoriesRoutes, { directories: options.core.directories });
   await app.register(radsecRoutes, {
     radsec: options.core.radsec,
     networks: options.core.networks,

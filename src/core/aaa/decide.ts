@@ -51,6 +51,11 @@ export interface Credentials {
    * around MS-CHAPv2 or PAP): recorded, and what policies' method conditions see.
    */
   method?: AuthMethod | undefined;
+  /**
+   * A directory's user whose credentials the directory proved (src/core/directories/login.ts: a
+   * bind, or the NT hash it exposes): no password item is compared; every other rule still applies.
+   */
+  directory?: true | undefined;
 }
 
 export type LoginDecision =
@@ -226,7 +231,7 @@ export async function decideLogin(
 
   const authType = firstValue(control, "Auth-Type")?.toLowerCase();
   if (authType === "reject") return reject("rejected by Auth-Type", control);
-  if (authType !== "accept" && !credentials.certificate && !credentials.mac) {
+  if (authType !== "accept" && !credentials.certificate && !credentials.mac && !credentials.directory) {
     const failure = await authenticate(knownGoodPasswords(control), credentials, authType);
     if (failure !== undefined) return reject(failure.reason, control, failure.detail);
   }

@@ -45,7 +45,7 @@ export class LoginRepo {
       (accountId: number, username: string) =>
         db
           .selectFrom("users")
-          .select(["id", "status"])
+          .select(["id", "status", "directory_id"])
           .where("account_id", "=", accountId)
           .where("username", "=", username),
       sample,
@@ -139,8 +139,11 @@ export class LoginRepo {
     };
   }
 
-  /** The Wisp user behind a username (exact match, as FreeRADIUS's queries): id and status. */
-  async findUser(accountId: number, username: string): Promise<{ id: number; status: string } | undefined> {
+  /** The Wisp user behind a username (exact match, as FreeRADIUS's queries): id, status, its directory. */
+  async findUser(
+    accountId: number,
+    username: string,
+  ): Promise<{ id: number; status: string; directory_id: number | null } | undefined> {
     return (await this.user(accountId, username))[0];
   }
 

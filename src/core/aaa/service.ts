@@ -71,6 +71,23 @@ export type MacLogin = (input: {
   run: TransactionBatcher["run"];
 }) => Promise<MacVerdict | null>;
 
+/** A directory's verdict on a login: proven (the shadow user to go on with) or refused, and why. */
+export type DirectoryVerdict =
+  | { proven: true; userId: number; username: string }
+  | { proven: false; userId: number | null; reason: string };
+
+/**
+ * A login for a directory's user (src/core/directories/login.ts): asked for a shadow user, and for
+ * a name no local user, voucher or device has; null when no directory has the name.
+ */
+export type DirectoryLogin = (input: {
+  accountId: number;
+  username: string;
+  credentials: Credentials;
+  /** The shadow user's directory; null for a name unknown here. */
+  shadowOf: number | null;
+}) => Promise<DirectoryVerdict | null>;
+
 /** Told of every Interim-Update once stored (the quota check on the accounting path). */
 export type UsageHook = (usage: { accountId: number; username: string; sessionId: number }) => void;
 
@@ -162,6 +179,7 @@ export class AaaService {
   private readonly attempts: AttemptQueue;
   voucherLogin: VoucherLogin | undefined;
   macLogin: MacLogin | undefined;
+  directoryLogin: DirectoryLogin | undefined;
   /** The voucher rules without writing (a portal's pre-check). */
   voucherCheck: VoucherCheck | undefined;
   onUsage: UsageHook | undefined;
@@ -345,10 +363,23 @@ export class AaaService {
           voucherId,
           mab,
         };
-      const voucher = authz.found ? null : await voucherStep(username);
+      const shadowOf = user?.directory_id ?? null;
+      const voucher = authz.found || shadowOf !== null ? null : await voucherStep(username);
+      // Last: a directory that is down never holds up vouchers, devices or local users.
+      const directory =
+        voucher || !this.directoryLogin || (shadowOf === null && (user || authz.found))
+          ? null
+          : await this.directoryLogin({ accountId, username, credentials, shadowOf });
       if (voucher) {
         voucherId = voucher.voucherId;
         result = { accepted: voucher.accepted, reply: voucher.reply ?? [], reason: voucher.reason };
+      } else if (directory) {
+        const shadow = directory.userId === null ? user : { id: directory.userId };
+        return {
+          result: await this.decideShadow(accountId, request, directory, now),
+          user: shadow,
+          voucherId,
+        };
       } else {
         const decision = await decideLogin(
           authz,
@@ -362,6 +393,23 @@ export class AaaService {
       }
     }
     return { result, user, voucherId };
+  }
+
+  /** A directory's verdict; once proven, the shadow user's rules as for a local user (no password item). */
+  private async decideShadow(
+    accountId: number,
+    request: Pair[],
+    verdict: DirectoryVerdict,
+    now: number,
+  ): Promise<LoginResult> {
+    if (!verdict.proven) return { accepted: false, reply: [], reason: verdict.reason };
+    const name = verdict.username;
+    const authz = authorize(request, await this.logins.userItems(accountId, name));
+    const counters = this.logins.counters(accountId, name);
+    const decision = await decideLogin({ ...authz, found: true }, { directory: true }, counters, now);
+    return decision.accepted
+      ? { accepted: true, reply: decision.reply, reason: null }
+      : { accepted: false, reply: [], reason: decision.reason, detail: decision.detail };
   }
 
   /**

@@ -15,6 +15,7 @@ export const RESOURCES = [
   "scim",
   "policies",
   "plans",
+  "directories",
 ] as const;
 export type Resource = (typeof RESOURCES)[number];
 export type Action = "read" | "write";
