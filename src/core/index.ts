@@ -17,6 +17,8 @@ import { DevicesService } from "./devices/service.ts";
 import { GroupsRepo } from "./groups/repo.ts";
 import { GroupsService } from "./groups/service.ts";
 import { createGuests, type GuestsService } from "./guests/create.ts";
+import { RegisteredGuests } from "./guests/registered.ts";
+import { RegisteredGuestsRepo } from "./guests/registered-repo.ts";
 import type { SmtpSettings } from "./guests/rules.ts";
 import { ConsoleSso } from "./idp/console.ts";
 import { OidcClient } from "./idp/oidc.ts";
@@ -33,6 +35,8 @@ import { KeysService } from "./keys/service.ts";
 import { NetworksRepo } from "./networks/repo.ts";
 import { DEFAULT_MIN_PREFIX, type NetworkPrefixLimits } from "./networks/rules.ts";
 import { NetworksService } from "./networks/service.ts";
+import { NodesRepo } from "./nodes/repo.ts";
+import { NodesService } from "./nodes/service.ts";
 import { PortalsRepo } from "./portals/repo.ts";
 import { PortalsService } from "./portals/service.ts";
 import { createRadsec, type RadsecService } from "./radsec/service.ts";
@@ -88,6 +92,10 @@ export interface Core {
   imports: ImportService;
   /** SCIM 2.0 provisioning from identity providers (the /scim/v2 door). */
   scim: ScimService;
+  /** Access points seen in accounting and authentication (issue 31). */
+  nodes: NodesService;
+  /** Users created by portal registration and identity-provider sign-in (issue 31). */
+  registeredGuests: RegisteredGuests;
 }
 
 /** Where no RadSec listener runs (the CLI, a process with RadSec off): nobody is connected. */
@@ -171,6 +179,8 @@ export function createCore(database: Database, options: CoreOptions): Core {
     keys: new KeysService(new KeysRepo(db, database.dialect)),
     users,
     // (services of further areas are constructed below, one line each)
+    nodes: new NodesService(new NodesRepo(db, database.dialect)),
+    registeredGuests: new RegisteredGuests(new RegisteredGuestsRepo(db, database.dialect)),
     admins,
     activity: createActivity(database, options),
     webhooks: createWebhooksService(database, options),

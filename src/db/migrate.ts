@@ -29,6 +29,7 @@ import * as guestVerification from "./migrations/027_guest_verification.ts";
 import * as identityProviders from "./migrations/028_identity_providers.ts";
 import * as consoleSsoSessions from "./migrations/029_console_sso_sessions.ts";
 import * as scim from "./migrations/037_scim.ts";
+import * as guestOrigin from "./migrations/038_guest_origin.ts";
 
 type Step = { up(db: Kysely<unknown>, dialect: DialectName): Promise<void> };
 const steps: Record<string, Step> = {
@@ -60,6 +61,7 @@ const steps: Record<string, Step> = {
   "028_identity_providers": identityProviders,
   "029_console_sso_sessions": consoleSsoSessions,
   "037_scim": scim,
+  "038_guest_origin": guestOrigin,
 };
 
 class StaticProvider implements MigrationProvider {

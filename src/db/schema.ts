@@ -49,6 +49,14 @@ export interface UsersTable {
   source: Generated<string>;
   /** SCIM name, displayName and emails as JSON (migration 037); null for users SCIM never wrote. */
   scim_profile: ColumnType<string | null, string | null | undefined, string | null>;
+  /** Guests (migration 038): registration, email_code, email_link, sms, sponsor or idp; null otherwise. */
+  guest_method: ColumnType<string | null, string | null | undefined, string | null>;
+  /** The captive portal a guest registered or signed in on. */
+  guest_portal_id: ColumnType<number | null, number | null | undefined, number | null>;
+  /** The identity provider a guest signed in with. */
+  guest_provider_id: ColumnType<number | null, number | null | undefined, number | null>;
+  /** The device (MAC) a guest registered from, when the gateway said. */
+  guest_client_mac: ColumnType<string | null, string | null | undefined, string | null>;
 }
 
 /** radcheck and radreply share this shape (FreeRADIUS: id, username, attribute, op, value). */

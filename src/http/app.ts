@@ -7,11 +7,14 @@ import type { Core } from "../core/index.ts";
 import { registerAuth } from "./auth.ts";
 import { handleError } from "./errors.ts";
 import type { CounterStore } from "./rate-limit.ts";
+import { accountRoutes } from "./routes/account.ts";
 import { attributesRoutes } from "./routes/attributes.ts";
 import { devicesRoutes } from "./routes/devices.ts";
 import { groupsRoutes } from "./routes/groups.ts";
+import { guestsRoutes } from "./routes/guests.ts";
 import { identityProvidersRoutes } from "./routes/identity-providers.ts";
 import { networksRoutes } from "./routes/networks.ts";
+import { nodesRoutes } from "./routes/nodes.ts";
 import { radsecRoutes } from "./routes/radsec.ts";
 import { reportsRoutes } from "./routes/reports.ts";
 import { sessionsRoutes } from "./routes/sessions.ts";
@@ -75,6 +78,13 @@ export async function apiPlugin(app: FastifyInstance, options: ApiOptions): Prom
   await app.register(sessionsRoutes, { sessions: options.core.sessions });
   await app.register(identityProvidersRoutes, { idp: options.core.idp });
   await app.register(devicesRoutes, { devices: options.core.devices });
+  await app.register(nodesRoutes, { nodes: options.core.nodes });
+  await app.register(guestsRoutes, { guests: options.core.registeredGuests });
+  await app.register(accountRoutes, {
+    accounts: options.core.accounts,
+    keys: options.core.keys,
+    defaultRateLimit: options.defaultRateLimit,
+  });
   await app.register(radsecRoutes, {
     radsec: options.core.radsec,
     networks: options.core.networks,

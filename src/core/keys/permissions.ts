@@ -11,6 +11,11 @@ export const RESOURCES = [
   "sessions",
   "identityproviders",
   "devices",
+  // Read-only views (issue 31): access points seen, guests registered, the account and its keys.
+  "nodes",
+  "guests",
+  "account",
+  "keys",
   // SCIM 2.0 provisioning at /scim/v2 (src/http/scim): the grant an identity provider's token needs.
   "scim",
 ] as const;
