@@ -6,6 +6,7 @@ import { httpsOnly, setDocsHeaders, setHttpsOnly } from "../console/security.ts"
 import type { Core } from "../core/index.ts";
 import { registerAuth } from "./auth.ts";
 import { handleError } from "./errors.ts";
+import { completeDocument } from "./openapi.ts";
 import type { CounterStore } from "./rate-limit.ts";
 import { accountRoutes } from "./routes/account.ts";
 import { attributesRoutes } from "./routes/attributes.ts";
@@ -45,9 +46,14 @@ export async function apiPlugin(app: FastifyInstance, options: ApiOptions): Prom
         description:
           "Manage users, RADIUS attributes, groups, networks, vouchers, devices, sessions, reports and identity providers.",
       },
+      // Relative: the API is on the origin that serves the document.
+      servers: [{ url: "/", description: "this Wisp server" }],
       components: { securitySchemes: { bearer: { type: "http", scheme: "bearer" } } },
       security: [{ bearer: [] }],
     },
+    // operationIds, error responses and examples for every operation, in one place (openapi.ts).
+    transformObject: (document) =>
+      completeDocument("openapiObject" in document ? document.openapiObject : document.swaggerObject),
     refResolver: { buildLocalReference: (json, _base, _fragment, i) => (json.$id as string) || `def-${i}` },
   });
   // The documentation and the document are on the console's origin: its security headers.
