@@ -11,7 +11,8 @@ import addFormatsModule from "ajv-formats";
 import { openApiDocument } from "../../scripts/openapi.ts";
 
 const addFormats = addFormatsModule as unknown as (ajv: Ajv2020) => Ajv2020;
-type Json = Record<string, any>; // biome-ignore lint/suspicious/noExplicitAny: a parsed JSON document
+// biome-ignore lint/suspicious/noExplicitAny: a parsed JSON document, read generically
+type Json = Record<string, any>;
 const METHODS = ["get", "put", "post", "patch", "delete"];
 const ERROR_REF = "#/components/schemas/Error";
 
