@@ -8,6 +8,7 @@ import { AppError, TooManyRequestsError } from "../core/shared/errors.ts";
 import { BUSY_RETRY_AFTER_S, isDatabaseBusy } from "../db/sqlite-writer.ts";
 import type { ConsoleContext } from "./context.ts";
 import { formOf, registerFormParser } from "./forms.ts";
+import { accessPointRoutes } from "./routes/access-points.ts";
 import { accountRoutes } from "./routes/account.ts";
 import { authRoutes } from "./routes/auth.ts";
 import { deviceRoutes } from "./routes/devices.ts";
@@ -174,6 +175,7 @@ export async function consolePlugin(app: FastifyInstance, options: ConsoleOption
   await app.register(signInRoutes, context);
   await app.register(securityRoutes, context);
   await app.register(homeRoutes, context);
+  await app.register(accessPointRoutes, context);
   await app.register(keyRoutes, context);
   await app.register(networkRoutes, context);
   await app.register(eapRoutes, context);

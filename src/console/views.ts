@@ -136,6 +136,8 @@ const eta = new Eta({ views: VIEWS, cache: true, autoEscape: true, autoTrim: [fa
 
 /** Every template in ./views: pages, and the parts they include. A page names one of these. */
 export const VIEW_NAMES = [
+  "access-point",
+  "access-points",
   "batch-print",
   "batch",
   "chart",

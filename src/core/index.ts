@@ -22,6 +22,8 @@ import { DirectoriesService } from "./directories/service.ts";
 import { GroupsRepo } from "./groups/repo.ts";
 import { GroupsService } from "./groups/service.ts";
 import { createGuests, type GuestsService } from "./guests/create.ts";
+import { RegisteredGuests } from "./guests/registered.ts";
+import { RegisteredGuestsRepo } from "./guests/registered-repo.ts";
 import type { SmtpSettings } from "./guests/rules.ts";
 import { ConsoleSso } from "./idp/console.ts";
 import { OidcClient } from "./idp/oidc.ts";
@@ -38,6 +40,8 @@ import { KeysService } from "./keys/service.ts";
 import { NetworksRepo } from "./networks/repo.ts";
 import { DEFAULT_MIN_PREFIX, gatewayVendorOf, type NetworkPrefixLimits } from "./networks/rules.ts";
 import { NetworksService } from "./networks/service.ts";
+import { NodesRepo } from "./nodes/repo.ts";
+import { NodesService } from "./nodes/service.ts";
 import { PlansRepo } from "./plans/repo.ts";
 import { PlansService } from "./plans/service.ts";
 import { PolicyEngine } from "./policies/engine.ts";
@@ -107,6 +111,10 @@ export interface Core {
   plans: PlansService;
   /** LDAP / Active Directory sources and their shadow users (issue 30). */
   directories: DirectoriesService;
+  /** Access points seen in accounting and authentication (issue 31). */
+  nodes: NodesService;
+  /** Users created by portal registration and identity-provider sign-in (issue 31). */
+  registeredGuests: RegisteredGuests;
 }
 
 /** Where no RadSec listener runs (the CLI, a process with RadSec off): nobody is connected. */
@@ -213,6 +221,8 @@ export function createCore(database: Database, options: CoreOptions): Core {
     keys: new KeysService(new KeysRepo(db, database.dialect)),
     users,
     // (services of further areas are constructed below, one line each)
+    nodes: new NodesService(new NodesRepo(db, database.dialect)),
+    registeredGuests: new RegisteredGuests(new RegisteredGuestsRepo(db, database.dialect)),
     admins,
     team: createTeam(database, admins, { publicUrl: options.publicUrl, smtp: options.smtp, keys: secrets }),
     activity: createActivity(database, options),

@@ -35,6 +35,7 @@ import * as consoleRoles from "./migrations/033_console_roles.ts";
 import * as consoleTwoFactor from "./migrations/034_console_two_factor.ts";
 import * as directories from "./migrations/036_directories.ts";
 import * as scim from "./migrations/037_scim.ts";
+import * as guestOrigin from "./migrations/038_guest_origin.ts";
 
 type Step = { up(db: Kysely<unknown>, dialect: DialectName): Promise<void> };
 const steps: Record<string, Step> = {
@@ -72,6 +73,7 @@ const steps: Record<string, Step> = {
   "034_console_two_factor": consoleTwoFactor,
   "036_directories": directories,
   "037_scim": scim,
+  "038_guest_origin": guestOrigin,
 };
 
 class StaticProvider implements MigrationProvider {

@@ -61,6 +61,14 @@ export interface UsersTable {
   directory_id: ColumnType<number | null, number | null | undefined, number | null>;
   directory_dn: ColumnType<string | null, string | null | undefined, string | null>;
   directory_seen: ColumnType<number | null, number | null | undefined, number | null>;
+  /** Guests (migration 038): registration, email_code, email_link, sms, sponsor or idp; null otherwise. */
+  guest_method: ColumnType<string | null, string | null | undefined, string | null>;
+  /** The captive portal a guest registered or signed in on. */
+  guest_portal_id: ColumnType<number | null, number | null | undefined, number | null>;
+  /** The identity provider a guest signed in with. */
+  guest_provider_id: ColumnType<number | null, number | null | undefined, number | null>;
+  /** The device (MAC) a guest registered from, when the gateway said. */
+  guest_client_mac: ColumnType<string | null, string | null | undefined, string | null>;
 }
 
 /** radcheck and radreply share this shape (FreeRADIUS: id, username, attribute, op, value). */

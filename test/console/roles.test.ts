@@ -140,6 +140,8 @@ const ROUTES: Record<string, Permission | "public" | "self"> = {
   "GET /console/policies/:id": "policies:read",
   "POST /console/policies/:id": "policies:write",
   "POST /console/policies/:id/delete": "policies:write",
+  "GET /console/access-points": "nodes:read",
+  "GET /console/access-points/:mac": "nodes:read",
   "GET /console/security": "self",
   "GET /console/security/totp": "self",
   "POST /console/security/totp": "self",

@@ -49,10 +49,13 @@ export const ROLES: Readonly<Record<Role, RoleDefinition>> = {
   network_engineer: {
     label: "Network engineer",
     summary:
-      "Networks (RadSec, EAP), policies, captive portals, identity providers, devices and live sessions; reads users, groups, vouchers, reports and webhooks.",
+      "Networks (RadSec, EAP), policies, plans, directories, captive portals, identity providers, devices and live sessions; reads access points, users, groups, vouchers, reports and webhooks.",
     grants: [
       "networks:write",
       "policies:write",
+      "plans:write",
+      "directories:write",
+      "nodes:read",
       "captiveportals:write",
       "identityproviders:write",
       "devices:write",
@@ -68,7 +71,7 @@ export const ROLES: Readonly<Record<Role, RoleDefinition>> = {
   help_desk: {
     label: "Help desk",
     summary:
-      "Looks up and edits users and their devices, approves guests, disconnects sessions; reads groups, vouchers, networks, portals, policies (and explains them) and reports.",
+      "Looks up and edits users and their devices, approves guests, disconnects sessions; reads guests, access points, groups, vouchers, networks, portals, policies (and explains them), plans and reports.",
     grants: [
       "users:write",
       "attributes:write",
@@ -79,13 +82,16 @@ export const ROLES: Readonly<Record<Role, RoleDefinition>> = {
       "networks:read",
       "captiveportals:read",
       "policies:read",
+      "plans:read",
+      "guests:read",
+      "nodes:read",
       "reports:read",
     ],
   },
   voucher_desk: {
     label: "Voucher desk",
-    summary: "Creates, prints and exports voucher batches; nothing else.",
-    grants: ["vouchers:write"],
+    summary: "Creates, prints and exports voucher batches (with a plan); nothing else.",
+    grants: ["vouchers:write", "plans:read"],
   },
   read_only: {
     label: "Read-only",

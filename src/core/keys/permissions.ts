@@ -11,6 +11,11 @@ export const RESOURCES = [
   "sessions",
   "identityproviders",
   "devices",
+  // Read-only views (issue 31): access points seen, guests registered, the account and its keys.
+  "nodes",
+  "guests",
+  "account",
+  "keys",
   // SCIM 2.0 provisioning at /scim/v2 (src/http/scim): the grant an identity provider's token needs.
   "scim",
   "policies",
@@ -20,11 +25,12 @@ export const RESOURCES = [
 export type Resource = (typeof RESOURCES)[number];
 export type Action = "read" | "write";
 /**
- * Areas only the console has (no API route serves them): API keys, webhook endpoints, the team of
- * console admins. Same "<resource>:read|write" names, held by console roles (core/admins/roles.ts);
- * never grantable to an API key ("full" and "read" on a key cover them, but no API route asks).
+ * Areas only the console has (no API route serves them): webhook endpoints and the team of console
+ * admins. Same "<resource>:read|write" names, held by console roles (core/admins/roles.ts); never
+ * grantable to an API key ("full" and "read" on a key cover them, but no API route asks). Keys are
+ * read through the API too (GET /api/keys) and made in the console.
  */
-export const CONSOLE_RESOURCES = ["keys", "webhooks", "team"] as const;
+export const CONSOLE_RESOURCES = ["webhooks", "team"] as const;
 export type ConsoleResource = (typeof CONSOLE_RESOURCES)[number];
 /** A permission name as routes declare it, e.g. "users:write". */
 export type Permission = `${Resource | ConsoleResource}:${Action}`;

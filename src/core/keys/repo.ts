@@ -2,6 +2,7 @@ import { type Kysely, type Selectable, sql } from "kysely";
 import { type DialectName, readerFor } from "../../db/database.ts";
 import { prepared } from "../../db/prepared.ts";
 import type { ApiKeysTable, Schema } from "../../db/schema.ts";
+import { offsetOf, type PageRequest } from "../shared/pages.ts";
 
 export type ApiKeyRow = Selectable<ApiKeysTable>;
 export type ApiKeyListRow = ApiKeyRow & { account_name: string };
@@ -75,6 +76,28 @@ export class KeysRepo {
       .orderBy("api_keys.id");
     if (accountId !== undefined) query = query.where("api_keys.account_id", "=", accountId);
     return query.execute();
+  }
+
+  /** One page of an account's keys, by id. */
+  async listPage(accountId: number, page: PageRequest): Promise<{ rows: ApiKeyListRow[]; total: number }> {
+    const [rows, count] = await Promise.all([
+      this.db
+        .selectFrom("api_keys")
+        .innerJoin("accounts", "accounts.id", "api_keys.account_id")
+        .selectAll("api_keys")
+        .select("accounts.name as account_name")
+        .where("api_keys.account_id", "=", accountId)
+        .orderBy("api_keys.id")
+        .limit(page.limit)
+        .offset(offsetOf(page))
+        .execute(),
+      this.db
+        .selectFrom("api_keys")
+        .where("account_id", "=", accountId)
+        .select((eb) => eb.fn.countAll<number>().as("total"))
+        .executeTakeFirstOrThrow(),
+    ]);
+    return { rows, total: Number(count.total) };
   }
 
   insert(row: Omit<ApiKeyRow, "id" | "last_used" | "revoked">): Promise<ApiKeyRow> {

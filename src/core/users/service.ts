@@ -130,6 +130,25 @@ function duplicate(username: string): ConflictError {
   return new ConflictError(`a user named "${username}" already exists`);
 }
 
+/** How and where a guest registered (migration 038): recorded when its user is created. */
+export interface GuestOrigin {
+  /** registration, email_code, email_link, sms, sponsor or idp. */
+  method: string;
+  portalId: number;
+  providerId?: number | undefined;
+  clientMac: string | null;
+}
+
+function originColumns(source: "portal" | "idp", origin: GuestOrigin) {
+  return {
+    source,
+    guest_method: origin.method,
+    guest_portal_id: origin.portalId,
+    guest_provider_id: origin.providerId ?? null,
+    guest_client_mac: origin.clientMac,
+  };
+}
+
 export class UsersService {
   constructor(private readonly repo: UsersRepo) {}
 
@@ -214,6 +233,7 @@ export class UsersService {
       groupname: string;
       expiration: number;
       event: Record<string, unknown>;
+      origin: GuestOrigin;
     },
   ): Promise<{ user: User; created: boolean }> {
     checkUserInput({
@@ -237,6 +257,7 @@ export class UsersService {
           status: "enabled",
           created: now,
           updated: now,
+          ...originColumns("portal", guest.origin),
         });
       }
       if (!row) throw new NotFoundError(`user ${guest.username} not found`);
@@ -272,6 +293,7 @@ export class UsersService {
       expiration: number;
       managedGroups: readonly string[];
       groups: readonly string[];
+      origin: GuestOrigin;
     },
   ): Promise<{ user: User; created: boolean; disabled: boolean }> {
     checkUserInput({
@@ -300,6 +322,7 @@ export class UsersService {
             status: "enabled",
             created: now,
             updated: now,
+            ...originColumns("idp", input.origin),
           });
       if (!row) throw new NotFoundError(`user ${input.username} not found`);
       const password = { attribute: "Cleartext-Password", value: input.password };

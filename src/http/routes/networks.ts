@@ -258,35 +258,45 @@ export async function networksRoutes(
     async (request) => networks.get(request.principal.accountId, request.params.network_id),
   );
 
-  app.get<{ Querystring: Static<typeof PortalQuery> }>(
-    "/api/captiveportals",
-    {
-      config: portalsRead,
-      schema: {
-        tags: ["captive portals"],
-        summary: "List captive portals",
-        querystring: PortalQuery,
-        response: { 200: ListOf(Type.Ref("CaptivePortal")), ...errorResponses },
+  // IronWiFi's clients (its Terraform provider among them) also call the hyphenated path: the same
+  // operations under both, the alias marked in its summary and operationId.
+  for (const [base, alias] of [
+    ["/api/captiveportals", false],
+    ["/api/captive-portals", true],
+  ] as const) {
+    const suffix = alias ? " (alias of /api/captiveportals)" : "";
+    app.get<{ Querystring: Static<typeof PortalQuery> }>(
+      base,
+      {
+        config: portalsRead,
+        schema: {
+          tags: ["captive portals"],
+          summary: `List captive portals${suffix}`,
+          ...(alias ? { operationId: "listCaptivePortalsAlias" } : {}),
+          querystring: PortalQuery,
+          response: { 200: ListOf(Type.Ref("CaptivePortal")), ...errorResponses },
+        },
       },
-    },
-    async (request) => {
-      const { page = 1, limit = 50, search, network_id, sort } = request.query;
-      const filter = { search, networkId: network_id };
-      return portals.list(request.principal.accountId, filter, { page, limit }, sort);
-    },
-  );
+      async (request) => {
+        const { page = 1, limit = 50, search, network_id, sort } = request.query;
+        const filter = { search, networkId: network_id };
+        return portals.list(request.principal.accountId, filter, { page, limit }, sort);
+      },
+    );
 
-  app.get<{ Params: Static<typeof PortalParams> }>(
-    "/api/captiveportals/:portal_id",
-    {
-      config: portalsRead,
-      schema: {
-        tags: ["captive portals"],
-        summary: "Get a captive portal",
-        params: PortalParams,
-        response: { 200: Type.Ref("CaptivePortal"), ...errorResponses },
+    app.get<{ Params: Static<typeof PortalParams> }>(
+      `${base}/:portal_id`,
+      {
+        config: portalsRead,
+        schema: {
+          tags: ["captive portals"],
+          summary: `Get a captive portal${suffix}`,
+          ...(alias ? { operationId: "getCaptivePortalAlias" } : {}),
+          params: PortalParams,
+          response: { 200: Type.Ref("CaptivePortal"), ...errorResponses },
+        },
       },
-    },
-    async (request) => portals.get(request.principal.accountId, request.params.portal_id),
-  );
+      async (request) => portals.get(request.principal.accountId, request.params.portal_id),
+    );
+  }
 }
