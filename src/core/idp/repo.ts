@@ -1,4 +1,5 @@
 // Identity providers, their group mappings, the sign-ins in flight and the SAML assertions used.
+
 import type { Insertable, Kysely, Selectable, Updateable } from "kysely";
 import type {
   IdentityProviderGroupsTable,
@@ -6,6 +7,7 @@ import type {
   IdpFlowsTable,
   Schema,
 } from "../../db/schema.ts";
+import { groupIdsByName } from "../groups/repo.ts";
 
 export type ProviderRow = Selectable<IdentityProvidersTable>;
 export type ProviderChanges = Omit<Updateable<IdentityProvidersTable>, "id" | "account_id" | "created">;
@@ -170,15 +172,8 @@ export class IdpRepo {
       .execute();
   }
 
-  async groupIdsByName(accountId: number, names: string[]): Promise<Map<string, number>> {
-    if (names.length === 0) return new Map();
-    const rows = await this.db
-      .selectFrom("groups")
-      .select(["id", "name"])
-      .where("account_id", "=", accountId)
-      .where("name", "in", names)
-      .execute();
-    return new Map(rows.map((r) => [r.name, r.id]));
+  groupIdsByName(accountId: number, names: string[]): Promise<Map<string, number>> {
+    return groupIdsByName(this.db, accountId, names);
   }
 
   async hasGroups(accountId: number, ids: number[]): Promise<boolean> {
