@@ -16,6 +16,8 @@ interface UserFormValues {
   fullname: string;
   status: string;
   password: string;
+  /** A plan's id, or "" for none. */
+  plan_id: string;
 }
 
 interface AttributeFormValues {
@@ -51,6 +53,7 @@ function readUser(form: Form): UserFormValues {
     fullname: form.text("fullname"),
     status: form.text("status"),
     password: form.raw("password"),
+    plan_id: form.text("plan_id"),
   };
 }
 
@@ -61,11 +64,18 @@ function userInput(values: UserFormValues): UserInput {
     fullname: values.fullname,
     status: values.status === "" ? undefined : values.status,
     password: values.password === "" ? undefined : values.password,
+    plan_id: planIdOf(values.plan_id),
   };
 }
 
 function valuesOf(user: User): UserFormValues {
-  return { ...user, password: "" };
+  return { ...user, password: "", plan_id: user.plan_id === null ? "" : String(user.plan_id) };
+}
+
+/** The plan select's value: "" is none (null); anything but digits NaN, which the service names. */
+export function planIdOf(text: string): number | null {
+  if (text === "") return null;
+  return /^\d{1,10}$/.test(text) ? Number(text) : Number.NaN;
 }
 
 export async function userRoutes(app: FastifyInstance, { core }: ConsoleContext): Promise<void> {
@@ -78,10 +88,11 @@ export async function userRoutes(app: FastifyInstance, { core }: ConsoleContext)
     state: UserPageState = {},
   ) {
     const { accountId } = sessionOf(request);
-    const [attributes, memberships, groups] = await Promise.all([
+    const [attributes, memberships, groups, plans] = await Promise.all([
       core.attributes.listForUser(accountId, user.id, undefined, { page: 1, limit: ATTRIBUTES_SHOWN }),
       core.activity.groupsOfUser(accountId, user.username),
       core.groups.list(accountId, undefined, { page: 1, limit: GROUP_CHOICES }),
+      core.plans.names(accountId),
     ]);
     const joined = new Set(memberships.map((m) => m.group_id));
     return show(
@@ -103,6 +114,7 @@ export async function userRoutes(app: FastifyInstance, { core }: ConsoleContext)
         membership: state.membership ?? { group_id: "", priority: "1" },
         membershipErrors: state.membershipErrors ?? {},
         statuses: USER_STATUSES,
+        plans,
       },
     );
   }
@@ -127,13 +139,17 @@ export async function userRoutes(app: FastifyInstance, { core }: ConsoleContext)
     );
   });
 
-  app.get("/users/new", need("users:write"), (request, reply) =>
+  app.get("/users/new", need("users:write"), async (request, reply) =>
     show(
       request,
       reply,
       "user-new",
       { title: "New user", ...section },
-      { values: { username: "", email: "", fullname: "", status: "enabled", password: "" }, errors: {} },
+      {
+        values: { username: "", email: "", fullname: "", status: "enabled", password: "", plan_id: "" },
+        errors: {},
+        plans: await core.plans.names(sessionOf(request).accountId),
+      },
     ),
   );
 
@@ -147,7 +163,11 @@ export async function userRoutes(app: FastifyInstance, { core }: ConsoleContext)
         reply,
         "user-new",
         { title: "New user", ...section, status: 400 },
-        { values: { ...values, password: "" }, errors: result.errors },
+        {
+          values: { ...values, password: "" },
+          errors: result.errors,
+          plans: await core.plans.names(accountId),
+        },
       );
     }
     return reply.redirect(`/console/users/${result.ok.id}?notice=user-created`, 303);
