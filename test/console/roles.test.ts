@@ -270,14 +270,15 @@ describe("console roles, route by route", () => {
     assert.equal((await server.core.networks.list(account.id, {}, { page: 1, limit: 10 })).total, 1);
   });
 
-  test("the voucher desk sees vouchers only", async () => {
+  test("the voucher desk sees vouchers (and the plans they may name) only", async () => {
     const desk = new ConsoleClient(server.url);
     await desk.login("voucher_desk@example.com", PASSWORD);
     const home = await desk.get("/console");
     assert.equal(home.status, 200);
     const menu = [...home.text.matchAll(/<nav[\s\S]*?<\/nav>/g)].map((m) => m[0]).join("");
     const links = [...menu.matchAll(/href="([^"]+)"/g)].map((m) => m[1]);
-    assert.deepEqual(links, ["/console", "/console/vouchers"]);
+    // plans:read is the voucher desk's too (to choose a batch's plan): the plan list is readable.
+    assert.deepEqual(links, ["/console", "/console/vouchers", "/console/plans"]);
     assert.doesNotMatch(home.text, /class="tile" href="\/console\/users"/, "no users tile");
     assert.match(home.text, /class="tile" href="\/console\/vouchers"/);
     assert.equal((await desk.get("/console/vouchers")).status, 200);
