@@ -69,7 +69,7 @@ describe("console directory pages", () => {
   after(() => server?.stop());
 
   const pages: string[] = [];
-  const seen = (page: { text: string }) => {
+  const seen = <T extends { text: string }>(page: T): T => {
     pages.push(page.text);
     return page;
   };
