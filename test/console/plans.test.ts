@@ -142,5 +142,7 @@ describe("console plan pages", () => {
     const stored = await server.core.networks.get(accountId, network.id);
     assert.equal(stored.vendor, "mikrotik");
     assert.equal(stored.time_zone, "Europe/Paris");
+    const shown = await client.get(`/console/networks/${network.id}`);
+    assert.match(shown.text, /<dt>Gateway vendor<\/dt><dd>mikrotik<\/dd>/);
   });
 });
