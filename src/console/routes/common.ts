@@ -76,3 +76,9 @@ export function queryText(request: FastifyRequest, name: string): string {
   const value = (request.query as Record<string, unknown>)[name];
   return typeof value === "string" ? value.trim() : "";
 }
+
+/** A plan select's value: "" is none (null); anything but digits NaN, which the service names. */
+export function planIdOf(text: string): number | null {
+  if (text === "") return null;
+  return /^\d{1,10}$/.test(text) ? Number(text) : Number.NaN;
+}

@@ -4,8 +4,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import { type ConsoleContext, need, sessionOf } from "../context.ts";
 import { formOf } from "../forms.ts";
 import { type FieldErrors, show } from "../views.ts";
-import { attempt, idParam, PAGE_SIZE, pageNumber, pagerOf, queryText } from "./common.ts";
-import { planIdOf } from "./users.ts";
+import { attempt, idParam, PAGE_SIZE, pageNumber, pagerOf, planIdOf, queryText } from "./common.ts";
 
 interface GroupFormValues {
   name: string;

@@ -112,7 +112,7 @@ export function planSummary(plan: Plan): Record<string, string> {
     return n === "" ? "—" : `${n} ${unit}`;
   };
   const per = (value: number | null, units: readonly [string, number][], period: string | null) =>
-    value === null ? "—" : `${amount(value, units)} per ${period === "validity" ? "validity" : period}`;
+    value === null ? "—" : `${amount(value, units)} per ${period}`;
   return {
     download: plan.download_kbps === null ? "—" : `${plan.download_kbps} kbit/s`,
     upload: plan.upload_kbps === null ? "—" : `${plan.upload_kbps} kbit/s`,

@@ -8,7 +8,7 @@ import type { User, UserInput } from "../../core/users/service.ts";
 import { type ConsoleContext, need, sessionOf } from "../context.ts";
 import { type Form, formOf, positiveId } from "../forms.ts";
 import { type FieldErrors, show } from "../views.ts";
-import { attempt, idParam, PAGE_SIZE, pageNumber, pagerOf, queryText } from "./common.ts";
+import { attempt, idParam, PAGE_SIZE, pageNumber, pagerOf, planIdOf, queryText } from "./common.ts";
 
 interface UserFormValues {
   username: string;
@@ -70,12 +70,6 @@ function userInput(values: UserFormValues): UserInput {
 
 function valuesOf(user: User): UserFormValues {
   return { ...user, password: "", plan_id: user.plan_id === null ? "" : String(user.plan_id) };
-}
-
-/** The plan select's value: "" is none (null); anything but digits NaN, which the service names. */
-export function planIdOf(text: string): number | null {
-  if (text === "") return null;
-  return /^\d{1,10}$/.test(text) ? Number(text) : Number.NaN;
 }
 
 export async function userRoutes(app: FastifyInstance, { core }: ConsoleContext): Promise<void> {

@@ -8,8 +8,7 @@ import type { Voucher } from "../../core/vouchers/service.ts";
 import { type ConsoleContext, need, sessionOf } from "../context.ts";
 import { formOf, positiveId } from "../forms.ts";
 import { type FieldErrors, show } from "../views.ts";
-import { attempt, idParam, PAGE_SIZE, pageNumber, pagerOf, queryText } from "./common.ts";
-import { planIdOf } from "./users.ts";
+import { attempt, idParam, PAGE_SIZE, pageNumber, pagerOf, planIdOf, queryText } from "./common.ts";
 
 interface BatchFormValues {
   quantity: string;
