@@ -90,7 +90,9 @@ describe("console plan pages", () => {
     const again = await client.get(`/console/users/${user.id}`);
     assert.match(again.text, new RegExp(`<option value="${plan.id}" selected>gold</option>`));
     const unknown = await client.post(`/console/users/${user.id}`, { username: "alice", plan_id: "999" });
-    assert.equal(unknown.status, 404);
+    assert.equal(unknown.status, 400);
+    assert.match(unknown.text, /Plan is not one of this account&#39;s plans/);
+    assert.equal((await server.core.users.get(accountId, user.id)).plan_id, plan.id);
 
     await client.get("/console/groups");
     const group = await client.post("/console/groups", { name: "staff", plan_id: String(plan.id) });

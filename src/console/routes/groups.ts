@@ -4,7 +4,16 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import { type ConsoleContext, need, sessionOf } from "../context.ts";
 import { formOf } from "../forms.ts";
 import { type FieldErrors, show } from "../views.ts";
-import { attempt, idParam, PAGE_SIZE, pageNumber, pagerOf, planIdOf, queryText } from "./common.ts";
+import {
+  attempt,
+  checkChosenPlan,
+  idParam,
+  PAGE_SIZE,
+  pageNumber,
+  pagerOf,
+  planIdOf,
+  queryText,
+} from "./common.ts";
 
 interface GroupFormValues {
   name: string;
@@ -52,10 +61,11 @@ export async function groupRoutes(app: FastifyInstance, { core }: ConsoleContext
       description: form.text("description"),
       plan_id: form.text("plan_id"),
     };
-    const result = await attempt(
-      () => core.groups.create(accountId, { ...values, plan_id: planIdOf(values.plan_id) }),
-      "name",
-    );
+    const planId = planIdOf(values.plan_id);
+    const result = await attempt(async () => {
+      await checkChosenPlan(core, accountId, planId);
+      return core.groups.create(accountId, { ...values, plan_id: planId });
+    }, "name");
     if ("errors" in result) return groupsPage(request, reply, values, result.errors, 400);
     return reply.redirect("/console/groups?notice=group-created", 303);
   });
@@ -64,8 +74,11 @@ export async function groupRoutes(app: FastifyInstance, { core }: ConsoleContext
   app.post("/groups/:id/plan", need("groups:write"), async (request, reply) => {
     const { accountId } = sessionOf(request);
     const id = idParam(request);
-    const planId = formOf(request).text("plan_id");
-    const result = await attempt(() => core.groups.update(accountId, id, { plan_id: planIdOf(planId) }));
+    const planId = planIdOf(formOf(request).text("plan_id"));
+    const result = await attempt(async () => {
+      await checkChosenPlan(core, accountId, planId);
+      return core.groups.update(accountId, id, { plan_id: planId });
+    });
     if ("errors" in result) {
       const errors = { _form: `Plan ${result.errors.plan_id ?? result.errors._form ?? ""}` };
       return groupsPage(request, reply, { name: "", description: "", plan_id: "" }, errors, 400);

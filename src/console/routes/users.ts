@@ -8,7 +8,16 @@ import type { User, UserInput } from "../../core/users/service.ts";
 import { type ConsoleContext, need, sessionOf } from "../context.ts";
 import { type Form, formOf, positiveId } from "../forms.ts";
 import { type FieldErrors, show } from "../views.ts";
-import { attempt, idParam, PAGE_SIZE, pageNumber, pagerOf, planIdOf, queryText } from "./common.ts";
+import {
+  attempt,
+  checkChosenPlan,
+  idParam,
+  PAGE_SIZE,
+  pageNumber,
+  pagerOf,
+  planIdOf,
+  queryText,
+} from "./common.ts";
 
 interface UserFormValues {
   username: string;
@@ -150,7 +159,11 @@ export async function userRoutes(app: FastifyInstance, { core }: ConsoleContext)
   app.post("/users", need("users:write"), async (request, reply) => {
     const { accountId } = sessionOf(request);
     const values = readUser(formOf(request));
-    const result = await attempt(() => core.users.create(accountId, userInput(values)), "username");
+    const input = userInput(values);
+    const result = await attempt(async () => {
+      await checkChosenPlan(core, accountId, input.plan_id ?? null);
+      return core.users.create(accountId, input);
+    }, "username");
     if ("errors" in result) {
       return show(
         request,
@@ -176,7 +189,11 @@ export async function userRoutes(app: FastifyInstance, { core }: ConsoleContext)
     const { accountId } = sessionOf(request);
     const user = await core.users.get(accountId, idParam(request));
     const values = readUser(formOf(request));
-    const result = await attempt(() => core.users.update(accountId, user.id, userInput(values)), "username");
+    const input = userInput(values);
+    const result = await attempt(async () => {
+      await checkChosenPlan(core, accountId, input.plan_id ?? null);
+      return core.users.update(accountId, user.id, input);
+    }, "username");
     if ("errors" in result) {
       return userPage(request, reply, user, {
         values: { ...values, password: "" },

@@ -8,7 +8,16 @@ import type { Voucher } from "../../core/vouchers/service.ts";
 import { type ConsoleContext, need, sessionOf } from "../context.ts";
 import { formOf, positiveId } from "../forms.ts";
 import { type FieldErrors, show } from "../views.ts";
-import { attempt, idParam, PAGE_SIZE, pageNumber, pagerOf, planIdOf, queryText } from "./common.ts";
+import {
+  attempt,
+  checkChosenPlan,
+  idParam,
+  PAGE_SIZE,
+  pageNumber,
+  pagerOf,
+  planIdOf,
+  queryText,
+} from "./common.ts";
 
 interface BatchFormValues {
   quantity: string;
@@ -110,16 +119,17 @@ export async function voucherRoutes(app: FastifyInstance, { core }: ConsoleConte
       session_timeout_unit: form.text("session_timeout_unit"),
       plan_id: form.text("plan_id"),
     };
-    const result = await attempt(() =>
-      core.vouchers.createBatch(accountId, {
+    const result = await attempt(async () => {
+      await checkChosenPlan(core, accountId, planIdOf(values.plan_id));
+      return core.vouchers.createBatch(accountId, {
         quantity: wholeNumber(values.quantity),
         prefix: values.prefix,
         validity: seconds(values.validity, values.validity_unit),
         usage_limit: wholeNumber(values.usage_limit),
         session_timeout: seconds(values.session_timeout, values.session_timeout_unit) ?? null,
         plan_id: planIdOf(values.plan_id),
-      }),
-    );
+      });
+    });
     if ("errors" in result) return vouchersPage(request, reply, values, result.errors, 400);
     return reply.redirect(`/console/vouchers/batches/${result.ok.batch_id}?notice=batch-created`, 303);
   });
@@ -152,7 +162,10 @@ export async function voucherRoutes(app: FastifyInstance, { core }: ConsoleConte
     const { accountId } = sessionOf(request);
     const id = idParam(request);
     const planId = planIdOf(formOf(request).text("plan_id"));
-    const result = await attempt(() => core.vouchers.setBatchPlan(accountId, id, planId), "plan_id");
+    const result = await attempt(async () => {
+      await checkChosenPlan(core, accountId, planId);
+      return core.vouchers.setBatchPlan(accountId, id, planId);
+    }, "plan_id");
     if ("errors" in result) return batchPage(request, reply, result.errors.plan_id ?? result.errors._form);
     return reply.redirect(`/console/vouchers/batches/${id}?notice=batch-plan-saved`, 303);
   });
