@@ -35,6 +35,15 @@ const TEXT_FIELDS = [
   "group_mappings",
 ] as const;
 const NUMBERS = Object.keys(NUMBER_FIELDS) as NumberField[];
+const NUMBER_LABELS: Record<NumberField, string> = {
+  sync_interval: "Sync interval (minutes; 0: no scheduled sync)",
+  group_cache_seconds: "Group cache (seconds)",
+  connect_timeout_ms: "Connect timeout (ms)",
+  timeout_ms: "Operation timeout (ms)",
+  pool_size: "Connections per server",
+  breaker_failures: "Failures in a row before a server is skipped",
+  breaker_cooldown_seconds: "Skip a failing server for (seconds)",
+};
 
 type Values = Record<(typeof TEXT_FIELDS)[number] | NumberField, string> & {
   enabled: boolean;
@@ -204,7 +213,7 @@ export async function directoryRoutes(app: FastifyInstance, { core }: ConsoleCon
         values: { ...(state.values ?? (directory ? valuesOf(directory) : blank())), bind_password: "" },
         errors: state.errors ?? {},
         report: state.report ?? null,
-        numbers: Object.entries(NUMBER_FIELDS),
+        numbers: NUMBERS.map((key) => [key, NUMBER_LABELS[key], NUMBER_FIELDS[key]]),
         disabledModes: DISABLED_MODES,
         ...helpers,
       },
