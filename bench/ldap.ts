@@ -63,6 +63,8 @@ interface Settings {
   dir: string;
   /** Scenario ids to run (all by default; the anchor always runs, for the ratios). */
   only: string[] | undefined;
+  /** Wisp's pool_size: connections per pool (searches, binds) to the one server. */
+  poolSize: number;
 }
 
 function readSettings(): Settings {
@@ -76,6 +78,7 @@ function readSettings(): Settings {
       "cpu-prof": { type: "string" },
       dir: { type: "string" },
       only: { type: "string" },
+      "pool-size": { type: "string" },
     },
     strict: true,
   });
@@ -93,6 +96,7 @@ function readSettings(): Settings {
     cpuProfDir: values["cpu-prof"] ? path.resolve(values["cpu-prof"]) : undefined,
     dir: path.resolve(values.dir ?? os.tmpdir()),
     only: values.only?.split(",").map((id) => id.trim()),
+    poolSize: whole("pool-size", values["pool-size"], 16),
   };
 }
 
@@ -112,7 +116,8 @@ function requestFile(dir: string, prefix: string, users: number): string {
 }
 
 /** Wisp's database before it starts: local users, a network, the mapped group, the directory, a key. */
-async function seedWisp(dataDir: string, users: number, ldapUrl: string): Promise<string> {
+async function seedWisp(dataDir: string, settings: Settings, ldapUrl: string): Promise<string> {
+  const { users } = settings;
   const database = openDatabase({ dataDir });
   try {
     await migrate(database);
@@ -133,7 +138,7 @@ async function seedWisp(dataDir: string, users: number, ldapUrl: string): Promis
       group_filter: "(objectClass=groupOfNames)",
       group_mappings: [{ directory_group: "wifi", group: "wifi-users" }],
       group_cache_seconds: 300,
-      pool_size: 8,
+      pool_size: settings.poolSize,
     });
     const { key } = await core.keys.create(account, { name: "ldap bench" });
     return key;
@@ -353,7 +358,7 @@ async function main() {
   const results = new Map<string, { label: string; runs: RunResult[] }>();
   try {
     console.log(`seeding ${users} local users and a directory of ${users} users in ${dir}`);
-    const key = await seedWisp(dataDir, users, slapd.url);
+    const key = await seedWisp(dataDir, settings, slapd.url);
     const wisp = await startWisp(dataDir, settings.cpuProfDir);
     stops.unshift(() => wisp.stop());
     const freeradius = await startFreeRadiusLdap(path.join(dir, "fr"), slapd.port);
