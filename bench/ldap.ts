@@ -281,11 +281,23 @@ interface RunResult {
   lost: number;
   /** The server process's CPU time per login (all threads), µs. */
   serverUsPerLogin: number;
+  /** The share of the server's CPU time spent in the kernel (socket reads and writes). */
+  serverSystemShare: number;
   /** slapd's CPU time per login, µs. */
   slapdUsPerLogin: number;
   /** Cores busy on the machine during the run, minus the server's, slapd's and radclient's. */
   otherCores: number;
   load1: number;
+}
+
+/** A process's CPU ticks in the kernel (stime, /proc/<pid>/stat field 15). */
+function systemTicks(pid: number): number {
+  try {
+    const stat = fs.readFileSync(`/proc/${pid}/stat`, "utf8");
+    return Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[12]);
+  } catch {
+    return 0;
+  }
 }
 
 async function measure(scenario: Scenario, settings: Settings, slapdPid: number): Promise<RunResult> {
@@ -303,9 +315,11 @@ async function measure(scenario: Scenario, settings: Settings, slapdPid: number)
   const load1 = os.loadavg()[0]!;
   const machineBefore = machineTicks();
   const serverBefore = processTicks(scenario.target.pid) ?? 0;
+  const systemBefore = systemTicks(scenario.target.pid);
   const slapdBefore = processTicks(slapdPid) ?? 0;
   const run = await runRadclient({ ...base, repeat, expected: users * repeat });
   const serverTicks = (processTicks(scenario.target.pid) ?? serverBefore) - serverBefore;
+  const serverSystemTicks = systemTicks(scenario.target.pid) - systemBefore;
   const slapdTicks = (processTicks(slapdPid) ?? slapdBefore) - slapdBefore;
   const machineAfter = machineTicks();
   const elapsedTicks = run.seconds * TICKS_PER_SECOND;
@@ -316,6 +330,7 @@ async function measure(scenario: Scenario, settings: Settings, slapdPid: number)
     rejected: run.rejected,
     lost: run.lost,
     serverUsPerLogin: ((serverTicks / TICKS_PER_SECOND) * 1e6) / (users * repeat),
+    serverSystemShare: serverTicks > 0 ? serverSystemTicks / serverTicks : 0,
     slapdUsPerLogin: ((slapdTicks / TICKS_PER_SECOND) * 1e6) / (users * repeat),
     otherCores: Math.max(
       0,
@@ -333,7 +348,8 @@ const median = (values: number[]) => {
 
 function describe(r: RunResult): string {
   return (
-    `${r.rate.toFixed(0).padStart(6)}/s  CPU/login: server ${r.serverUsPerLogin.toFixed(0).padStart(4)} µs,` +
+    `${r.rate.toFixed(0).padStart(6)}/s  CPU/login: server ${r.serverUsPerLogin.toFixed(0).padStart(4)} µs` +
+    ` (${(r.serverSystemShare * 100).toFixed(0)}% kernel),` +
     ` slapd ${r.slapdUsPerLogin.toFixed(0).padStart(4)} µs` +
     `  (accepted ${r.accepted}, rejected ${r.rejected}, lost ${r.lost}; load ${r.load1.toFixed(2)},` +
     ` other processes ${r.otherCores.toFixed(2)} cores)`
@@ -420,15 +436,21 @@ async function main() {
   report(settings, results);
 }
 
+/** Logins per CPU-second of the server and slapd together: what the login costs, whatever the load. */
+const perCpuSecond = (runs: RunResult[]) =>
+  1e6 / median(runs.map((r) => r.serverUsPerLogin + r.slapdUsPerLogin));
+
 function report(settings: Settings, results: Map<string, { label: string; runs: RunResult[] }>) {
-  const anchor = median(results.get("freeradius-ldap")!.runs.map((r) => r.rate));
+  const anchorRuns = results.get("freeradius-ldap")!.runs;
+  const anchor = median(anchorRuns.map((r) => r.rate));
+  const anchorCpu = perCpuSecond(anchorRuns);
   const local = median(results.get("wisp-local")?.runs.map((r) => r.rate) ?? [Number.NaN]);
   const repeat = Math.max(1, Math.round(settings.requests / settings.users));
   const lines = [
-    `LDAP PAP logins/s (medians of ${settings.rounds} alternating rounds): ${settings.users} users,` +
+    `LDAP PAP logins (medians of ${settings.rounds} alternating rounds): ${settings.users} users,` +
       ` ${settings.users * repeat} requests per run, radclient -p ${settings.parallel} -r 1 for every server`,
-    `${"".padEnd(38)} ${"logins/s".padStart(9)}  ${"vs rlm_ldap".padStart(11)}  ${"vs Wisp local".padStart(13)}` +
-      `  ${"spread".padStart(14)}  µs CPU/login: server, slapd`,
+    `${"".padEnd(38)} ${"logins/s".padStart(9)} ${"vs rlm_ldap".padStart(11)} ${"vs local".padStart(8)}` +
+      ` ${"spread".padStart(11)} | ${"µs CPU/login".padStart(12)} ${"per CPU-s".padStart(9)} ${"vs rlm_ldap".padStart(11)}`,
   ];
   let noisy = false;
   const summary: Record<string, unknown> = {};
@@ -440,19 +462,31 @@ function report(settings: Settings, results: Map<string, { label: string; runs: 
       noisy = true;
     const cpu = median(runs.map((r) => r.serverUsPerLogin));
     const slapdCpu = median(runs.map((r) => r.slapdUsPerLogin));
+    const efficiency = perCpuSecond(runs);
     lines.push(
-      `${label.padEnd(38)} ${m.toFixed(0).padStart(9)}  ${(m / anchor).toFixed(2).padStart(10)}x` +
-        `  ${(m / local).toFixed(2).padStart(12)}x  ${spread.padStart(14)}  ${cpu.toFixed(0).padStart(5)}, ${slapdCpu.toFixed(0).padStart(4)}`,
+      `${label.padEnd(38)} ${m.toFixed(0).padStart(9)} ${`${(m / anchor).toFixed(2)}x`.padStart(11)}` +
+        ` ${`${(m / local).toFixed(2)}x`.padStart(8)} ${spread.padStart(11)} |` +
+        ` ${`${cpu.toFixed(0)} + ${slapdCpu.toFixed(0)}`.padStart(12)} ${efficiency.toFixed(0).padStart(9)}` +
+        ` ${`${(efficiency / anchorCpu).toFixed(2)}x`.padStart(11)}`,
     );
-    summary[id] = { label, median: m, ratioToRlmLdap: m / anchor, ratioToWispLocal: m / local, runs };
+    summary[id] = {
+      label,
+      median: m,
+      ratioToRlmLdap: m / anchor,
+      ratioToWispLocal: m / local,
+      loginsPerCpuSecond: efficiency,
+      cpuRatioToRlmLdap: efficiency / anchorCpu,
+      runs,
+    };
   }
   const [l1, l5, l15] = os.loadavg();
   const cached = results.get("wisp-ldap-cache");
   if (cached)
     lines.push(
-      `target: Wisp LDAP (group cache) >= 1.0x rlm_ldap: ${median(cached.runs.map((r) => r.rate)) / anchor >= 1 ? "PASS" : "BELOW"}`,
+      `target: Wisp LDAP (group cache) >= 1.0x rlm_ldap in logins/s: ${median(cached.runs.map((r) => r.rate)) / anchor >= 1 ? "PASS" : "BELOW"}`,
     );
   lines.push(
+    "µs CPU/login: the server process's (all threads) + slapd's; per CPU-s: logins per second of that CPU.",
     `machine: ${os.cpus().length} cores, load average ${l1!.toFixed(2)} ${l5!.toFixed(2)} ${l15!.toFixed(2)} at the end;` +
       ` ${noisy ? "NOISY (a spread over 20% or other processes busy during a run): read with care" : "quiet enough (spread within 20%)"}`,
     "Wisp records a radpostauth row and an event per login; this FreeRADIUS site records nothing per request.",
