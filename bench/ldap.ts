@@ -115,7 +115,7 @@ function requestFile(dir: string, prefix: string, users: number): string {
   return file;
 }
 
-/** Wisp's database before it starts: local users, a network, the mapped group, the directory, a key. */
+/** Wisp's database before it starts: a network, the mapped group, local users in it, the directory, a key. */
 async function seedWisp(dataDir: string, settings: Settings, ldapUrl: string): Promise<string> {
   const { users } = settings;
   const database = openDatabase({ dataDir });
@@ -124,9 +124,12 @@ async function seedWisp(dataDir: string, settings: Settings, ldapUrl: string): P
     const core = createCore(database, { publicUrl: "http://localhost", dataDir });
     const account = await core.accounts.resolve(undefined);
     await core.networks.create(account.id, { name: "bench", nas_ip: "127.0.0.1", secret: SECRET });
-    await core.groups.create(account.id, { name: "wifi-users" });
-    for (let n = 0; n < users; n++)
-      await core.users.create(account.id, { username: name("local", n), password: password(n) });
+    // Local users are in the group the directory's users are mapped to: the same SQL per login.
+    const group = await core.groups.create(account.id, { name: "wifi-users" });
+    for (let n = 0; n < users; n++) {
+      const user = await core.users.create(account.id, { username: name("local", n), password: password(n) });
+      await core.groups.addMember(account.id, group.id, { userid: user.id });
+    }
     await core.directories.create(account.id, {
       name: "bench",
       servers: [ldapUrl],
