@@ -285,11 +285,12 @@ export class AaaService {
     const username = firstValue(request, "User-Name") ?? "";
     const items = await this.logins.userItems(accountId, username);
     const authz = authorize(request, items, gatewayVendorOf(client.vendor));
-    if (!authz.found) return [];
+    // A session's user may have no items of its own (a certificate or MAC login): the user row counts.
+    const user = await this.logins.findUser(accountId, username);
+    if (!authz.found && !user) return [];
     const reply = wireReply(authz.reply);
     if (!this.policies) return reply;
     const place = where(request);
-    const user = await this.logins.findUser(accountId, username);
     const verdict = await this.policies(
       {
         network: client,
