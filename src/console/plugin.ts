@@ -2,7 +2,8 @@
 // are translated to service calls and the answers (or the services' field errors) back into pages.
 // Session cookies, CSRF tokens and security headers are handled here, for every console route.
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
-import { sameSecret } from "../core/admins/service.ts";
+import { type ConsoleSession, sameSecret } from "../core/admins/service.ts";
+import { type Actor, withActor } from "../core/audit/context.ts";
 import { AppError, TooManyRequestsError } from "../core/shared/errors.ts";
 import { BUSY_RETRY_AFTER_S, isDatabaseBusy } from "../db/sqlite-writer.ts";
 import type { ConsoleContext } from "./context.ts";
@@ -65,14 +66,28 @@ function renderError(request: FastifyRequest, reply: FastifyReply, status: numbe
   );
 }
 
+/**
+ * The audit log's actor of a console request: the admin and their role (an admins table without
+ * roles: "admin"), from the address after trusted proxies. Nobody signed in yet (setup, sign-in
+ * through a provider): an admin actor without id.
+ */
+function adminActor(request: FastifyRequest): Actor {
+  const session = request.consoleSession as (ConsoleSession & { role?: unknown }) | null;
+  if (!session) return { type: "admin", id: "", name: "", role: "", address: request.ip };
+  const role = typeof session.role === "string" && session.role ? session.role : "admin";
+  return { type: "admin", id: String(session.adminId), name: session.email, role, address: request.ip };
+}
+
 export async function consolePlugin(app: FastifyInstance, options: ConsoleOptions): Promise<void> {
   const { core } = options;
   app.decorateRequest("consoleSession", null);
   setHttpsOnly(app, httpsOnly(options.publicUrl));
   registerFormParser(app);
-  // Console pages are not part of the API document.
+  // Console pages are not part of the API document; every change a page makes is audited as
+  // the signed-in admin's (core/audit/context.ts).
   app.addHook("onRoute", (route) => {
     route.schema = { ...route.schema, hide: true };
+    route.handler = withActor(route.handler, adminActor);
   });
 
   app.addHook("onRequest", async (request) => {

@@ -28,6 +28,7 @@ import * as imports from "./migrations/026_imports.ts";
 import * as guestVerification from "./migrations/027_guest_verification.ts";
 import * as identityProviders from "./migrations/028_identity_providers.ts";
 import * as consoleSsoSessions from "./migrations/029_console_sso_sessions.ts";
+import * as auditLog from "./migrations/035_audit_log.ts";
 
 type Step = { up(db: Kysely<unknown>, dialect: DialectName): Promise<void> };
 const steps: Record<string, Step> = {
@@ -58,6 +59,7 @@ const steps: Record<string, Step> = {
   "027_guest_verification": guestVerification,
   "028_identity_providers": identityProviders,
   "029_console_sso_sessions": consoleSsoSessions,
+  "035_audit_log": auditLog,
 };
 
 class StaticProvider implements MigrationProvider {

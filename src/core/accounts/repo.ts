@@ -1,5 +1,6 @@
 import type { Kysely } from "kysely";
 import type { Schema } from "../../db/schema.ts";
+import { type AuditEntry, recordAudit } from "../audit/record.ts";
 
 export interface AccountRow {
   id: number;
@@ -9,6 +10,11 @@ export interface AccountRow {
 
 export class AccountsRepo {
   constructor(private readonly db: Kysely<Schema>) {}
+
+  /** The change's audit row, with this repository's connection (the change's transaction). */
+  audit(entry: AuditEntry): Promise<void> {
+    return recordAudit(this.db, entry);
+  }
 
   findByName(name: string): Promise<AccountRow | undefined> {
     return this.db.selectFrom("accounts").selectAll().where("name", "=", name).executeTakeFirst();

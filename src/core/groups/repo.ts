@@ -1,11 +1,13 @@
 // SQL for groups and memberships. FreeRADIUS knows a group only by its name (radusergroup,
 // radgroupcheck, radgroupreply): `groups` holds Wisp's id, description and timestamps beside it.
+
 import { type Kysely, type Selectable, sql, type Updateable } from "kysely";
 import type { DialectName } from "../../db/database.ts";
 import { lockedInTransaction } from "../../db/locking.ts";
 import { deleteRadiusRows, renameRadiusRows } from "../../db/radius-rows.ts";
 import type { GroupsTable, Schema } from "../../db/schema.ts";
 import { NAMED_ROWS, ordered, type SortPlan } from "../../db/sort.ts";
+import { type AuditEntry, recordAudit } from "../audit/record.ts";
 import { offsetOf, type PageRequest } from "../shared/pages.ts";
 import type { Sort } from "../shared/sort.ts";
 import { likePattern } from "../shared/text.ts";
@@ -42,6 +44,11 @@ export class GroupsRepo {
     private readonly dialect: DialectName,
     private readonly inTransaction = false,
   ) {}
+
+  /** The change's audit row, with this repository's connection (the change's transaction). */
+  audit(entry: AuditEntry): Promise<void> {
+    return recordAudit(this.db, entry);
+  }
 
   /** Runs fn with a repository bound to one transaction. */
   transaction<T>(fn: (repo: GroupsRepo) => Promise<T>): Promise<T> {

@@ -1,4 +1,5 @@
 // Identity providers, their group mappings, the sign-ins in flight and the SAML assertions used.
+
 import type { Insertable, Kysely, Selectable, Updateable } from "kysely";
 import type {
   IdentityProviderGroupsTable,
@@ -6,6 +7,7 @@ import type {
   IdpFlowsTable,
   Schema,
 } from "../../db/schema.ts";
+import { type AuditEntry, recordAudit } from "../audit/record.ts";
 
 export type ProviderRow = Selectable<IdentityProvidersTable>;
 export type ProviderChanges = Omit<Updateable<IdentityProvidersTable>, "id" | "account_id" | "created">;
@@ -14,6 +16,11 @@ export type FlowRow = Selectable<IdpFlowsTable>;
 
 export class IdpRepo {
   constructor(private readonly db: Kysely<Schema>) {}
+
+  /** The change's audit row, with this repository's connection (the change's transaction). */
+  audit(entry: AuditEntry): Promise<void> {
+    return recordAudit(this.db, entry);
+  }
 
   transaction<T>(fn: (repo: IdpRepo) => Promise<T>): Promise<T> {
     return this.db.transaction().execute((trx) => fn(new IdpRepo(trx)));

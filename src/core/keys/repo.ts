@@ -2,6 +2,7 @@ import { type Kysely, type Selectable, sql } from "kysely";
 import { type DialectName, readerFor } from "../../db/database.ts";
 import { prepared } from "../../db/prepared.ts";
 import type { ApiKeysTable, Schema } from "../../db/schema.ts";
+import { type AuditEntry, recordAudit } from "../audit/record.ts";
 
 export type ApiKeyRow = Selectable<ApiKeysTable>;
 export type ApiKeyListRow = ApiKeyRow & { account_name: string };
@@ -38,6 +39,11 @@ export class KeysRepo {
       (hash: string) => db.selectFrom("api_keys").selectAll().where("key_hash", "=", hash),
       1,
     );
+  }
+
+  /** The change's audit row, with this repository's connection (the change's transaction). */
+  audit(entry: AuditEntry): Promise<void> {
+    return recordAudit(this.db, entry);
   }
 
   /**

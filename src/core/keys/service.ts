@@ -26,6 +26,8 @@ export interface NewKeyRequest {
 /** What a verified key may do, for the request it came with. */
 export interface KeyPrincipal {
   keyId: number;
+  /** The key's name, for the audit log (core/audit). */
+  keyName: string;
   accountId: number;
   rateLimit: number | null;
   can(resource: Resource, action: Action): boolean;
@@ -70,6 +72,7 @@ function principalOf(row: ApiKeyRow): KeyPrincipal {
   const allowList = new IpAllowList(JSON.parse(row.allow_ips));
   return {
     keyId: row.id,
+    keyName: row.name,
     accountId: row.account_id,
     rateLimit: row.rate_limit,
     can: (resource, action) => allows(grants, resource, action),

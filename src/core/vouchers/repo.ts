@@ -2,6 +2,7 @@ import { CompiledQuery, type Kysely, type Selectable, sql } from "kysely";
 import type { DialectName } from "../../db/database.ts";
 import type { Schema, VoucherBatchesTable, VouchersTable } from "../../db/schema.ts";
 import { ordered, type SortPlan } from "../../db/sort.ts";
+import { type AuditEntry, recordAudit } from "../audit/record.ts";
 import { queueDisconnect } from "../sessions/jobs.ts";
 import { offsetOf, type PageRequest } from "../shared/pages.ts";
 import type { Sort } from "../shared/sort.ts";
@@ -73,6 +74,11 @@ export class VouchersRepo {
     private readonly db: Kysely<Schema>,
     private readonly dialect: DialectName,
   ) {}
+
+  /** The change's audit row, with this repository's connection (the change's transaction). */
+  audit(entry: AuditEntry): Promise<void> {
+    return recordAudit(this.db, entry);
+  }
 
   /** Runs fn with a repository bound to one transaction. */
   transaction<T>(fn: (repo: VouchersRepo) => Promise<T>): Promise<T> {
