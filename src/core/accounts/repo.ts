@@ -16,6 +16,11 @@ export class AccountsRepo {
     return recordAudit(this.db, entry);
   }
 
+  /** Runs fn with a repository bound to one transaction (a change and its audit row). */
+  transaction<T>(fn: (repo: AccountsRepo) => Promise<T>): Promise<T> {
+    return this.db.transaction().execute((trx) => fn(new AccountsRepo(trx)));
+  }
+
   findByName(name: string): Promise<AccountRow | undefined> {
     return this.db.selectFrom("accounts").selectAll().where("name", "=", name).executeTakeFirst();
   }

@@ -147,6 +147,13 @@ export class AttributesService {
       // A live user's new limit reaches their sessions now (CoA-Request), not at the next login.
       if (table === "radreply" && isCoaAttribute(stored.attribute))
         await repo.pushToSessions(accountId, user.username);
+      await repo.audit({
+        accountId,
+        resource: "user_attribute",
+        id: `${table}/${item.id}`,
+        action: "create",
+        after: item,
+      });
       return item;
     });
   }
@@ -156,6 +163,13 @@ export class AttributesService {
     await this.repo.transaction(async (repo) => {
       const item = await userAttribute(repo, accountId, name, id);
       await repo.delete(accountId, name, id);
+      await repo.audit({
+        accountId,
+        resource: "user_attribute",
+        id: `${name}/${id}`,
+        action: "delete",
+        before: item,
+      });
       if (name === "radreply" && isCoaAttribute(item.attribute)) {
         const user = await repo.findUser(accountId, item.userid);
         if (user) await repo.pushToSessions(accountId, user.username);
@@ -192,15 +206,30 @@ export class AttributesService {
       if (!group) throw groupNotFound(groupId);
       const owner: Owner = { kind: "group", name: group.name };
       if (await repo.hasSame(accountId, table, owner, stored)) throw duplicate(table);
-      return groupItem(await repo.insert(accountId, table, owner, stored), group.id);
+      const item = groupItem(await repo.insert(accountId, table, owner, stored), group.id);
+      await repo.audit({
+        accountId,
+        resource: "group_attribute",
+        id: `${table}/${item.id}`,
+        action: "create",
+        after: item,
+      });
+      return item;
     });
   }
 
   async removeFromGroup(accountId: number, groupId: number, table: string, id: number): Promise<void> {
     const name = oneTable(GROUP_TABLES, table);
     await this.repo.transaction(async (repo) => {
-      await groupAttribute(repo, accountId, groupId, name, id);
+      const item = await groupAttribute(repo, accountId, groupId, name, id);
       await repo.delete(accountId, name, id);
+      await repo.audit({
+        accountId,
+        resource: "group_attribute",
+        id: `${name}/${id}`,
+        action: "delete",
+        before: item,
+      });
     });
   }
 }

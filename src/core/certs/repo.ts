@@ -42,6 +42,11 @@ export class CertsRepo {
     this.db = db.withTables<Tables>();
   }
 
+  /** Runs fn with a repository bound to one transaction (a change and its audit row). */
+  transaction<T>(fn: (repo: CertsRepo) => Promise<T>): Promise<T> {
+    return this.db.transaction().execute((trx) => fn(new CertsRepo(trx as unknown as Kysely<Schema>)));
+  }
+
   /** The change's audit row, with this repository's connection (the change's transaction). */
   audit(entry: AuditEntry): Promise<void> {
     return recordAudit(this.db, entry);

@@ -121,7 +121,9 @@ export class GroupsService {
           created: now,
           updated: now,
         });
-        return present(row);
+        const group = present(row);
+        await repo.audit({ accountId, resource: "group", id: group.id, action: "create", after: group });
+        return group;
       });
     } catch (error) {
       if (isUniqueViolation(error)) throw duplicate(name);
@@ -146,7 +148,16 @@ export class GroupsService {
         if (input.description !== undefined) changes.description = input.description;
         const row = await repo.update(accountId, id, changes);
         if (!row) throw groupNotFound(id);
-        return present(row);
+        const group = present(row);
+        await repo.audit({
+          accountId,
+          resource: "group",
+          id,
+          action: "update",
+          before: present(current),
+          after: group,
+        });
+        return group;
       });
     } catch (error) {
       if (isUniqueViolation(error) && input.name !== undefined) throw duplicate(input.name);
@@ -161,6 +172,7 @@ export class GroupsService {
       if (!current) throw groupNotFound(id);
       await repo.deleteRadiusRows(accountId, current.name);
       await repo.delete(accountId, id);
+      await repo.audit({ accountId, resource: "group", id, action: "delete", before: present(current) });
     });
   }
 
@@ -203,7 +215,15 @@ export class GroupsService {
         if (!user) throw userNotFound(input.userid);
         if (await repo.findMember(accountId, group.name, user.id)) throw already();
         await repo.insertMember(accountId, group.name, user.username, priority);
-        return { group_id: group.id, userid: user.id, username: user.username, priority };
+        const member = { group_id: group.id, userid: user.id, username: user.username, priority };
+        await repo.audit({
+          accountId,
+          resource: "group_member",
+          id: `${group.id}/${user.id}`,
+          action: "create",
+          after: member,
+        });
+        return member;
       });
     } catch (error) {
       if (isUniqueViolation(error)) throw already();
@@ -218,6 +238,14 @@ export class GroupsService {
       const user = await repo.findUser(accountId, userId);
       if (!user) throw userNotFound(userId);
       if (!(await repo.deleteMember(accountId, group.name, user.username))) throw notMember(userId, groupId);
+      const before = { group_id: group.id, userid: user.id, username: user.username };
+      await repo.audit({
+        accountId,
+        resource: "group_member",
+        id: `${group.id}/${user.id}`,
+        action: "delete",
+        before,
+      });
     });
   }
 }

@@ -83,6 +83,11 @@ export class KeysRepo {
     return query.execute();
   }
 
+  /** Runs fn with a repository bound to one transaction (a key's change and its audit row). */
+  transaction<T>(fn: (repo: KeysRepo) => Promise<T>): Promise<T> {
+    return this.db.transaction().execute((trx) => fn(new KeysRepo(trx, this.dialect)));
+  }
+
   insert(row: Omit<ApiKeyRow, "id" | "last_used" | "revoked">): Promise<ApiKeyRow> {
     return this.db.insertInto("api_keys").values(row).returningAll().executeTakeFirstOrThrow();
   }

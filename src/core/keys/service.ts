@@ -159,15 +159,26 @@ export class KeysService {
   async create(account: AccountRow, request: NewKeyRequest): Promise<{ key: string; row: ApiKeyRow }> {
     const { name, grants, cidrs, rateLimit } = this.normalize(request);
     const key = generateKey();
-    const row = await this.repo.insert({
-      account_id: account.id,
-      name,
-      key_hash: hashKey(key),
-      key_tail: key.slice(-4),
-      permissions: JSON.stringify(grants),
-      allow_ips: JSON.stringify(cidrs),
-      rate_limit: rateLimit,
-      created: isoNow(),
+    const row = await this.repo.transaction(async (repo) => {
+      const inserted = await repo.insert({
+        account_id: account.id,
+        name,
+        key_hash: hashKey(key),
+        key_tail: key.slice(-4),
+        permissions: JSON.stringify(grants),
+        allow_ips: JSON.stringify(cidrs),
+        rate_limit: rateLimit,
+        created: isoNow(),
+      });
+      const after = presentKey({ ...inserted, account_name: account.name });
+      await repo.audit({
+        accountId: account.id,
+        resource: "api_key",
+        id: inserted.id,
+        action: "create",
+        after,
+      });
+      return inserted;
     });
     return { key, row };
   }
@@ -177,7 +188,19 @@ export class KeysService {
   }
 
   async revoke(id: number): Promise<void> {
-    const revoked = await this.repo.revoke(id, isoNow());
+    const revoked = await this.repo.transaction(async (repo) => {
+      const row = await repo.findById(id);
+      const done = row !== undefined && (await repo.revoke(id, isoNow()));
+      if (done)
+        await repo.audit({
+          accountId: row.account_id,
+          resource: "api_key",
+          id,
+          action: "revoke",
+          before: row,
+        });
+      return done;
+    });
     // After the write: a verify racing the revocation must not keep the key it read before.
     this.forget();
     if (revoked) return;

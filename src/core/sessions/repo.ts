@@ -205,6 +205,7 @@ export class SessionsRepo {
         .where("radacctid", "=", id)
         .execute();
       await insertEvents(repo.db, events);
+      await repo.audit({ accountId, resource: "session", id, action: "disconnect", after: outcome });
     });
   }
 

@@ -105,6 +105,11 @@ function present(row: UserRow): User {
   };
 }
 
+/** The user as audited: a new password shows as set (masked), never its value. */
+function audited(user: User, input: UserInput): Record<string, unknown> {
+  return { ...user, password: input.password, password_hash: input.password_hash };
+}
+
 function duplicate(username: string): ConflictError {
   return new ConflictError(`a user named "${username}" already exists`);
 }
@@ -160,6 +165,13 @@ export class UsersService {
         if (password) await repo.setPassword(accountId, username, password, STORED_PASSWORD_ATTRIBUTES);
         const user = present(row);
         await repo.recordEvent(accountId, "user.created", { ...user });
+        await repo.audit({
+          accountId,
+          resource: "user",
+          id: user.id,
+          action: "create",
+          after: audited(user, input),
+        });
         return user;
       });
     } catch (error) {
@@ -216,6 +228,14 @@ export class UsersService {
       await repo.setCheckItem(accountId, guest.username, "Expiration", String(guest.expiration));
       await repo.joinGroup(accountId, guest.groupname, guest.username);
       const user = present(row);
+      await repo.audit({
+        accountId,
+        resource: "user",
+        id: user.id,
+        action: existing ? "update" : "create",
+        before: existing ? present(existing) : undefined,
+        after: { ...user, password: guest.password },
+      });
       if (existing) {
         await repo.recordEvent(accountId, "user.updated", { ...user });
       } else {
@@ -278,6 +298,14 @@ export class UsersService {
       await repo.setCheckItem(accountId, input.username, "Expiration", String(input.expiration));
       await repo.setManagedGroups(accountId, input.username, input.managedGroups, input.groups);
       const user = present(row);
+      await repo.audit({
+        accountId,
+        resource: "user",
+        id: user.id,
+        action: existing ? "update" : "create",
+        before: existing ? present(existing) : undefined,
+        after: { ...user, password: input.password },
+      });
       if (!existing) await repo.recordEvent(accountId, "user.created", { ...user });
       else if (existing.email !== input.email || existing.fullname !== input.fullname)
         await repo.recordEvent(accountId, "user.updated", { ...user });
@@ -312,6 +340,15 @@ export class UsersService {
         }
         const user = present(row);
         await repo.recordEvent(accountId, "user.updated", { ...user });
+        const before = present(current);
+        await repo.audit({
+          accountId,
+          resource: "user",
+          id,
+          action: "update",
+          before,
+          after: audited(user, input),
+        });
         return user;
       });
     } catch (error) {
@@ -329,6 +366,7 @@ export class UsersService {
       await repo.delete(accountId, id);
       await repo.disconnectSessions(accountId, current.username, "user deleted");
       await repo.recordEvent(accountId, "user.deleted", { ...present(current) });
+      await repo.audit({ accountId, resource: "user", id, action: "delete", before: present(current) });
     });
   }
 }

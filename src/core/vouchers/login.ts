@@ -11,6 +11,7 @@ import type { Pair } from "../aaa/pairs.ts";
 import { dataReply } from "../aaa/quotas.ts";
 import { sumOctets } from "../aaa/repo.ts";
 import type { VoucherCheck, VoucherLogin } from "../aaa/service.ts";
+import { recordAudit } from "../audit/record.ts";
 import { insertEvents } from "../events/repo.ts";
 import { sameOctets } from "../shared/secrets.ts";
 import { isoNow } from "../shared/time.ts";
@@ -146,6 +147,13 @@ export function createVoucherLogin(dialect: DialectName): VoucherLogin {
       if (first) {
         const data = { voucher_id: row.id, code, batch_id: row.batch_id, expires, client_mac: clientMac };
         await insertEvents(trx, [{ accountId, kind: "voucher.activated", data }], at);
+        await recordAudit(trx, {
+          accountId,
+          resource: "voucher",
+          id: row.id,
+          action: "activate",
+          after: data,
+        });
       }
       const sessionTimeout = Math.min(row.session_timeout ?? Number.POSITIVE_INFINITY, expiresAt - now);
       const reply: Pair[] = [{ attribute: "Session-Timeout", op: "=", value: String(sessionTimeout) }];
