@@ -8,6 +8,7 @@ import { type ActivityService, createActivity } from "./activity/service.ts";
 import { type AdminsService, createAdmins } from "./admins/service.ts";
 import { AttributesRepo } from "./attributes/repo.ts";
 import { AttributesService } from "./attributes/service.ts";
+import { AuditService } from "./audit/service.ts";
 import type { EapFiles } from "./certs/files.ts";
 import { type CertsService, createCerts } from "./certs/service.ts";
 import { MacAuthenticator } from "./devices/mab.ts";
@@ -82,6 +83,8 @@ export interface Core {
   /** Console single sign-on through an account's providers (issue 26 point 4). */
   consoleSso: ConsoleSso;
   imports: ImportService;
+  /** The audit log, read-only (issue 29 point 3); written by services through recordAudit. */
+  audit: AuditService;
 }
 
 /** Where no RadSec listener runs (the CLI, a process with RadSec off): nobody is connected. */
@@ -185,6 +188,7 @@ export function createCore(database: Database, options: CoreOptions): Core {
     consoleSso,
     radsec,
     radsecConnections: NO_RADSEC_CONNECTIONS,
+    audit: new AuditService(db),
     imports: new ImportService(
       new ImportRepo(db, database.dialect),
       options.networkMinPrefix ?? DEFAULT_MIN_PREFIX,

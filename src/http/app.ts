@@ -8,6 +8,7 @@ import { registerAuth } from "./auth.ts";
 import { handleError } from "./errors.ts";
 import type { CounterStore } from "./rate-limit.ts";
 import { attributesRoutes } from "./routes/attributes.ts";
+import { auditRoutes } from "./routes/audit.ts";
 import { devicesRoutes } from "./routes/devices.ts";
 import { groupsRoutes } from "./routes/groups.ts";
 import { identityProvidersRoutes } from "./routes/identity-providers.ts";
@@ -75,6 +76,7 @@ export async function apiPlugin(app: FastifyInstance, options: ApiOptions): Prom
   await app.register(sessionsRoutes, { sessions: options.core.sessions });
   await app.register(identityProvidersRoutes, { idp: options.core.idp });
   await app.register(devicesRoutes, { devices: options.core.devices });
+  await app.register(auditRoutes, { audit: options.core.audit });
   await app.register(radsecRoutes, {
     radsec: options.core.radsec,
     networks: options.core.networks,
