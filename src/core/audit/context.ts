@@ -20,8 +20,6 @@ export interface Actor {
 /** A mutable slot: an HTTP request opens it before authentication, which fills it in later. */
 interface Scope {
   actor: Actor | undefined;
-  /** Set only by bench/audit.ts (skipAuditForBench): measures the same write without its row. */
-  skip: boolean;
 }
 
 const storage = new AsyncLocalStorage<Scope>();
@@ -31,7 +29,7 @@ const SYSTEM: Actor = { type: "system", id: "", name: "wisp", role: "", address:
 
 /** Runs fn with this actor making every change inside it. */
 export function runAs<T>(actor: Actor, fn: () => T): T {
-  return storage.run({ actor, skip: false }, fn);
+  return storage.run({ actor }, fn);
 }
 
 /**
@@ -39,7 +37,7 @@ export function runAs<T>(actor: Actor, fn: () => T): T {
  * so that a later hook can name the actor with setActor() once it knows who is asking.
  */
 export function openScope<T>(fn: () => T): T {
-  return storage.run({ actor: undefined, skip: false }, fn);
+  return storage.run({ actor: undefined }, fn);
 }
 
 /** Names the actor of the current scope (opened by openScope); ignored outside one. */
@@ -52,13 +50,18 @@ export function currentActor(): Actor {
   return storage.getStore()?.actor ?? SYSTEM;
 }
 
-/** bench/audit.ts only: the writes inside fn record no audit row (the baseline). Not a setting. */
-export function skipAuditForBench<T>(fn: () => T): T {
-  return storage.run({ actor: currentActor(), skip: true }, fn);
+let skippedForBench = false;
+
+/**
+ * bench/audit.ts only: while on, no audit row is written, so the bench can time the same write
+ * without it in the same process (its baseline). Not a setting: no door or variable reaches it.
+ */
+export function skipAuditForBench(on: boolean): void {
+  skippedForBench = on;
 }
 
 export function auditSkipped(): boolean {
-  return storage.getStore()?.skip === true;
+  return skippedForBench;
 }
 
 /** Automatic actors: what the worker and the RADIUS door do on their own. */
