@@ -19,7 +19,14 @@ const databases = await dialects();
 describe("retention settings", () => {
   test("RETENTION_*_DAYS: defaults, 0 for ever, bad values refused naming the variable", () => {
     assert.deepEqual(loadConfig({}).retention, DEFAULT_RETENTION_DAYS);
-    assert.deepEqual(DEFAULT_RETENTION_DAYS, { auth: 90, sessions: 365, events: 30, jobs: 14, reports: 1, audit: 365 });
+    assert.deepEqual(DEFAULT_RETENTION_DAYS, {
+      auth: 90,
+      sessions: 365,
+      events: 30,
+      jobs: 14,
+      reports: 1,
+      audit: 365,
+    });
     const set = loadConfig({
       RETENTION_AUTH_DAYS: "0",
       RETENTION_SESSIONS_DAYS: "730",
@@ -112,7 +119,14 @@ for (const { dialect, skip } of databases) {
 
         const dry = await core.retention.prune({ dryRun: true });
         const dryRows = Object.fromEntries(dry.map((o) => [o.table, o.rows]));
-        assert.deepEqual(dryRows, { radpostauth: 10, radacct: 2, events: 3, jobs: 2, audit_log: 0, report_tasks: 1 });
+        assert.deepEqual(dryRows, {
+          radpostauth: 10,
+          radacct: 2,
+          events: 3,
+          jobs: 2,
+          audit_log: 0,
+          report_tasks: 1,
+        });
         assert.equal(await seed.count("radpostauth"), 14, "a dry run deletes nothing");
         assert.equal(await seed.count("events"), 6);
 
