@@ -81,6 +81,8 @@ export interface Config {
   smtp: SmtpSettings | undefined;
   /** GUEST_SENDS_PER_ACCOUNT_HOUR: verification messages (email, SMS) one account may send per hour. */
   guestSendsPerAccountHour: number;
+  /** CONSOLE_SESSION_IDLE_MINUTES (default 720) and CONSOLE_SESSION_MAX_HOURS (default 168), as ms. */
+  consoleSessions: { idleMs: number; maxMs: number };
   /** RADSEC_*: the RadSec (RADIUS over TLS) listener; port 0 (the default): off. */
   radsec: RadsecConfig;
 }
@@ -483,6 +485,11 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       1,
       1_000_000,
     ),
+    consoleSessions: {
+      // A console session ends after this long unused, and this long after login whatever its use.
+      idleMs: integer(env, "CONSOLE_SESSION_IDLE_MINUTES", 720, 1, 525_600) * 60_000,
+      maxMs: integer(env, "CONSOLE_SESSION_MAX_HOURS", 168, 1, 8_760) * 3_600_000,
+    },
     radsec: radsecConfig(env, listenHost(env, "RADIUS_HOST", host)),
   };
 }

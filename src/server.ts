@@ -11,6 +11,7 @@ import { apiPlugin } from "./http/app.ts";
 import { healthRoute } from "./http/health.ts";
 import { type CounterStore, MemoryCounterStore, RedisCounterStore } from "./http/rate-limit.ts";
 import { createHttpRoot } from "./http/root.ts";
+import { scimPlugin } from "./http/scim.ts";
 import { registerJobHandlers } from "./jobs/handlers.ts";
 import { Worker } from "./jobs/worker.ts";
 import type { MetricsListener } from "./metrics/http.ts";
@@ -82,6 +83,7 @@ export async function startServer(config: Config, overrides: ServerOverrides = {
           database,
           jobs: core.jobs,
           webhooks: config.runWorker ? core.webhooks.engine : undefined,
+          directories: () => core.directories.runtime.health(),
         })
       : undefined;
     // Before any route is added: each route's timing hook is attached as the route is made.
@@ -105,8 +107,16 @@ export async function startServer(config: Config, overrides: ServerOverrides = {
     }
     core.sessions.das = new DasClient({ log: app.log });
     core.sessions.log = app.log;
-    healthRoute(app, { database, counters });
+    healthRoute(app, { database, counters, directories: () => core.directories.runtime.health() });
     await app.register(apiPlugin, {
+      core,
+      counters,
+      defaultRateLimit: config.defaultRateLimit,
+      authFailureLimit: config.authFailureLimit,
+      publicUrl: config.publicUrl,
+    });
+    await app.register(scimPlugin, {
+      prefix: "/scim/v2",
       core,
       counters,
       defaultRateLimit: config.defaultRateLimit,
@@ -186,6 +196,7 @@ export async function startServer(config: Config, overrides: ServerOverrides = {
         await worker?.stop();
         metrics?.close();
         await core.aaa.drain();
+        await core.directories.runtime.close();
         await store.close();
         await database.close();
       },

@@ -10,7 +10,11 @@ export function registerKeyCommands(program: Command, withCore: WithCore): void 
     .description("create an API key and print it (alone on stdout; it cannot be shown again)")
     .requiredOption("--name <label>", "what the key is for")
     .option("--account <name>", "the account the key acts for (default: the account named default)")
-    .option("--permissions <grants>", "full, read, or a list like users:read,vouchers:write", "full")
+    .option(
+      "--permissions <grants>",
+      "full, read, or a list like users:read,vouchers:write (scim:write: a SCIM token for Entra ID or Okta)",
+      "full",
+    )
     .option("--allow-ip <cidrs>", "comma-separated IPv4/IPv6 addresses or CIDRs the key may be used from")
     .option("--rate-limit <per-minute>", "requests per minute (default: the server's)", positiveInteger)
     .action(

@@ -14,10 +14,13 @@ import { registerBackupCommand } from "./backup.ts";
 import { registerCertCommands } from "./certs.ts";
 import { registerDemoCommands } from "./demo.ts";
 import { registerDeviceCommands } from "./devices.ts";
+import { registerDirectoryCommands } from "./directories.ts";
 import { registerIdpCommands } from "./idp.ts";
 import { registerImportCommands } from "./import.ts";
 import { registerKeyCommands } from "./keys.ts";
 import { registerNetworkCommands } from "./networks.ts";
+import { registerPlanCommands } from "./plans.ts";
+import { registerPolicyCommands } from "./policies.ts";
 import { registerPortalCommands } from "./portals.ts";
 import { registerPruneCommand } from "./prune.ts";
 import { registerRadiusCommands } from "./radius.ts";
@@ -50,6 +53,13 @@ const READ_ONLY = new Set([
   "devices show",
   "devices export",
   "radsec show",
+  "policy list",
+  "policy show",
+  "policy explain",
+  "plans list",
+  "plans show",
+  "directory list",
+  "directory show",
 ]);
 let announceDatabase = false;
 
@@ -119,7 +129,10 @@ registerSessionCommands(program, withCore);
 registerPruneCommand(program, withCore);
 registerIdpCommands(program, withCore);
 registerDeviceCommands(program, withCore);
+registerPolicyCommands(program, withCore);
 registerImportCommands(program, withCore);
+registerPlanCommands(program, withCore);
+registerDirectoryCommands(program, withCore);
 
 try {
   await program.parseAsync(process.argv);

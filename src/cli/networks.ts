@@ -11,6 +11,7 @@ import { registerRadsecCommands } from "./radsec.ts";
 interface NetworkOptions {
   name?: string;
   nasIp?: string;
+  timeZone?: string;
   secret?: string;
   secretStdin?: boolean;
   nasIdentifier?: string;
@@ -18,12 +19,15 @@ interface NetworkOptions {
   requireMessageAuthenticator?: boolean;
   coa?: boolean;
   coaPort?: number;
+  coaFallback?: string;
+  coaRate?: number;
   interimInterval?: number;
   staleAfter?: number;
   eapMethod?: string;
   mabMode?: string;
   mabPassword?: string;
   mabSecret?: string;
+  vendor?: string;
   radsecOnly?: boolean;
   account?: string;
 }
@@ -43,6 +47,15 @@ function sessionOptions(command: Command): Command {
       wholeNumber,
     )
     .option(
+      "--coa-fallback <fallback>",
+      "after a CoA-NAK or no answer: none (recorded only) or disconnect (a Disconnect-Request follows)",
+    )
+    .option(
+      "--coa-rate <per-second>",
+      "CoA-Requests per second to one NAS in a batch change (default 20)",
+      wholeNumber,
+    )
+    .option(
       "--interim-interval <seconds>",
       "sent as Acct-Interim-Interval in every Access-Accept (60-86400; 0: none)",
       wholeNumber,
@@ -58,8 +71,16 @@ function sessionOptions(command: Command): Command {
     )
     .option("--mab-password <kind>", "what the gateways send as MAB password: mac, empty, or secret")
     .option(
+      "--vendor <vendor>",
+      "the gateway's vendor, for a plan's bandwidth attributes: generic (WISPr), mikrotik, chillispot, cisco, aruba, meraki, ubiquiti",
+    )
+    .option(
       "--mab-secret <password>",
       "the network-wide MAB password (with --mab-password secret); empty removes it",
+    )
+    .option(
+      "--time-zone <iana>",
+      "policies' day and time conditions on this network (e.g. Europe/Paris); empty: the account's",
     );
 }
 
@@ -76,12 +97,16 @@ async function inputOf(options: NetworkOptions): Promise<NetworkInput> {
     require_message_authenticator: options.requireMessageAuthenticator,
     coa_enabled: options.coa,
     coa_port: options.coaPort,
+    coa_fallback: options.coaFallback,
+    coa_rate: options.coaRate,
     interim_interval: options.interimInterval,
     stale_after: options.staleAfter,
     eap_method: options.eapMethod,
     mab_mode: options.mabMode,
     mab_password: options.mabPassword,
     mab_secret: options.mabSecret,
+    time_zone: options.timeZone,
+    vendor: options.vendor,
   };
 }
 
@@ -207,9 +232,12 @@ export function registerNetworkCommands(program: Command, withCore: WithCore): v
           ["description", network.description],
           ["require_message_authenticator", network.require_message_authenticator ? "yes" : "no"],
           ["coa", network.coa_enabled ? `on, port ${network.coa_port}` : `off (port ${network.coa_port})`],
+          ["coa_fallback", network.coa_fallback],
+          ["coa_rate", `${network.coa_rate}/s per NAS`],
           ["interim_interval", network.interim_interval],
           ["stale_after", network.stale_after],
           ["eap_method", network.eap_method],
+          ["vendor", network.vendor],
           [
             "mab",
             `${network.mab_mode}, password ${network.mab_password}${network.mab_secret_set ? " (set)" : ""}`,
@@ -250,7 +278,7 @@ export function registerNetworkCommands(program: Command, withCore: WithCore): v
         if (Object.values(input).every((value) => value === undefined)) {
           throw new ValidationError(
             "nothing to change: give --name, --nas-ip, --radsec-only, --secret, --nas-identifier, --description, " +
-              "--[no-]require-message-authenticator, --[no-]coa, --coa-port, --interim-interval, --stale-after, --eap-method or --mab-*",
+              "--[no-]require-message-authenticator, --[no-]coa, --coa-port, --coa-fallback, --coa-rate, --interim-interval, --stale-after, --eap-method or --mab-*",
           );
         }
         const owner = await core.networks.locate(id, await namedAccount(core, options.account));

@@ -1,6 +1,7 @@
 // What every console page module gets, and who is logged in to the request it answers.
 import type { ConsoleSession } from "../core/admins/service.ts";
 import type { Core } from "../core/index.ts";
+import type { Permission } from "../core/keys/permissions.ts";
 import { AppError } from "../core/shared/errors.ts";
 import type { CounterStore } from "../http/rate-limit.ts";
 
@@ -12,9 +13,22 @@ declare module "fastify" {
   interface FastifyContextConfig {
     /** Console routes open without a session (setup, login, static files). */
     consolePublic?: boolean;
+    /**
+     * What a signed-in admin's role must hold for this route: a permission of API keys' names, or
+     * "self" (the admin's own things: the overview, their sessions, logging out). Every console
+     * route declares this or consolePublic; the plugin refuses to register one that does neither.
+     */
+    consolePermission?: ConsolePermission;
     /** A page the console shows in its own iframe (the portal preview): framable by the console only. */
     consoleFramed?: boolean;
   }
+}
+
+export type ConsolePermission = Permission | "self";
+
+/** Route options declaring the permission a console route needs, e.g. need("users:write"). */
+export function need(permission: ConsolePermission) {
+  return { config: { consolePermission: permission } };
 }
 
 export interface ConsoleContext {

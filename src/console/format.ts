@@ -1,4 +1,5 @@
-// How the console writes times, durations, counts and sizes for people.
+// How the console writes times, durations, counts, sizes and role names for people.
+import { roleLabel } from "../core/admins/roles.ts";
 
 /** "2025-03-01 14:05 UTC" from an ISO 8601 UTC timestamp; "—" for none. */
 export function when(iso: string | null | undefined): string {
@@ -54,5 +55,5 @@ export function bytes(count: number | null | undefined): string {
   return `${shown} ${unit}`;
 }
 
-export const helpers = { when, duration, plural, bytes };
+export const helpers = { when, duration, plural, bytes, roleLabel };
 export type Helpers = typeof helpers;

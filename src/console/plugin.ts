@@ -2,12 +2,15 @@
 // are translated to service calls and the answers (or the services' field errors) back into pages.
 // Session cookies, CSRF tokens and security headers are handled here, for every console route.
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
-import { type ConsoleSession, sameSecret } from "../core/admins/service.ts";
+import { roleLabel } from "../core/admins/roles.ts";
+import { sameSecret } from "../core/admins/service.ts";
 import { type Actor, withActor } from "../core/audit/context.ts";
 import { AppError, TooManyRequestsError } from "../core/shared/errors.ts";
 import { BUSY_RETRY_AFTER_S, isDatabaseBusy } from "../db/sqlite-writer.ts";
 import type { ConsoleContext } from "./context.ts";
 import { formOf, registerFormParser } from "./forms.ts";
+import { accessPointRoutes } from "./routes/access-points.ts";
+import { accountRoutes } from "./routes/account.ts";
 import { authRoutes } from "./routes/auth.ts";
 import { deviceRoutes } from "./routes/devices.ts";
 import { eapRoutes } from "./routes/eap.ts";
@@ -17,11 +20,15 @@ import { homeRoutes } from "./routes/home.ts";
 import { identityProviderRoutes } from "./routes/identity-providers.ts";
 import { keyRoutes } from "./routes/keys.ts";
 import { networkRoutes } from "./routes/networks.ts";
+import { policyRoutes } from "./routes/policies.ts";
 import { portalRoutes } from "./routes/portals.ts";
 import { reportRoutes } from "./routes/reports.ts";
+import { securityRoutes } from "./routes/security.ts";
 import { sessionRoutes } from "./routes/sessions.ts";
+import { signInRoutes } from "./routes/sign-in.ts";
 import { ssoRoutes } from "./routes/sso.ts";
 import { staticRoutes } from "./routes/static.ts";
+import { teamRoutes } from "./routes/team.ts";
 import { userRoutes } from "./routes/users.ts";
 import { voucherRoutes } from "./routes/vouchers.ts";
 import { webhookRoutes } from "./routes/webhooks.ts";
@@ -67,15 +74,20 @@ function renderError(request: FastifyRequest, reply: FastifyReply, status: numbe
 }
 
 /**
- * The audit log's actor of a console request: the admin and their role (an admins table without
- * roles: "admin"), from the address after trusted proxies. Nobody signed in yet (setup, sign-in
+ * The audit log's actor of a console request: the admin and their role (core/admins/roles.ts),
+ * from the address after trusted proxies. Nobody signed in yet (setup, sign-in
  * through a provider): an admin actor without id.
  */
 function adminActor(request: FastifyRequest): Actor {
-  const session = request.consoleSession as (ConsoleSession & { role?: unknown }) | null;
+  const session = request.consoleSession;
   if (!session) return { type: "admin", id: "", name: "", role: "", address: request.ip };
-  const role = typeof session.role === "string" && session.role ? session.role : "admin";
-  return { type: "admin", id: String(session.adminId), name: session.email, role, address: request.ip };
+  return {
+    type: "admin",
+    id: String(session.adminId),
+    name: session.email,
+    role: session.role,
+    address: request.ip,
+  };
 }
 
 export async function consolePlugin(app: FastifyInstance, options: ConsoleOptions): Promise<void> {
@@ -83,17 +95,25 @@ export async function consolePlugin(app: FastifyInstance, options: ConsoleOption
   app.decorateRequest("consoleSession", null);
   setHttpsOnly(app, httpsOnly(options.publicUrl));
   registerFormParser(app);
-  // Console pages are not part of the API document; every change a page makes is audited as
-  // the signed-in admin's (core/audit/context.ts).
+  // Console pages are not part of the API document. A route that declares neither the permission
+  // it needs nor that it is public stops the start: no page is open to every role by omission.
+  // Every change a page makes is audited as the signed-in admin's, with the role (core/audit/context.ts).
   app.addHook("onRoute", (route) => {
     route.schema = { ...route.schema, hide: true };
+    const config = route.config as { consolePublic?: boolean; consolePermission?: string } | undefined;
+    if (config?.consolePublic !== true && !config?.consolePermission) {
+      throw new Error(`console route ${String(route.method)} ${route.url} declares no consolePermission`);
+    }
     route.handler = withActor(route.handler, adminActor);
   });
 
   app.addHook("onRequest", async (request) => {
     if (request.routeOptions.config.consolePublic && request.url.startsWith("/console/static/")) return;
     const token = readCookie(request, SESSION_COOKIE);
-    if (token) request.consoleSession = await core.admins.authenticate(token);
+    if (token) {
+      const seen = { userAgent: request.headers["user-agent"], address: request.ip };
+      request.consoleSession = await core.admins.authenticate(token, seen);
+    }
   });
 
   app.addHook("preHandler", async (request, reply) => {
@@ -112,7 +132,21 @@ export async function consolePlugin(app: FastifyInstance, options: ConsoleOption
         );
       }
     }
-    if (open || request.consoleSession) return;
+    if (open) return;
+    const session = request.consoleSession;
+    if (session) {
+      // The role was read with this request's session: a change made a moment ago counts here.
+      // Undeclared: the not-found handler (every route declares one; see onRoute).
+      const needed = request.routeOptions.config.consolePermission;
+      if (needed === undefined || needed === "self" || session.can(needed)) return;
+      return renderError(
+        request,
+        reply,
+        403,
+        `Your role (${roleLabel(session.role)}) does not allow this: it needs the ${needed} ` +
+          "permission. An owner of the account can change your role.",
+      );
+    }
     if (!(await core.admins.exist())) return reply.redirect("/console/setup", 303);
     const next = request.method === "GET" ? nextPath(request) : "/console";
     return reply.redirect(`/console/login?next=${encodeURIComponent(next)}`, 303);
@@ -158,7 +192,10 @@ export async function consolePlugin(app: FastifyInstance, options: ConsoleOption
   const context: ConsoleContext = { core, counters: options.counters };
   await app.register(staticRoutes);
   await app.register(authRoutes, context);
+  await app.register(signInRoutes, context);
+  await app.register(securityRoutes, context);
   await app.register(homeRoutes, context);
+  await app.register(accessPointRoutes, context);
   await app.register(keyRoutes, context);
   await app.register(networkRoutes, context);
   await app.register(eapRoutes, context);
@@ -168,9 +205,12 @@ export async function consolePlugin(app: FastifyInstance, options: ConsoleOption
   await app.register(groupRoutes, context);
   await app.register(voucherRoutes, context);
   await app.register(deviceRoutes, context);
+  await app.register(policyRoutes, context);
   await app.register(reportRoutes, context);
   await app.register(webhookRoutes, context);
   await app.register(sessionRoutes, context);
   await app.register(identityProviderRoutes, context);
   await app.register(ssoRoutes, context);
+  await app.register(teamRoutes, context);
+  await app.register(accountRoutes, context);
 }

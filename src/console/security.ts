@@ -140,3 +140,21 @@ export function preSessionToken(request: FastifyRequest, reply: FastifyReply): s
   reply.header("Set-Cookie", serializeCookie(CSRF_COOKIE, token, cookieOptions(request, "Strict")));
   return token;
 }
+
+/** A sign-in between its first factor and its session (core/admins/sign-in.ts): its token. */
+export const SIGN_IN_COOKIE = "wisp_signin";
+
+/** Lax, as the session's: the sign-in may come back from an identity provider's site. */
+export function setSignInCookie(request: FastifyRequest, reply: FastifyReply, token: string): void {
+  reply.header(
+    "Set-Cookie",
+    serializeCookie(SIGN_IN_COOKIE, token, { ...cookieOptions(request, "Lax"), maxAge: 600 }),
+  );
+}
+
+export function clearSignInCookie(request: FastifyRequest, reply: FastifyReply): void {
+  reply.header(
+    "Set-Cookie",
+    serializeCookie(SIGN_IN_COOKIE, "", { ...cookieOptions(request, "Lax"), maxAge: 0 }),
+  );
+}

@@ -1,6 +1,7 @@
 // Server-rendered pages: Eta templates from ./views, every interpolation HTML-escaped, wrapped in
 // the layout with what every page shows (who is logged in, navigation, the CSRF token, notices).
 import { createHash } from "node:crypto";
+import { createRequire } from "node:module";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { Eta } from "eta";
@@ -35,6 +36,9 @@ const NOTICES: Record<string, string> = {
   "portal-deleted": "The captive portal was deleted.",
   "user-created": "The user was created.",
   "device-created": "The device was added.",
+  "policy-created": "The policy was added.",
+  "policy-updated": "The policy was saved.",
+  "policy-deleted": "The policy was deleted.",
   "device-updated": "The device was saved.",
   "device-enabled": "The device is enabled.",
   "device-disabled":
@@ -73,6 +77,23 @@ const NOTICES: Record<string, string> = {
     "Password login is off for this account: console users log in through single sign-on only.",
   "password-login-on": "Password login is on again for this account.",
   "sso-logged-out": "You have logged out of the console (not of your identity provider).",
+  "invite-sent": "The invitation was mailed. The link in it works once, for 72 hours.",
+  "invite-withdrawn": "The invitation was withdrawn: its link no longer works.",
+  "invite-accepted": "You joined the team. Log in with your email and the password you just chose.",
+  "role-changed": "The role was changed: it applies from the member's next request.",
+  "member-removed": "The member was removed and their sessions ended.",
+  "session-ended": "The session was ended: its next request is logged out.",
+  "totp-on": "The authenticator app is set up: its code is asked for at every login from now on.",
+  "totp-off": "The authenticator app was removed.",
+  "passkey-added": "The passkey was added.",
+  "passkey-renamed": "The passkey was renamed.",
+  "passkey-removed": "The passkey was removed: it no longer signs in.",
+  "codes-shown":
+    "Recovery codes are shown only once, right after they are made. If they were lost, make new ones " +
+    "(the old ones then stop working).",
+  "second-factor-required":
+    "A second factor is now required of every console user of this account. Those without one set one up at their next login.",
+  "second-factor-optional": "A second factor is no longer required of this account's console users.",
 };
 
 export interface Asset {
@@ -82,23 +103,45 @@ export interface Asset {
   version: string;
 }
 
-function loadAsset(name: string, type: string): Asset {
-  const body = readShippedFile(`${PUBLIC}/${name}`, "the console's static file");
+function loadAsset(name: string, type: string, file = `${PUBLIC}/${name}`): Asset {
+  const body = readShippedFile(file, "the console's static file");
   return { type, body, version: createHash("sha256").update(body).digest("hex").slice(0, 10) };
 }
+
+/**
+ * @simplewebauthn/browser's own browser build (UMD: one file, global SimpleWebAuthnBrowser), served
+ * as it is shipped: the package's ES module entry imports further files, which a page could load
+ * only through a bundler or an import map.
+ */
+const WEBAUTHN_BROWSER = path.join(
+  path.dirname(createRequire(import.meta.url).resolve("@simplewebauthn/browser")),
+  "../dist/bundle/index.umd.min.js",
+);
 
 export const assets: Record<string, Asset> = {
   "console.css": loadAsset("console.css", "text/css; charset=utf-8"),
   "console.js": loadAsset("console.js", "text/javascript; charset=utf-8"),
+  "passkeys.js": loadAsset("passkeys.js", "text/javascript; charset=utf-8"),
+  "webauthn.js": loadAsset("webauthn.js", "text/javascript; charset=utf-8", WEBAUTHN_BROWSER),
 };
+
+const assetUrl = (name: string) => `/console/static/${name}?v=${assets[name]!.version}`;
+
+/** The scripts of a page with a passkey button: the WebAuthn library, then the console's glue. */
+export function webauthnScripts(): string[] {
+  return [assetUrl("webauthn.js"), assetUrl("passkeys.js")];
+}
 
 const eta = new Eta({ views: VIEWS, cache: true, autoEscape: true, autoTrim: [false, "nl"] });
 
 /** Every template in ./views: pages, and the parts they include. A page names one of these. */
 export const VIEW_NAMES = [
+  "access-point",
+  "access-points",
   "batch-print",
   "batch",
   "chart",
+  "console-sessions",
   "device-delete",
   "device-fields",
   "device-import",
@@ -106,6 +149,7 @@ export const VIEW_NAMES = [
   "device",
   "devices",
   "eap-settings",
+  "enrol",
   "error",
   "field",
   "group-delete",
@@ -115,6 +159,7 @@ export const VIEW_NAMES = [
   "idp-delete",
   "idp-form",
   "idps",
+  "invite",
   "key-created",
   "key-revoke",
   "keys",
@@ -123,10 +168,14 @@ export const VIEW_NAMES = [
   "network-delete",
   "network-form",
   "network-rotate",
+  "policies",
+  "policy",
+  "policy-fields",
   "network-secret",
   "network",
   "networks",
   "pager",
+  "passkey-signin",
   "portal-delete",
   "portal-form",
   "portals",
@@ -134,10 +183,17 @@ export const VIEW_NAMES = [
   "radsec-settings",
   "report-task",
   "reports",
+  "recovery-codes",
+  "second-factor",
+  "security",
   "sessions-live",
   "sessions",
   "setup",
   "sso-going",
+  "team-remove",
+  "team",
+  "totp-page",
+  "totp-setup",
   "user-delete",
   "user-new",
   "user",

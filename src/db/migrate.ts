@@ -28,7 +28,15 @@ import * as imports from "./migrations/026_imports.ts";
 import * as guestVerification from "./migrations/027_guest_verification.ts";
 import * as identityProviders from "./migrations/028_identity_providers.ts";
 import * as consoleSsoSessions from "./migrations/029_console_sso_sessions.ts";
+import * as policies from "./migrations/030_policies.ts";
+import * as plans from "./migrations/031_plans.ts";
+import * as coa from "./migrations/032_coa.ts";
+import * as consoleRoles from "./migrations/033_console_roles.ts";
+import * as consoleTwoFactor from "./migrations/034_console_two_factor.ts";
 import * as auditLog from "./migrations/035_audit_log.ts";
+import * as directories from "./migrations/036_directories.ts";
+import * as scim from "./migrations/037_scim.ts";
+import * as guestOrigin from "./migrations/038_guest_origin.ts";
 
 type Step = { up(db: Kysely<unknown>, dialect: DialectName): Promise<void> };
 const steps: Record<string, Step> = {
@@ -59,7 +67,15 @@ const steps: Record<string, Step> = {
   "027_guest_verification": guestVerification,
   "028_identity_providers": identityProviders,
   "029_console_sso_sessions": consoleSsoSessions,
+  "030_policies": policies,
+  "031_plans": plans,
+  "032_coa": coa,
+  "033_console_roles": consoleRoles,
+  "034_console_two_factor": consoleTwoFactor,
   "035_audit_log": auditLog,
+  "036_directories": directories,
+  "037_scim": scim,
+  "038_guest_origin": guestOrigin,
 };
 
 class StaticProvider implements MigrationProvider {

@@ -9,6 +9,12 @@ export interface AccountsTable {
   user_count: ColumnType<number, never, never>;
   /** 0: console users of this account sign in through an identity provider only (migration 028). */
   console_password_login: Generated<number>;
+  /** IANA time zone of time-of-day policy conditions (migration 030); null: UTC. */
+  time_zone?: string | null;
+  /** The default policy's outcome, JSON (core/policies/rules.ts); null: accept, nothing added. */
+  policy_default?: string | null;
+  /** Bumped by every change of the account's policies (migration 030). */
+  policies_version?: Generated<number>;
 }
 
 export interface ApiKeysTable {
@@ -43,6 +49,26 @@ export interface UsersTable {
   phone: Generated<string>;
   /** The user as the API shows it, JSON; written only by the database's triggers (migration 008). */
   api_json: ColumnType<string, never, never>;
+  /** The identity provider's id for the user (SCIM externalId, migration 037). */
+  external_id: ColumnType<string | null, string | null | undefined, string | null>;
+  /** "local", or "scim" for a user an identity provider created over SCIM (migration 037). */
+  source: Generated<string>;
+  /** SCIM name, displayName and emails as JSON (migration 037); null for users SCIM never wrote. */
+  scim_profile: ColumnType<string | null, string | null | undefined, string | null>;
+  /** The user's own plan (migration 031); null: a group's, or none. */
+  plan_id?: number | null;
+  /** A shadow of a directory's user (migration 036): the directory, the entry's DN, the last sync run that saw it. */
+  directory_id: ColumnType<number | null, number | null | undefined, number | null>;
+  directory_dn: ColumnType<string | null, string | null | undefined, string | null>;
+  directory_seen: ColumnType<number | null, number | null | undefined, number | null>;
+  /** Guests (migration 038): registration, email_code, email_link, sms, sponsor or idp; null otherwise. */
+  guest_method: ColumnType<string | null, string | null | undefined, string | null>;
+  /** The captive portal a guest registered or signed in on. */
+  guest_portal_id: ColumnType<number | null, number | null | undefined, number | null>;
+  /** The identity provider a guest signed in with. */
+  guest_provider_id: ColumnType<number | null, number | null | undefined, number | null>;
+  /** The device (MAC) a guest registered from, when the gateway said. */
+  guest_client_mac: ColumnType<string | null, string | null | undefined, string | null>;
 }
 
 /** radcheck and radreply share this shape (FreeRADIUS: id, username, attribute, op, value). */
@@ -70,6 +96,12 @@ export interface GroupsTable {
   description: string;
   created: string;
   updated: string;
+  /** The identity provider's id for the group (SCIM externalId, migration 037). */
+  external_id: ColumnType<string | null, string | null | undefined, string | null>;
+  /** The SCIM displayName, when it differs from the name (migration 037). */
+  display_name: ColumnType<string | null, string | null | undefined, string | null>;
+  /** The members' plan when they have none of their own (migration 031). */
+  plan_id?: number | null;
 }
 
 /** radgroupcheck and radgroupreply (FreeRADIUS: id, groupname, attribute, op, value). */
@@ -122,6 +154,14 @@ export interface NasTable {
   /** The MAB password the gateways send: mac (the MAC itself), empty, or secret (mab_secret). */
   mab_password: Generated<string>;
   mab_secret: Generated<string>;
+  /** IANA time zone of time-of-day policy conditions (migration 030); null: the account's. */
+  time_zone?: string | null;
+  /** The gateway's vendor (migration 031): which attributes carry a plan's bandwidth. */
+  vendor: Generated<string>;
+  /** What a refused or unanswered CoA-Request leads to (migration 032): none or disconnect. */
+  coa_fallback: Generated<string>;
+  /** CoA-Requests per second sent to one NAS of the network when changes reach many sessions. */
+  coa_rate: Generated<number>;
 }
 
 export interface CaptivePortalsTable {
@@ -268,6 +308,8 @@ export interface VoucherBatchesTable {
   created: string;
   /** Octets in plus out over every session of each voucher; null: no limit (migration 019). */
   data_limit?: number | null;
+  /** The plan of the batch's vouchers (migration 031). */
+  plan_id?: number | null;
 }
 
 export interface VouchersTable {
@@ -334,6 +376,14 @@ export interface RadacctTable {
   /** NAK: the Error-Cause's name; otherwise why (no answer, CoA off...). */
   disconnect_cause?: string | null;
   disconnect_at?: string | null;
+  /** The last CoA-Request's outcome (migration 032): ack, nak, timeout, error, or pending. */
+  coa_result?: string | null;
+  /** NAK: the Error-Cause's name; otherwise why (no answer, nothing sent). */
+  coa_cause?: string | null;
+  coa_at?: string | null;
+  /** The Disconnect-Request sent after a failed CoA-Request (coa_fallback): its result, its cause. */
+  coa_fallback_result?: string | null;
+  coa_fallback_cause?: string | null;
 }
 
 export interface NasReloadTable {
@@ -365,6 +415,9 @@ export interface RadpostauthTable {
   method?: string | null;
   /** EAP: the outer identity when the user was named inside a tunnel. */
   outer_identity?: string | null;
+  /** The policy that decided the attempt (migration 030): null id with a name is the default rule. */
+  policy_id?: number | null;
+  policy_name?: string | null;
 }
 
 export interface PortalLoginsTable {
@@ -525,6 +578,102 @@ export interface Schema {
   idp_assertions: IdpAssertionsTable;
   import_progress: ImportProgressTable;
   audit_log: AuditLogTable;
+  policies: PoliciesTable;
+  plans: PlansTable;
+  directories: DirectoriesTable;
+  directory_groups: DirectoryGroupsTable;
+}
+
+/** An account's ordered policy rules (migration 030; core/policies). */
+export interface PoliciesTable {
+  id: Generated<number>;
+  account_id: number;
+  /** 1..n within the account: evaluation order. */
+  position: number;
+  name: string;
+  description: string;
+  /** JSON: PolicyConditions (core/policies/rules.ts). */
+  conditions: string;
+  /** JSON: PolicyOutcome. */
+  outcome: string;
+  created: string;
+  updated: string;
+}
+
+/** An account's LDAP / Active Directory source (migration 036; core/directories). */
+export interface DirectoriesTable {
+  id: Generated<number>;
+  account_id: number;
+  name: string;
+  enabled: Generated<number>;
+  /** ldap:// or ldaps:// URLs, one per line, in failover order. */
+  servers: string;
+  start_tls: Generated<number>;
+  ca_pem: Generated<string>;
+  bind_dn: Generated<string>;
+  /** Sealed (SecretBox); empty: none. */
+  bind_password: Generated<string>;
+  user_base: string;
+  user_scope: Generated<string>;
+  user_filter: Generated<string>;
+  username_attribute: Generated<string>;
+  name_attribute: Generated<string>;
+  email_attribute: Generated<string>;
+  disabled_mode: Generated<string>;
+  disabled_attribute: Generated<string>;
+  disabled_value: Generated<string>;
+  nt_hash_attribute: Generated<string>;
+  group_base: Generated<string>;
+  group_filter: Generated<string>;
+  group_member_attribute: Generated<string>;
+  group_name_attribute: Generated<string>;
+  sync_interval: Generated<number>;
+  group_cache_seconds: Generated<number>;
+  connect_timeout_ms: Generated<number>;
+  timeout_ms: Generated<number>;
+  pool_size: Generated<number>;
+  breaker_failures: Generated<number>;
+  breaker_cooldown_seconds: Generated<number>;
+  last_sync_at: ColumnType<number | null, number | null | undefined, number | null>;
+  /** The last sync's report, JSON; empty: never synced. */
+  last_sync: Generated<string>;
+  created: string;
+  updated: string;
+}
+
+/** An account's plan (migration 031; core/plans). Null figures: no limit of that kind. */
+export interface PlansTable {
+  id: Generated<number>;
+  account_id: number;
+  name: string;
+  description: Generated<string>;
+  /** kbit/s, towards the client and from it. */
+  download_kbps: number | null;
+  upload_kbps: number | null;
+  /** Octets in plus out per data_period (day, month, validity). */
+  data_quota: number | null;
+  data_period: string | null;
+  /** Seconds online per time_period (day, month, validity). */
+  time_quota: number | null;
+  time_period: string | null;
+  /** Seconds from the first session on which the plan ends (Expire-After). */
+  validity: number | null;
+  /** Sessions open at once (Simultaneous-Use). */
+  devices: number | null;
+  /** The role / filter name for gateways that take bandwidth from a named role (Aruba, Meraki). */
+  role: Generated<string>;
+  created: string;
+  updated: string;
+}
+
+/** A directory group's Wisp group, per directory. */
+export interface DirectoryGroupsTable {
+  id: Generated<number>;
+  account_id: number;
+  directory_id: number;
+  /** The group's name (its name attribute) or its DN, compared without case. */
+  directory_group: string;
+  group_id: number;
 }
 
 /** One change made through a door (migration 035; core/audit). Never updated. */

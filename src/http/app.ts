@@ -6,13 +6,20 @@ import { httpsOnly, setDocsHeaders, setHttpsOnly } from "../console/security.ts"
 import type { Core } from "../core/index.ts";
 import { registerAuth } from "./auth.ts";
 import { handleError } from "./errors.ts";
+import { completeDocument } from "./openapi.ts";
 import type { CounterStore } from "./rate-limit.ts";
+import { accountRoutes } from "./routes/account.ts";
 import { attributesRoutes } from "./routes/attributes.ts";
 import { auditRoutes } from "./routes/audit.ts";
 import { devicesRoutes } from "./routes/devices.ts";
+import { directoriesRoutes } from "./routes/directories.ts";
 import { groupsRoutes } from "./routes/groups.ts";
+import { guestsRoutes } from "./routes/guests.ts";
 import { identityProvidersRoutes } from "./routes/identity-providers.ts";
 import { networksRoutes } from "./routes/networks.ts";
+import { nodesRoutes } from "./routes/nodes.ts";
+import { plansRoutes } from "./routes/plans.ts";
+import { policiesRoutes } from "./routes/policies.ts";
 import { radsecRoutes } from "./routes/radsec.ts";
 import { reportsRoutes } from "./routes/reports.ts";
 import { sessionsRoutes } from "./routes/sessions.ts";
@@ -43,9 +50,14 @@ export async function apiPlugin(app: FastifyInstance, options: ApiOptions): Prom
         description:
           "Manage users, RADIUS attributes, groups, networks, vouchers, devices, sessions, reports and identity providers.",
       },
+      // Relative: the API is on the origin that serves the document.
+      servers: [{ url: "/", description: "this Wisp server" }],
       components: { securitySchemes: { bearer: { type: "http", scheme: "bearer" } } },
       security: [{ bearer: [] }],
     },
+    // operationIds, error responses and examples for every operation, in one place (openapi.ts).
+    transformObject: (document) =>
+      completeDocument("openapiObject" in document ? document.openapiObject : document.swaggerObject),
     refResolver: { buildLocalReference: (json, _base, _fragment, i) => (json.$id as string) || `def-${i}` },
   });
   // The documentation and the document are on the console's origin: its security headers.
@@ -77,6 +89,16 @@ export async function apiPlugin(app: FastifyInstance, options: ApiOptions): Prom
   await app.register(identityProvidersRoutes, { idp: options.core.idp });
   await app.register(devicesRoutes, { devices: options.core.devices });
   await app.register(auditRoutes, { audit: options.core.audit });
+  await app.register(policiesRoutes, { policies: options.core.policies });
+  await app.register(plansRoutes, { plans: options.core.plans });
+  await app.register(directoriesRoutes, { directories: options.core.directories });
+  await app.register(nodesRoutes, { nodes: options.core.nodes });
+  await app.register(guestsRoutes, { guests: options.core.registeredGuests });
+  await app.register(accountRoutes, {
+    accounts: options.core.accounts,
+    keys: options.core.keys,
+    defaultRateLimit: options.defaultRateLimit,
+  });
   await app.register(radsecRoutes, {
     radsec: options.core.radsec,
     networks: options.core.networks,

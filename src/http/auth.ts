@@ -15,7 +15,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest, onRequestHookHandle
 import { type Actor, withActor } from "../core/audit/context.ts";
 import type { Action, Resource } from "../core/keys/permissions.ts";
 import type { KeyPrincipal, KeysService } from "../core/keys/service.ts";
-import { sendError } from "./errors.ts";
+import { sendError as sendApiError } from "./errors.ts";
 import { addressGroup, type CounterStore, type WindowCount } from "./rate-limit.ts";
 
 declare module "fastify" {
@@ -33,6 +33,10 @@ export interface AuthOptions {
   counters: CounterStore;
   defaultRateLimit: number;
   authFailureLimit: number;
+  /** How refusals are sent; the API's error shape by default (the SCIM door sends SCIM's). */
+  sendError?: (reply: FastifyReply, code: number, message: string) => FastifyReply;
+  /** The body media types accepted, and the 415 sentence; application/json by default. */
+  bodyType?: { pattern: RegExp; message: string };
 }
 
 const WINDOW_MS = 60_000;
@@ -61,6 +65,11 @@ function keyActor(request: FastifyRequest): Actor {
 
 export function registerAuth(app: FastifyInstance, options: AuthOptions): void {
   const { keys, counters, defaultRateLimit, authFailureLimit } = options;
+  const sendError = options.sendError ?? sendApiError;
+  const bodyType = options.bodyType ?? {
+    pattern: JSON_TYPE,
+    message: "send the body as Content-Type: application/json;charset=utf-8",
+  };
   const policies = new Map<number, string>();
 
   function setLimitHeaders(reply: FastifyReply, limit: number, window: WindowCount): number {
@@ -131,8 +140,8 @@ export function registerAuth(app: FastifyInstance, options: AuthOptions): void {
     principal: KeyPrincipal,
     [resource, action]: [Resource, Action],
   ): Outcome {
-    if (BODY_METHODS.has(request.method) && !JSON_TYPE.test(request.headers["content-type"] ?? "")) {
-      return sendError(reply, 415, "send the body as Content-Type: application/json;charset=utf-8");
+    if (BODY_METHODS.has(request.method) && !bodyType.pattern.test(request.headers["content-type"] ?? "")) {
+      return sendError(reply, 415, bodyType.message);
     }
     if (!principal.can(resource, action)) {
       return sendError(reply, 403, `this API key lacks the ${resource}:${action} permission`);

@@ -1,7 +1,10 @@
 // GET /healthz for load balancers and monitors: 200 when the database can be read, 503 with the
 // reason when it cannot. Redis (REDIS_URL) is reported but does not fail the check: without it the
-// API still answers, only its rate limits go uncounted.
+// API still answers, only its rate limits go uncounted. Directories (LDAP sources) this process
+// talks to are reported by state too (a directory down makes the status degraded: only its users'
+// logins fail); server addresses and errors are for operators (API and console), not shown here.
 import type { FastifyInstance } from "fastify";
+import type { DirectoryHealth } from "../core/directories/runtime.ts";
 import type { Database } from "../db/database.ts";
 import { errorPayload } from "./errors.ts";
 import type { CounterStore } from "./rate-limit.ts";
@@ -9,6 +12,16 @@ import type { CounterStore } from "./rate-limit.ts";
 export interface HealthOptions {
   database: Database;
   counters: CounterStore;
+  directories?: (() => Promise<DirectoryHealth[]>) | undefined;
+}
+
+/** Each directory's state: ok (every server closed), degraded (some failing), down (none usable). */
+function directoryStates(list: DirectoryHealth[]) {
+  return list.map((d) => {
+    const failing = d.servers.filter((s) => s.state !== "closed").length;
+    const state = failing === 0 ? "ok" : failing === d.servers.length ? "down" : "degraded";
+    return { account_id: d.account_id, directory: d.directory, state, servers_failing: failing };
+  });
 }
 
 /** How long a check may take before it counts as failed (a hung PostgreSQL or Redis). */
@@ -30,7 +43,7 @@ async function check(probe: () => Promise<void>): Promise<string> {
   }
 }
 
-export function healthRoute(app: FastifyInstance, { database, counters }: HealthOptions): void {
+export function healthRoute(app: FastifyInstance, { database, counters, directories }: HealthOptions): void {
   const pingRedis = counters.ping?.bind(counters);
   app.get("/healthz", { schema: { hide: true } }, async (request, reply) => {
     const [db, redis] = await Promise.all([
@@ -46,10 +59,13 @@ export function healthRoute(app: FastifyInstance, { database, counters }: Health
         .code(503)
         .send({ ...errorPayload(503, message), status: "unavailable", database: db, ...redisField });
     }
+    const dirs = directories ? directoryStates(await directories()) : [];
+    const degraded = (redis !== undefined && redis !== "ok") || dirs.some((d) => d.state !== "ok");
     return {
-      status: redis === undefined || redis === "ok" ? "ok" : "degraded",
+      status: degraded ? "degraded" : "ok",
       database: "ok",
       ...redisField,
+      ...(dirs.length > 0 ? { directories: dirs } : {}),
     };
   });
 }

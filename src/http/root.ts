@@ -9,6 +9,7 @@ import Fastify, {
   type FastifyRequest,
 } from "fastify";
 import FindMyWay, { type HTTPMethod } from "find-my-way";
+import { VERSION } from "../version.ts";
 import { errorPayload, handleError, sendError } from "./errors.ts";
 import { buildLazySerializer } from "./lazy-compile.ts";
 import { validatorBuilder } from "./validation.ts";
@@ -108,6 +109,11 @@ export function createHttpRoot(options: HttpRootOptions): FastifyInstance {
     frameworkErrors: answerFrameworkError,
   });
   app.setErrorHandler(handleError);
+  // Clients read the server's version to name a mismatch (an older server missing a route).
+  app.addHook("onRequest", (request, reply, done) => {
+    if (request.url.startsWith("/api/")) reply.header("Wisp-Version", VERSION);
+    done();
+  });
   trackShutdown(app);
   answerUnknownRoutes(app);
   return app;

@@ -1,6 +1,7 @@
 // Which handler runs each kind of job. Every process that runs a worker (the server by default,
 // `wisp worker`) registers the same set.
 import type { Core } from "../core/index.ts";
+import { registerDirectoryJobs } from "./directory-jobs.ts";
 import { registerGuestJobs } from "./guest-jobs.ts";
 import { registerPartitionJobs } from "./partition-jobs.ts";
 import { registerReportJobs } from "./report-handler.ts";
@@ -19,4 +20,5 @@ export function registerJobHandlers(worker: Worker, core: Core): void {
   registerPartitionJobs(worker, core);
   registerRetentionJobs(worker, core);
   registerGuestJobs(worker, core);
+  registerDirectoryJobs(worker, core);
 }

@@ -3,6 +3,7 @@
 // with Lost-Carrier, expired users' sessions disconnected). See src/core/sessions/.
 import type { Core } from "../core/index.ts";
 import { COA_JOB, DISCONNECT_JOB, type DisconnectPayload, SWEEP_JOB } from "../core/sessions/jobs.ts";
+import { queueReauthorization, type ReauthorizationPayload } from "../core/sessions/reauthorize.ts";
 import { RetryLater, type Worker } from "./worker.ts";
 
 /** How often the sweep runs. */
@@ -36,9 +37,18 @@ export function registerSessionJobs(worker: Worker, core: Core, sweepIntervalMs 
   worker.handle(
     COA_JOB,
     async (job) => {
-      const { usernames } = JSON.parse(job.payload) as { usernames: string[] };
-      const done = await core.sessions.pushAttributes(job.account_id!, usernames);
-      return done.length === 0 ? "no open sessions" : done.join("; ");
+      const parsed = JSON.parse(job.payload) as ReauthorizationPayload & { usernames?: string[] };
+      // Jobs queued before issue 25 name their users only.
+      const payload: ReauthorizationPayload = parsed.target
+        ? parsed
+        : { target: { usernames: parsed.usernames ?? [] }, reason: "reply items changed" };
+      const accountId = job.account_id!;
+      const { summary, next } = await core.sessions.reauthorize(accountId, payload);
+      if (next === undefined) return summary;
+      // The next chunk is a job of its own: progress is recorded, and other jobs get their turn.
+      const { db, dialect } = core.database;
+      await queueReauthorization(db, dialect, accountId, payload.target, payload.reason, next);
+      return `${summary}; sessions after ${next} queued`;
     },
     SESSIONS_POOL,
   );

@@ -2,6 +2,7 @@
 // start several servers in one process, and each must count only its own traffic. Made only when
 // METRICS_TOKEN or METRICS_LISTEN is set; otherwise nothing is counted at all.
 import { collectDefaultMetrics, Gauge, Registry } from "prom-client";
+import type { DirectoryHealth } from "../core/directories/runtime.ts";
 import type { JobQueue, JobStats } from "../core/jobs/queue.ts";
 import type { AttemptResult, WebhookEngine } from "../core/webhooks/delivery.ts";
 import type { Database } from "../db/database.ts";
@@ -20,6 +21,8 @@ export interface MetricsSources {
   jobs: JobQueue;
   /** Present in a process that runs the worker. */
   webhooks?: WebhookEngine | undefined;
+  /** The directories (LDAP sources) this process talks to, with their servers' breaker states. */
+  directories?: (() => Promise<DirectoryHealth[]>) | undefined;
 }
 
 export class Metrics {
@@ -64,6 +67,27 @@ export class Metrics {
       };
     }
     this.jobGauges();
+    if (sources.directories) this.directoryGauge(sources.directories);
+  }
+
+  /** 1 while a directory server's circuit is closed (answering), 0 while open or half-open. */
+  private directoryGauge(directories: () => Promise<DirectoryHealth[]>): void {
+    new Gauge({
+      name: "wisp_directory_server_up",
+      help: "LDAP directory servers: 1 while answering (circuit closed), 0 while failing (circuit open or half-open)",
+      labelNames: ["account_id", "directory", "server"],
+      registers: [this.registry],
+      async collect() {
+        const list = await directories().catch(() => []);
+        this.reset();
+        for (const d of list)
+          for (const s of d.servers)
+            this.set(
+              { account_id: String(d.account_id), directory: d.directory, server: s.url },
+              s.state === "closed" ? 1 : 0,
+            );
+      },
+    });
   }
 
   /** The exposition text and its content type. */

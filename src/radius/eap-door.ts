@@ -61,7 +61,12 @@ export async function answerEap(input: EapDoorInput): Promise<Buffer | null> {
       eapMessage,
       state,
       judge: async (identity, credentials, method, outerIdentity) =>
-        labelled(await aaa.decide(client, asUser(pairs(), identity), credentials), method, outerIdentity),
+        labelled(
+          // The EAP method is known before the decision: policies' method conditions see it.
+          await aaa.decide(client, asUser(pairs(), identity), { ...credentials, method }),
+          method,
+          outerIdentity,
+        ),
     });
   } catch (error) {
     input.warn({ err: error, client: input.address }, "EAP request failed; rejecting");

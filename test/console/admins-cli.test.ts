@@ -43,7 +43,7 @@ describe("wisp admins", () => {
     assert.equal(lines.length, 2);
     generated = lines[0]!;
     assert.match(generated, PASSWORD_SHAPE);
-    assert.match(result.stderr, /created console user ops@example\.com \(id 1\) for account default/);
+    assert.match(result.stderr, /created console user ops@example\.com \(id 1, owner\) for account default/);
     assert.ok(!result.stderr.includes(generated));
     const again = await cli(
       "admins",
@@ -67,8 +67,29 @@ describe("wisp admins", () => {
     );
     assert.equal(other.code, 1);
     assert.match(other.stderr, /no account named "nope"/);
+    const badRole = await cli("admins", "create", "--email", "c@example.com", "--role", "boss");
+    assert.equal(badRole.code, 1);
+    assert.match(
+      badRole.stderr,
+      /role must be one of owner, admin, network_engineer, help_desk, voucher_desk, read_only/,
+    );
+    const desk = await cli(
+      "admins",
+      "create",
+      "--email",
+      "desk@example.com",
+      "--role",
+      "help-desk",
+      "--password",
+      "help desk password",
+    );
+    assert.equal(desk.code, 0, desk.stderr);
+    assert.match(desk.stdout, /created console user desk@example\.com \(id 2, help_desk\)/);
     const list = await cli("admins", "list");
-    assert.match(list.stdout, /^ID\s+EMAIL\s+ACCOUNT\s+CREATED\s+LAST LOGIN\n1\s+ops@example\.com\s+default/);
+    assert.match(
+      list.stdout,
+      /^ID\s+EMAIL\s+ACCOUNT\s+ROLE\s+CREATED\s+LAST LOGIN\n1\s+ops@example\.com\s+default\s+owner\s.*\n2\s+desk@example\.com\s+default\s+help_desk\s/,
+    );
   });
 
   test("a server started afterwards logs no setup code, and the password logs in", async () => {
@@ -78,6 +99,11 @@ describe("wisp admins", () => {
     assert.equal((await client.get("/console/setup")).location, "/console/login");
     assert.equal((await client.login("ops@example.com", generated)).status, 303);
     assert.equal((await client.get("/console/keys")).status, 200);
+    // The help desk user made with --role: users yes, API keys no (the role's table).
+    const desk = new ConsoleClient(server.url);
+    assert.equal((await desk.login("desk@example.com", "help desk password")).status, 303);
+    assert.equal((await desk.get("/console/users")).status, 200);
+    assert.equal((await desk.get("/console/keys")).status, 403);
 
     const reset = await cli(
       "admins",

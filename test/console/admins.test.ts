@@ -66,7 +66,7 @@ describe("console users in the core", () => {
     assert.equal(await core.admins.login("case@example.com", "wrong password!"), null);
     assert.equal(await core.admins.login("nobody@example.com", PASSWORD), null);
     const login = await core.admins.login(" CASE@example.com ", PASSWORD);
-    assert.equal(login?.session.email, "case@example.com");
+    assert.equal(login?.session?.email, "case@example.com");
   });
 
   test("sessions expire when idle, are extended when used, and never outlive the absolute limit", async () => {

@@ -199,6 +199,16 @@ const ALLOWED: { table: string; match: RegExp; reason: string }[] = [
     match: /^update users set api_json = json_build_object\(/,
     reason: "migration 008: fills in each user's JSON once",
   },
+  ...(["users", "captive_portals"] as const).map((table) => ({
+    table,
+    match: /update users set source = 'portal', guest_portal_id = /,
+    reason: "migration 038: marks the earlier portal registrations once (joined on the account)",
+  })),
+  ...(["users", "identity_providers"] as const).map((table) => ({
+    table,
+    match: /update users set source = 'idp', guest_method = 'idp', /,
+    reason: "migration 038: marks the earlier identity-provider sign-ins once (joined on the account)",
+  })),
   {
     table: "nas",
     match: /^select id, nasname from nas$/,

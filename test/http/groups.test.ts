@@ -68,7 +68,14 @@ for (const { dialect, skip } of await dialects()) {
       const res = await call("POST", "/api/groups", { name: "staff", description: "Office staff" });
       assert.equal(res.status, 201, res.text);
       assert.equal(res.headers.get("location"), `/api/groups/${res.body.id}`);
-      assert.deepEqual(Object.keys(res.body).sort(), ["created", "description", "id", "name", "updated"]);
+      assert.deepEqual(Object.keys(res.body).sort(), [
+        "created",
+        "description",
+        "id",
+        "name",
+        "plan_id",
+        "updated",
+      ]);
       assert.equal(res.body.name, "staff");
       assert.equal(res.body.description, "Office staff");
       assert.match(res.body.created, /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$/);

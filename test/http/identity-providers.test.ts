@@ -339,3 +339,62 @@ for (const { dialect, skip } of await dialects()) {
     });
   });
 }
+
+// Without IDP_ALLOW_HTTP an operator's IdP addresses are reached like webhooks: https to public
+// addresses only, so metadata_url and an OIDC issuer cannot aim the server at its own network.
+describe("identity provider addresses are SSRF-guarded without IDP_ALLOW_HTTP", () => {
+  let server: TestServer;
+  let key: string;
+  before(async () => {
+    server = await startTestServer({ env: { PUBLIC_URL: "https://wifi.example.org" } });
+    key = await server.key("default", { rateLimit: 100_000 });
+  });
+  after(async () => server?.stop());
+
+  test("SAML metadata_url on a loopback or private address is refused and nothing is written", async () => {
+    for (const [url, reason] of [
+      [
+        "https://127.0.0.1:8443/metadata",
+        /127\.0\.0\.1 is a loopback address \(IDP_ALLOW_HTTP=1 allows it\)/,
+      ],
+      ["https://localhost:8443/metadata", /localhost resolves to a private or reserved address/],
+      ["https://169.254.169.254/latest/meta-data", /metadata/],
+      ["https://[::ffff:10.0.0.1]/metadata", /private/],
+    ] as const) {
+      const res = await server.call("POST", "/api/identityproviders", {
+        key,
+        body: { name: "guarded", kind: "saml", metadata_url: url },
+      });
+      assert.equal(res.status, 400, res.text);
+      assert.equal(res.body.details?.[0]?.field, "metadata_url", res.text);
+      assert.match(res.body.message, reason);
+    }
+    assert.equal((await server.call("GET", "/api/identityproviders", { key })).body.total, 0);
+  });
+
+  test("an OIDC issuer on a loopback address fails discovery with the refusal, no connection made", async () => {
+    const listener = http.createServer((_req, res) => res.end("{}"));
+    await new Promise<void>((resolve) => listener.listen(0, "127.0.0.1", resolve));
+    let connections = 0;
+    listener.on("connection", () => connections++);
+    const port = (listener.address() as AddressInfo).port;
+    try {
+      const accountId = (await server.account("default")).id;
+      const made = await server.core.idp.create(accountId, {
+        name: "loop",
+        kind: "oidc",
+        issuer: `https://127.0.0.1:${port}/`,
+        client_id: "wisp",
+        client_secret: SECRET,
+      });
+      const row = await server.core.idp.row(accountId, made.id);
+      await assert.rejects(
+        server.core.idpSignIn.start(row, { kind: "console" }),
+        /idp_unreachable: discovery at https:\/\/127\.0\.0\.1:\d+\/? failed: .*loopback address \(IDP_ALLOW_HTTP=1 allows it\)/,
+      );
+      assert.equal(connections, 0);
+    } finally {
+      listener.close();
+    }
+  });
+});

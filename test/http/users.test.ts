@@ -30,6 +30,7 @@ for (const { dialect, skip } of await dialects()) {
         "email",
         "fullname",
         "id",
+        "plan_id",
         "status",
         "updated",
         "username",

@@ -148,7 +148,7 @@ for (const { dialect, skip } of await dialects()) {
       });
       assert.equal(res.status, 201, res.text.slice(0, 500));
       const { batch_id, quantity, data } = res.body;
-      assert.deepEqual(Object.keys(res.body).sort(), ["batch_id", "data", "quantity"]);
+      assert.deepEqual(Object.keys(res.body).sort(), ["batch_id", "data", "plan_id", "quantity"]);
       assert.equal(res.headers.get("location"), `/api/vouchers?batch_id=${batch_id}`);
       assert.equal(quantity, 10_000);
       assert.equal(data.length, 10_000);
@@ -199,6 +199,7 @@ for (const { dialect, skip } of await dialects()) {
           usage_limit: 3,
           session_timeout: 1800,
           data_limit: null,
+          plan_id: null,
           created: "",
         },
       );

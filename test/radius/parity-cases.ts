@@ -48,7 +48,17 @@ export interface ParityCase {
   clockDependent?: boolean;
   /** Set when stock FreeRADIUS cannot express the rule; the case then runs against Wisp only. */
   wispOnly?: string;
+  /**
+   * Decided at LOGIN_TIME_CLOCK in the local time zone: Wisp's decision clock is set to it and
+   * FreeRADIUS runs under faketime(1) at the same offset from the real clock.
+   */
+  loginTimeClock?: true;
+  /** Wisp's reply, exactly (sorted "Name = value"), when the case pins it. */
+  reply?: string[];
 }
+
+/** Monday 2030-01-07 09:30:05 local time: the Login-Time cases' clock (valid until 09:30:59). */
+export const LOGIN_TIME_CLOCK = () => Math.floor(new Date(2030, 0, 7, 9, 30, 5).getTime() / 1000);
 
 const pw = (password: string): [string, string, string] => ["Cleartext-Password", ":=", password];
 const nas: [string, string][] = [
@@ -790,6 +800,87 @@ export const PARITY_CASES: ParityCase[] = [
     expect: "Access-Reject",
   },
   ...PASSWORD_PARITY_CASES,
+  ...loginTimeCases(),
 ];
+
+/** rlm_logintime (Login-Time), decided at Monday 09:30:05 (LOGIN_TIME_CLOCK). */
+function loginTimeCases(): ParityCase[] {
+  const user = (username: string, window: string, reply: [string, string, string][] = []): CaseUser => ({
+    username,
+    check: [pw("pw"), ["Login-Time", ":=", window]],
+    reply,
+  });
+  const at = (c: Omit<ParityCase, "loginTimeClock">): ParityCase => ({ ...c, loginTimeClock: true });
+  return [
+    at({
+      name: "Login-Time inside Wk0900-1700,Sa1000-1400: Session-Timeout to 17:00 inclusive",
+      users: [user("lt-office", "Wk0900-1700,Sa1000-1400")],
+      request: pap("lt-office", "pw"),
+      expect: "Access-Accept",
+      reply: ["Session-Timeout = 27060"],
+    }),
+    at({
+      name: "Login-Time outside Sa1000-1400",
+      users: [user("lt-saturday", "Sa1000-1400")],
+      request: pap("lt-saturday", "pw"),
+      expect: "Access-Reject",
+    }),
+    at({
+      name: "Login-Time outside a night window Al2200-0600 (it wraps inside each day)",
+      users: [user("lt-night", "Al2200-0600")],
+      request: pap("lt-night", "pw"),
+      expect: "Access-Reject",
+    }),
+    at({
+      name: "Login-Time keeps a smaller Session-Timeout from radreply",
+      users: [user("lt-short", "Al0800-2000", [["Session-Timeout", ":=", "3600"]])],
+      request: pap("lt-short", "pw"),
+      expect: "Access-Accept",
+      reply: ["Session-Timeout = 3600"],
+    }),
+    at({
+      name: "Login-Time caps a larger Session-Timeout from radreply",
+      users: [user("lt-long", "Al0800-2000", [["Session-Timeout", ":=", "86400"]])],
+      request: pap("lt-long", "pw"),
+      expect: "Access-Accept",
+      reply: ["Session-Timeout = 37860"],
+    }),
+    at({
+      name: "Login-Time Any: no limit, no Session-Timeout",
+      users: [user("lt-any", "Any")],
+      request: pap("lt-any", "pw"),
+      expect: "Access-Accept",
+      reply: [],
+    }),
+    at({
+      name: "Login-Time Mo-Fr runs on to Friday night",
+      users: [user("lt-weekdays", "Mo-Fr")],
+      request: pap("lt-weekdays", "pw"),
+      expect: "Access-Accept",
+      reply: ["Session-Timeout = 397800"],
+    }),
+    at({
+      name: "Login-Time Mo0930-0930: the last minute, minimum_timeout 60 still lets it in",
+      users: [user("lt-minute", "mo0930-0930")],
+      request: pap("lt-minute", "pw"),
+      expect: "Access-Accept",
+      reply: ["Session-Timeout = 60"],
+    }),
+    at({
+      name: "Login-Time from a group's check items",
+      users: [{ username: "lt-member", check: [pw("pw")], groups: [["lt-staff", 1]] }],
+      groups: [{ name: "lt-staff", check: [["Login-Time", ":=", "Wk0800-1000|Su"]] }],
+      request: pap("lt-member", "pw"),
+      expect: "Access-Accept",
+      reply: ["Session-Timeout = 1860"],
+    }),
+    at({
+      name: "Login-Time inside the window but a wrong password",
+      users: [user("lt-wrong", "Wk0900-1700")],
+      request: pap("lt-wrong", "not it"),
+      expect: "Access-Reject",
+    }),
+  ];
+}
 
 export type { Pair };

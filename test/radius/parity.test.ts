@@ -16,7 +16,7 @@ import {
 } from "../support/freeradius-lab.ts";
 import { startTestServer, type TestServer } from "../support/server.ts";
 import { useNoonTimeZone } from "../support/time-zone.ts";
-import { PARITY_CASES, type ParityCase } from "./parity-cases.ts";
+import { LOGIN_TIME_CLOCK, PARITY_CASES, type ParityCase } from "./parity-cases.ts";
 
 const SECRET = "parity-secret-1";
 /** A second account's network (127.0.0.2): radclient sends from there with Packet-Src-IP-Address. */
@@ -42,6 +42,8 @@ function replyOf(reply: RadclientReply, clockDependent: boolean): string[] {
 describe("parity with FreeRADIUS 3.2 on one SQLite database", { skip: unavailable ?? false }, () => {
   let server: TestServer;
   let freeradius: FreeRadiusLab;
+  /** FreeRADIUS under faketime(1) for the Login-Time cases, started when the first one runs. */
+  let clocked: { lab: FreeRadiusLab; offset: number } | undefined;
   let wispPort: number;
   let accounts: { mine: number; theirs: number };
   let networks: { mine: number; theirs: number };
@@ -152,20 +154,44 @@ describe("parity with FreeRADIUS 3.2 on one SQLite database", { skip: unavailabl
     freeradius = await startFreeRadius(path.join(server.database.dataDir, "wisp.db"));
   });
   after(async () => {
+    await clocked?.lab.stop();
     await freeradius?.stop();
     await server?.stop();
   });
 
+  /** Both servers' clocks at LOGIN_TIME_CLOCK now, moving on with the real one. */
+  async function loginTimeClock(): Promise<FreeRadiusLab> {
+    if (!clocked) {
+      const offset = LOGIN_TIME_CLOCK() - Math.floor(Date.now() / 1000);
+      // libfaketime's relative form: seconds added to every clock the server reads.
+      const faketime = `${offset >= 0 ? "+" : ""}${offset}`;
+      clocked = {
+        lab: await startFreeRadius(path.join(server.database.dataDir, "wisp.db"), { faketime }),
+        offset,
+      };
+    }
+    const { offset } = clocked;
+    server.core.aaa.clock = () => Math.floor(Date.now() / 1000) + offset;
+    return clocked.lab;
+  }
+
   for (const testCase of PARITY_CASES) {
     test(testCase.name, async () => {
-      const wisp = await radclient(wispPort, "auth", SECRET, testCase.request);
+      const reference_ = testCase.loginTimeClock ? await loginTimeClock() : freeradius;
+      let wisp: RadclientReply;
+      try {
+        wisp = await radclient(wispPort, "auth", SECRET, testCase.request);
+      } finally {
+        server.core.aaa.clock = () => Math.floor(Date.now() / 1000);
+      }
       assert.equal(
         wisp.code,
         testCase.expect,
         `Wisp answered ${wisp.code}: ${JSON.stringify(wisp.attributes)}`,
       );
+      if (testCase.reply) assert.deepEqual(replyOf(wisp, false), testCase.reply);
       if (testCase.wispOnly) return;
-      const reference = await radclient(freeradius.authPort, "auth", SECRET, testCase.request);
+      const reference = await radclient(reference_.authPort, "auth", SECRET, testCase.request);
       assert.equal(reference.code, wisp.code, `FreeRADIUS answered ${reference.code}, Wisp ${wisp.code}`);
       if (wisp.code === "Access-Accept") {
         const clock = testCase.clockDependent ?? false;

@@ -183,6 +183,8 @@ for (const { dialect, skip } of await dialects()) {
           method: null,
           outer_identity: null,
           device_name: null,
+          policy_id: null,
+          policy_name: null,
         });
         const reject = res.body.data.find((r: { username: string }) => r.username === "nobody");
         assert.equal(reject.result, "Access-Reject");

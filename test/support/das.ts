@@ -23,6 +23,10 @@ export type DasBehaviour =
 
 export interface DasRequest {
   packet: RadiusPacket;
+  /** The datagram as received, for byte-level checks. */
+  raw: Buffer;
+  /** Date.now() when it arrived. */
+  at: number;
   requestAuthenticatorValid: boolean;
   messageAuthenticatorValid: boolean | null;
   attribute(name: string): string | undefined;
@@ -32,6 +36,8 @@ export interface TestDas {
   port: number;
   requests: DasRequest[];
   behaviour: DasBehaviour;
+  /** How CoA-Requests are answered, when not as `behaviour` says. */
+  coaBehaviour?: DasBehaviour | undefined;
   close(): Promise<void>;
 }
 
@@ -57,6 +63,8 @@ export async function startTestDas(
     const packet = decodePacket(message, { secret });
     das.requests.push({
       packet,
+      raw: Buffer.from(message),
+      at: Date.now(),
       requestAuthenticatorValid: verifyRequestAuthenticator(message, secret),
       messageAuthenticatorValid: hasMessageAuthenticator(message)
         ? verifyMessageAuthenticator(message, secret)
@@ -79,7 +87,7 @@ export async function startTestDas(
         remote.address,
       );
     const ack = packet.code === 40 ? 41 : 44;
-    const b = das.behaviour;
+    const b = (packet.code === 43 ? das.coaBehaviour : undefined) ?? das.behaviour;
     if (b.answer === "ack") reply(ack);
     else if (b.answer === "nak") reply(ack + 1, b.errorCause ? [["Error-Cause", b.errorCause]] : []);
     else if (b.answer === "forged") reply(ack, [], `${secret}-wrong`);

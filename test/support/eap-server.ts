@@ -31,6 +31,7 @@ export async function startEapServer(
     limits?: Partial<EapLimits>;
     certs?: EapTestCerts;
     env?: Record<string, string>;
+    dialect?: "sqlite" | "postgres";
   } = {},
 ): Promise<EapTestServer> {
   const certs = options.certs ?? makeEapCerts();
@@ -38,6 +39,7 @@ export async function startEapServer(
   const revoked = new Set<string>();
   const limits = options.limits ?? {};
   const server = await startTestServer({
+    ...(options.dialect ? { dialect: options.dialect } : {}),
     env: {
       RADIUS_HOST: "127.0.0.1",
       RADIUS_AUTH_PORT: String(authPort),

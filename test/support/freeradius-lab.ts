@@ -25,6 +25,16 @@ export function freeradiusUnavailable(): string | null {
   return null;
 }
 
+/** libfaketime's thread-safe build (Debian package faketime), preloaded with FAKETIME set. */
+function fakeTimeEnv(faketime: string): Record<string, string> {
+  const library = fs
+    .readdirSync("/usr/lib")
+    .map((dir) => path.join("/usr/lib", dir, "faketime/libfaketimeMT.so.1"))
+    .find((file) => fs.existsSync(file));
+  if (!library) throw new Error("libfaketime is not installed (Debian package faketime)");
+  return { LD_PRELOAD: library, FAKETIME: faketime, FAKETIME_DONT_FAKE_MONOTONIC: "1" };
+}
+
 /** A UDP port nobody listens on right now. */
 export async function freeUdpPort(): Promise<number> {
   const { createSocket } = await import("node:dgram");
@@ -44,10 +54,14 @@ export interface FreeRadiusLab {
   stop(): Promise<void>;
 }
 
-/** env: configure.sh's variables, e.g. EAP_CERT_FILE, EAP_KEY_FILE, EAP_CA_FILE for WPA-Enterprise. */
+/**
+ * env: configure.sh's variables, e.g. EAP_CERT_FILE, EAP_KEY_FILE, EAP_CA_FILE for WPA-Enterprise.
+ * faketime: libfaketime's FAKETIME (e.g. "+3600": an hour ahead); the server runs with it preloaded
+ * (not under the faketime(1) wrapper, which does not pass SIGTERM on).
+ */
 export async function startFreeRadius(
   databaseFile: string,
-  options: { env?: Record<string, string> } = {},
+  options: { env?: Record<string, string>; faketime?: string } = {},
 ): Promise<FreeRadiusLab> {
   const dir = tempDir("freeradius");
   const raddb = path.join(dir, "raddb");
@@ -58,7 +72,12 @@ export async function startFreeRadius(
     env: { ...process.env, ...options.env },
   });
   const logFile = path.join(dir, "radius.log");
-  const child: ChildProcess = spawn("freeradius", ["-f", "-d", raddb, "-l", logFile], { stdio: "ignore" });
+  const env =
+    options.faketime === undefined ? process.env : { ...process.env, ...fakeTimeEnv(options.faketime) };
+  const child: ChildProcess = spawn("freeradius", ["-f", "-d", raddb, "-l", logFile], {
+    stdio: "ignore",
+    env,
+  });
   const deadline = Date.now() + 15_000;
   while (!fs.existsSync(logFile) || !fs.readFileSync(logFile, "utf8").includes("Ready to process requests")) {
     if (child.exitCode !== null || Date.now() > deadline) {

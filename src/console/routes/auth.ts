@@ -6,12 +6,10 @@
 // same user logs in from anywhere else. The checks themselves (scrypt, 128 MiB each) wait their
 // turn in the core's password work queue (src/core/admins/password-work.ts), which names the
 // address as the client; past the queue the login page answers 429 with Retry-After.
-import { createHash } from "node:crypto";
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
-import { normalizeEmail } from "../../core/admins/rules.ts";
 import { PasswordLoginOffError } from "../../core/admins/service.ts";
 import { ConflictError, TooManyRequestsError, ValidationError } from "../../core/shared/errors.ts";
-import { addressGroup, type WindowCount } from "../../http/rate-limit.ts";
+import { addressGroup } from "../../http/rate-limit.ts";
 import type { ConsoleContext } from "../context.ts";
 import { formOf } from "../forms.ts";
 import {
@@ -22,86 +20,20 @@ import {
   setSessionCookie,
 } from "../security.ts";
 import { type FieldErrors, fieldErrors, show } from "../views.ts";
+import { loginLimiter } from "./login-limits.ts";
+import { startSignIn } from "./sign-in.ts";
 
-export const LOGIN_WINDOW_MS = 15 * 60_000;
-/** Failed logins (and wrong setup codes) per email and address in a window. */
-export const LOGIN_FAILURE_LIMIT = 10;
-/** Failed logins per address, whatever the emails, in a window. */
-export const LOGIN_ADDRESS_FAILURE_LIMIT = 20;
-
-interface Limit {
-  /** The counter's name (a Redis key when REDIS_URL is set). */
-  name: string;
-  limit: number;
-}
+export { LOGIN_ADDRESS_FAILURE_LIMIT, LOGIN_FAILURE_LIMIT, LOGIN_WINDOW_MS } from "./login-limits.ts";
 
 /** A console path to return to after login; anything else (other hosts, odd paths) is the home page. */
-function safeNext(text: string): string {
+export function safeNext(text: string): string {
   const ok = /^\/console(\/[A-Za-z0-9/_.?=&%-]*)?$/.test(text) && !text.includes("//");
   return ok && !text.startsWith("/console/login") && !text.startsWith("/console/setup") ? text : "/console";
 }
 
 export async function authRoutes(app: FastifyInstance, { core, counters }: ConsoleContext): Promise<void> {
   const open = { config: { consolePublic: true } };
-  /** The email is hashed: counter names (Redis keys) carry no addresses of people. */
-  const loginLimits = (address: string, email: string): Limit[] => [
-    {
-      name: `console-login:${createHash("sha256").update(normalizeEmail(email)).digest("hex").slice(0, 32)}:${address}`,
-      limit: LOGIN_FAILURE_LIMIT,
-    },
-    { name: `console-login-address:${address}`, limit: LOGIN_ADDRESS_FAILURE_LIMIT },
-  ];
-  const setupLimits = (address: string): Limit[] => [
-    { name: `console-setup:${address}`, limit: LOGIN_FAILURE_LIMIT },
-  ];
-
-  interface Attempt {
-    /** Seconds to wait when this attempt is over the limit; null when it may go on. */
-    wait: number | null;
-    /** Takes the attempt back from its counts (it was not a failure). */
-    release(): Promise<void>;
-  }
-
-  /**
-   * Counts an attempt against each limit before its work. Over any of them, it is refused and takes
-   * all its counts back at once (it was not a failure: the attempts that hold the counts still
-   * refuse the next). A store that fails counts nothing (Redis falls back itself).
-   */
-  async function attempt(limits: Limit[]): Promise<Attempt> {
-    const windows = await Promise.all(
-      limits.map((l) => counters.hit(l.name, LOGIN_WINDOW_MS).catch((): WindowCount | null => null)),
-    );
-    const counted = limits.flatMap((limit, i) => {
-      const window = windows[i];
-      return window ? [{ ...limit, window }] : [];
-    });
-    const release = async () => {
-      await Promise.all(
-        counted.map((c) => counters.release(c.name, LOGIN_WINDOW_MS, c.window.resetAt).catch(() => {})),
-      );
-    };
-    const over = counted.filter((c) => c.window.count > c.limit);
-    if (over.length === 0) return { wait: null, release };
-    await release();
-    const left = Math.max(...over.map((c) => c.window.resetAt - counters.now()));
-    return { wait: Math.max(1, Math.ceil(left / 1000)), release: async () => {} };
-  }
-
-  function tooMany(request: FastifyRequest, reply: FastifyReply, wait: number) {
-    reply.header("Retry-After", wait);
-    const minutes = Math.ceil(wait / 60);
-    return show(
-      request,
-      reply,
-      "error",
-      { title: "Too many attempts", status: 429 },
-      {
-        message:
-          `Too many failed attempts from your address. Try again in ${minutes} minute` +
-          `${minutes === 1 ? "" : "s"}.`,
-      },
-    );
-  }
+  const { attempt, loginLimits, setupLimits, tooMany } = loginLimiter(counters);
 
   function setupPage(
     request: FastifyRequest,
@@ -158,7 +90,7 @@ export async function authRoutes(app: FastifyInstance, { core, counters }: Conso
       if (error instanceof TooManyRequestsError) return null;
       throw error;
     });
-    if (!login) return reply.redirect("/console/login?notice=setup-done", 303);
+    if (!login?.session) return reply.redirect("/console/login?notice=setup-done", 303);
     setSessionCookie(request, reply, login.token);
     return reply.redirect("/console", 303);
   });
@@ -177,7 +109,7 @@ export async function authRoutes(app: FastifyInstance, { core, counters }: Conso
     const counted = await attempt(loginLimits(address, values.email));
     if (counted.wait !== null) return tooMany(request, reply, counted.wait);
     const login = await core.admins
-      .login(values.email, form.raw("password"), address)
+      .login(values.email, form.raw("password"), address, values.next)
       .catch(async (error) => {
         await counted.release(); // never checked, or right (password login is off)
         if (!(error instanceof TooManyRequestsError || error instanceof PasswordLoginOffError)) throw error;
@@ -199,6 +131,7 @@ export async function authRoutes(app: FastifyInstance, { core, counters }: Conso
     }
     if (!login) return loginPage(request, reply, values, "Wrong email or password.", 401);
     await counted.release();
+    if (login.pending) return startSignIn(request, reply, login.token, login.pending);
     // A session this browser had before is ended, not left behind.
     const previous = readCookie(request, SESSION_COOKIE);
     if (previous) await core.admins.logout(previous);
@@ -206,7 +139,7 @@ export async function authRoutes(app: FastifyInstance, { core, counters }: Conso
     return reply.redirect(values.next, 303);
   });
 
-  app.post("/logout", async (request, reply) => {
+  app.post("/logout", { config: { consolePermission: "self" } }, async (request, reply) => {
     const token = readCookie(request, SESSION_COOKIE);
     if (token) await core.admins.logout(token);
     clearSessionCookie(request, reply);

@@ -7,7 +7,7 @@ import { ImportRefused } from "../../core/devices/csv.ts";
 import { DEVICE_KINDS, DEVICE_STATUSES } from "../../core/devices/rules.ts";
 import type { Device, DeviceInput } from "../../core/devices/service.ts";
 import { ValidationError } from "../../core/shared/errors.ts";
-import { type ConsoleContext, sessionOf } from "../context.ts";
+import { type ConsoleContext, need, sessionOf } from "../context.ts";
 import { type Form, formOf, positiveId } from "../forms.ts";
 import { MultipartForm, registerMultipartParser } from "../multipart.ts";
 import { type FieldErrors, show } from "../views.ts";
@@ -105,7 +105,7 @@ export async function deviceRoutes(app: FastifyInstance, { core }: ConsoleContex
     );
   }
 
-  app.get("/devices", async (request, reply) => {
+  app.get("/devices", need("devices:read"), async (request, reply) => {
     const { accountId } = sessionOf(request);
     const search = queryText(request, "search").slice(0, 100);
     const pick = (name: string, allowed: readonly string[]) => {
@@ -129,7 +129,7 @@ export async function deviceRoutes(app: FastifyInstance, { core }: ConsoleContex
     );
   });
 
-  app.get("/devices/new", async (request, reply) =>
+  app.get("/devices/new", need("devices:write"), async (request, reply) =>
     show(
       request,
       reply,
@@ -139,7 +139,7 @@ export async function deviceRoutes(app: FastifyInstance, { core }: ConsoleContex
     ),
   );
 
-  app.post("/devices", async (request, reply) => {
+  app.post("/devices", need("devices:write"), async (request, reply) => {
     const { accountId } = sessionOf(request);
     const values = readForm(formOf(request));
     const result = await attempt(
@@ -158,7 +158,7 @@ export async function deviceRoutes(app: FastifyInstance, { core }: ConsoleContex
     return reply.redirect(`/console/devices/${result.ok.id}?notice=device-created`, 303);
   });
 
-  app.get("/devices/export", async (request, reply) => {
+  app.get("/devices/export", need("devices:read"), async (request, reply) => {
     const { accountId } = sessionOf(request);
     return reply
       .type("text/csv; charset=utf-8")
@@ -167,7 +167,7 @@ export async function deviceRoutes(app: FastifyInstance, { core }: ConsoleContex
       .send(Readable.from(core.devices.exportCsv(accountId)));
   });
 
-  app.get("/devices/import", (request, reply) =>
+  app.get("/devices/import", need("devices:write"), (request, reply) =>
     show(
       request,
       reply,
@@ -179,7 +179,7 @@ export async function deviceRoutes(app: FastifyInstance, { core }: ConsoleContex
 
   await app.register(async (uploads) => {
     registerMultipartParser(uploads, IMPORT_LIMIT);
-    uploads.post("/devices/import", async (request, reply) => {
+    uploads.post("/devices/import", need("devices:write"), async (request, reply) => {
       const { accountId } = sessionOf(request);
       const file = request.body instanceof MultipartForm ? request.body.files.get("file") : undefined;
       const refused = (problems: { line: number; message: string }[], message: string) =>
@@ -205,9 +205,11 @@ export async function deviceRoutes(app: FastifyInstance, { core }: ConsoleContex
     });
   });
 
-  app.get("/devices/:id", (request, reply) => devicePage(request, reply, idParam(request)));
+  app.get("/devices/:id", need("devices:read"), (request, reply) =>
+    devicePage(request, reply, idParam(request)),
+  );
 
-  app.post("/devices/:id", async (request, reply) => {
+  app.post("/devices/:id", need("devices:write"), async (request, reply) => {
     const { accountId } = sessionOf(request);
     const id = idParam(request);
     await core.devices.get(accountId, id);
@@ -221,7 +223,7 @@ export async function deviceRoutes(app: FastifyInstance, { core }: ConsoleContex
     return reply.redirect(`/console/devices/${id}?notice=device-updated`, 303);
   });
 
-  app.post("/devices/:id/status", async (request, reply) => {
+  app.post("/devices/:id/status", need("devices:write"), async (request, reply) => {
     const { accountId } = sessionOf(request);
     const id = idParam(request);
     const form = formOf(request);
@@ -231,12 +233,12 @@ export async function deviceRoutes(app: FastifyInstance, { core }: ConsoleContex
     return reply.redirect(`${back}?notice=device-${status}`, 303);
   });
 
-  app.get("/devices/:id/delete", async (request, reply) => {
+  app.get("/devices/:id/delete", need("devices:write"), async (request, reply) => {
     const device = await core.devices.get(sessionOf(request).accountId, idParam(request));
     return show(request, reply, "device-delete", { title: `Forget ${device.mac}`, ...section }, { device });
   });
 
-  app.post("/devices/:id/delete", async (request, reply) => {
+  app.post("/devices/:id/delete", need("devices:write"), async (request, reply) => {
     await core.devices.delete(sessionOf(request).accountId, idParam(request));
     return reply.redirect("/console/devices?notice=device-deleted", 303);
   });

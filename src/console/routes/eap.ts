@@ -5,7 +5,7 @@
 import type { FastifyInstance } from "fastify";
 import type { Core } from "../../core/index.ts";
 import { NotFoundError } from "../../core/shared/errors.ts";
-import type { ConsoleContext } from "../context.ts";
+import { type ConsoleContext, need } from "../context.ts";
 
 /** What the network page shows for WPA-Enterprise. */
 export interface EapSettings {
@@ -36,7 +36,7 @@ export async function eapRoutes(app: FastifyInstance, { core }: ConsoleContext):
     return found;
   }
 
-  app.get("/eap/ca.pem", async (_request, reply) => {
+  app.get("/eap/ca.pem", need("networks:read"), async (_request, reply) => {
     const { pem } = await authority();
     return reply
       .type("application/x-pem-file")
@@ -45,7 +45,7 @@ export async function eapRoutes(app: FastifyInstance, { core }: ConsoleContext):
   });
 
   // RFC 2585 section 4.1: a DER certificate is application/pkix-cert.
-  app.get("/eap/ca.der", async (_request, reply) => {
+  app.get("/eap/ca.der", need("networks:read"), async (_request, reply) => {
     const { der } = await authority();
     return reply
       .type("application/pkix-cert")

@@ -1,7 +1,7 @@
 // Groups: list, create and delete (after a confirmation page). Membership is managed on each
 // user's page.
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
-import { type ConsoleContext, sessionOf } from "../context.ts";
+import { type ConsoleContext, need, sessionOf } from "../context.ts";
 import { formOf } from "../forms.ts";
 import { type FieldErrors, show } from "../views.ts";
 import { attempt, idParam, PAGE_SIZE, pageNumber, pagerOf, queryText } from "./common.ts";
@@ -37,9 +37,11 @@ export async function groupRoutes(app: FastifyInstance, { core }: ConsoleContext
     );
   }
 
-  app.get("/groups", (request, reply) => groupsPage(request, reply, { name: "", description: "" }));
+  app.get("/groups", need("groups:read"), (request, reply) =>
+    groupsPage(request, reply, { name: "", description: "" }),
+  );
 
-  app.post("/groups", async (request, reply) => {
+  app.post("/groups", need("groups:write"), async (request, reply) => {
     const { accountId } = sessionOf(request);
     const form = formOf(request);
     const values = { name: form.text("name"), description: form.text("description") };
@@ -48,12 +50,12 @@ export async function groupRoutes(app: FastifyInstance, { core }: ConsoleContext
     return reply.redirect("/console/groups?notice=group-created", 303);
   });
 
-  app.get("/groups/:id/delete", async (request, reply) => {
+  app.get("/groups/:id/delete", need("groups:write"), async (request, reply) => {
     const group = await core.groups.get(sessionOf(request).accountId, idParam(request));
     return show(request, reply, "group-delete", { title: `Delete ${group.name}`, ...section }, { group });
   });
 
-  app.post("/groups/:id/delete", async (request, reply) => {
+  app.post("/groups/:id/delete", need("groups:write"), async (request, reply) => {
     await core.groups.delete(sessionOf(request).accountId, idParam(request));
     return reply.redirect("/console/groups?notice=group-deleted", 303);
   });

@@ -3,7 +3,7 @@
 // the sponsor would from their email.
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import type { DecisionProblem } from "../../core/guests/service.ts";
-import { type ConsoleContext, sessionOf } from "../context.ts";
+import { type ConsoleContext, need, sessionOf } from "../context.ts";
 import { formOf } from "../forms.ts";
 import { show } from "../views.ts";
 import { idParam } from "./common.ts";
@@ -51,9 +51,9 @@ export async function guestRoutes(app: FastifyInstance, { core }: ConsoleContext
     );
   }
 
-  app.get("/guests", (request, reply) => page(request, reply));
+  app.get("/guests", need("users:read"), (request, reply) => page(request, reply));
 
-  app.post("/guests/:id/decide", async (request, reply) => {
+  app.post("/guests/:id/decide", need("users:write"), async (request, reply) => {
     const session = sessionOf(request);
     const form = formOf(request);
     const approve = form.text("decision") === "approve";

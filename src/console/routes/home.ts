@@ -3,11 +3,11 @@
 // points, and what the account has, with a way into each part.
 import type { FastifyInstance } from "fastify";
 import { stackedBars } from "../charts.ts";
-import { type ConsoleContext, sessionOf } from "../context.ts";
+import { type ConsoleContext, need, sessionOf } from "../context.ts";
 import { show } from "../views.ts";
 
 export async function homeRoutes(app: FastifyInstance, { core }: ConsoleContext): Promise<void> {
-  app.get("/", async (request, reply) => {
+  app.get("/", need("self"), async (request, reply) => {
     const { accountId } = sessionOf(request);
     const one = { page: 1, limit: 1 };
     const [users, disabled, networks, portals, groups, unused, keys, dashboard] = await Promise.all([

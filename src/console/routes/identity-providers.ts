@@ -7,7 +7,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import { IDP_PRESETS } from "../../core/idp/rules.ts";
 import type { IdentityProvider, ProviderInput } from "../../core/idp/service.ts";
 import { ValidationError } from "../../core/shared/errors.ts";
-import { type ConsoleContext, sessionOf } from "../context.ts";
+import { type ConsoleContext, need, sessionOf } from "../context.ts";
 import { type Form, formOf } from "../forms.ts";
 import { MultipartForm, registerMultipartParser } from "../multipart.ts";
 import { type FieldErrors, show } from "../views.ts";
@@ -166,7 +166,7 @@ export async function identityProviderRoutes(app: FastifyInstance, { core }: Con
     return show(request, reply, "idp-form", { title, ...section, status }, { provider, values, errors });
   }
 
-  app.get("/identity-providers", async (request, reply) => {
+  app.get("/identity-providers", need("identityproviders:read"), async (request, reply) => {
     const session = sessionOf(request);
     const [providers, passwordLogin] = await Promise.all([
       core.idp.list(session.accountId),
@@ -182,11 +182,11 @@ export async function identityProviderRoutes(app: FastifyInstance, { core }: Con
     );
   });
 
-  app.get("/identity-providers/new", (request, reply) =>
+  app.get("/identity-providers/new", need("identityproviders:write"), (request, reply) =>
     formPage(request, reply, null, blank(queryText(request, "preset"))),
   );
 
-  app.get("/identity-providers/:id", async (request, reply) => {
+  app.get("/identity-providers/:id", need("identityproviders:read"), async (request, reply) => {
     const provider = await core.idp.get(sessionOf(request).accountId, idParam(request));
     return formPage(request, reply, provider, valuesOf(provider));
   });
@@ -194,7 +194,7 @@ export async function identityProviderRoutes(app: FastifyInstance, { core }: Con
   // Create and edit take a metadata file: multipart forms (and plain ones) in this context.
   await app.register(async (forms) => {
     registerMultipartParser(forms);
-    forms.post("/identity-providers", async (request, reply) => {
+    forms.post("/identity-providers", need("identityproviders:write"), async (request, reply) => {
       const { accountId } = sessionOf(request);
       const values = readForm(formOf(request));
       const result = await attempt(() => core.idp.create(accountId, inputOf(values, request, null)), "name");
@@ -202,7 +202,7 @@ export async function identityProviderRoutes(app: FastifyInstance, { core }: Con
       return reply.redirect(`/console/identity-providers/${result.ok.id}?notice=idp-created`, 303);
     });
 
-    forms.post("/identity-providers/:id", async (request, reply) => {
+    forms.post("/identity-providers/:id", need("identityproviders:write"), async (request, reply) => {
       const { accountId } = sessionOf(request);
       const provider = await core.idp.get(accountId, idParam(request));
       const values = { ...readForm(formOf(request)), name: provider.name, kind: provider.kind };
@@ -214,7 +214,7 @@ export async function identityProviderRoutes(app: FastifyInstance, { core }: Con
     });
   });
 
-  app.get("/identity-providers/:id/delete", async (request, reply) => {
+  app.get("/identity-providers/:id/delete", need("identityproviders:write"), async (request, reply) => {
     const provider = await core.idp.get(sessionOf(request).accountId, idParam(request));
     return show(
       request,
@@ -225,12 +225,12 @@ export async function identityProviderRoutes(app: FastifyInstance, { core }: Con
     );
   });
 
-  app.post("/identity-providers/:id/delete", async (request, reply) => {
+  app.post("/identity-providers/:id/delete", need("identityproviders:write"), async (request, reply) => {
     await core.idp.delete(sessionOf(request).accountId, idParam(request));
     return reply.redirect("/console/identity-providers?notice=idp-deleted", 303);
   });
 
-  app.post("/identity-providers/password-login", async (request, reply) => {
+  app.post("/identity-providers/password-login", need("team:write"), async (request, reply) => {
     const on = formOf(request).text("password_login") === "on";
     await core.consoleSso.setPasswordLogin(sessionOf(request), on);
     return reply.redirect(`/console/identity-providers?notice=password-login-${on ? "on" : "off"}`, 303);

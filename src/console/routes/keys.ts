@@ -4,7 +4,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import { RESOURCES } from "../../core/keys/permissions.ts";
 import { type KeyListing, MAX_KEY_RATE_LIMIT } from "../../core/keys/service.ts";
 import { NotFoundError } from "../../core/shared/errors.ts";
-import { type ConsoleContext, sessionOf } from "../context.ts";
+import { type ConsoleContext, need, sessionOf } from "../context.ts";
 import { type Form, formOf } from "../forms.ts";
 import { type FieldErrors, show } from "../views.ts";
 import { attempt, idParam } from "./common.ts";
@@ -92,9 +92,9 @@ export async function keyRoutes(app: FastifyInstance, { core }: ConsoleContext):
     },
   });
 
-  app.get("/keys", (request, reply) => keysPage(request, reply, blank));
+  app.get("/keys", need("keys:read"), (request, reply) => keysPage(request, reply, blank));
 
-  app.post("/keys", async (request, reply) => {
+  app.post("/keys", need("keys:write"), async (request, reply) => {
     const session = sessionOf(request);
     const form = formOf(request);
     const values = readForm(form);
@@ -116,12 +116,12 @@ export async function keyRoutes(app: FastifyInstance, { core }: ConsoleContext):
     return redirectToKey(request, reply, row.id, { secret: key, event: "created" });
   });
 
-  app.get("/keys/:id/revoke", async (request, reply) => {
+  app.get("/keys/:id/revoke", need("keys:write"), async (request, reply) => {
     const key = await ownKey(sessionOf(request).accountId, idParam(request));
     return show(request, reply, "key-revoke", { title: "Revoke API key", section: "keys" }, { key });
   });
 
-  app.post("/keys/:id/revoke", async (request, reply) => {
+  app.post("/keys/:id/revoke", need("keys:write"), async (request, reply) => {
     const key = await ownKey(sessionOf(request).accountId, idParam(request));
     await core.keys.revoke(key.id);
     return reply.redirect("/console/keys?notice=key-revoked", 303);

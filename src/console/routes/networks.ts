@@ -3,7 +3,7 @@
 // authentications, edit, rotate the secret (shown once, likewise), delete after a confirmation page.
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import type { Network, NetworkInput } from "../../core/networks/service.ts";
-import { type ConsoleContext, sessionOf } from "../context.ts";
+import { type ConsoleContext, need, sessionOf } from "../context.ts";
 import { type Form, formOf } from "../forms.ts";
 import { type FieldErrors, show } from "../views.ts";
 import { attempt, idParam, PAGE_SIZE, pageNumber, pagerOf, queryText } from "./common.ts";
@@ -20,6 +20,8 @@ export interface NetworkFormValues {
   require_message_authenticator: boolean;
   coa_enabled: boolean;
   coa_port: string;
+  coa_fallback: string;
+  coa_rate: string;
   interim_interval: string;
   stale_after: string;
   eap_method: string;
@@ -47,6 +49,8 @@ function readForm(form: Form): NetworkFormValues {
     require_message_authenticator: form.checked("require_message_authenticator"),
     coa_enabled: form.checked("coa_enabled"),
     coa_port: form.text("coa_port"),
+    coa_fallback: form.text("coa_fallback"),
+    coa_rate: form.text("coa_rate"),
     interim_interval: form.text("interim_interval"),
     stale_after: form.text("stale_after"),
     eap_method: form.text("eap_method"),
@@ -62,6 +66,7 @@ function valuesOf(network: Network): NetworkFormValues {
     secret: "",
     mab_secret: "",
     coa_port: String(network.coa_port),
+    coa_rate: String(network.coa_rate),
     interim_interval: String(network.interim_interval),
     stale_after: String(network.stale_after),
   };
@@ -77,6 +82,8 @@ function inputOf(values: NetworkFormValues, withSecret: boolean): NetworkInput {
     require_message_authenticator: values.require_message_authenticator,
     coa_enabled: values.coa_enabled,
     coa_port: whole(values.coa_port),
+    coa_fallback: values.coa_fallback === "" ? undefined : values.coa_fallback,
+    coa_rate: whole(values.coa_rate),
     interim_interval: whole(values.interim_interval),
     stale_after: whole(values.stale_after),
     // A form without the field (an older page) keeps the stored method.
@@ -118,7 +125,7 @@ export async function networkRoutes(app: FastifyInstance, context: ConsoleContex
     },
   });
 
-  app.get("/networks", async (request, reply) => {
+  app.get("/networks", need("networks:read"), async (request, reply) => {
     const { accountId } = sessionOf(request);
     const search = queryText(request, "search");
     const page = await core.networks.list(
@@ -136,7 +143,7 @@ export async function networkRoutes(app: FastifyInstance, context: ConsoleContex
     );
   });
 
-  app.get("/networks/new", (request, reply) =>
+  app.get("/networks/new", need("networks:write"), (request, reply) =>
     formPage(request, reply, null, {
       name: "",
       nas_ip: "",
@@ -146,6 +153,8 @@ export async function networkRoutes(app: FastifyInstance, context: ConsoleContex
       require_message_authenticator: false,
       coa_enabled: false,
       coa_port: "3799",
+      coa_fallback: "none",
+      coa_rate: "20",
       interim_interval: "0",
       stale_after: "0",
       eap_method: "peap",
@@ -155,7 +164,7 @@ export async function networkRoutes(app: FastifyInstance, context: ConsoleContex
     }),
   );
 
-  app.post("/networks", async (request, reply) => {
+  app.post("/networks", need("networks:write"), async (request, reply) => {
     const { accountId } = sessionOf(request);
     const values = readForm(formOf(request));
     const result = await attempt(() => core.networks.create(accountId, inputOf(values, true)), "nas_ip");
@@ -196,15 +205,17 @@ export async function networkRoutes(app: FastifyInstance, context: ConsoleContex
     );
   }
 
-  app.get("/networks/:id", (request, reply) => networkPage(request, reply, idParam(request)));
+  app.get("/networks/:id", need("networks:read"), (request, reply) =>
+    networkPage(request, reply, idParam(request)),
+  );
   await radsecRoutes(app, context, networkPage);
 
-  app.get("/networks/:id/edit", async (request, reply) => {
+  app.get("/networks/:id/edit", need("networks:write"), async (request, reply) => {
     const network = await core.networks.get(sessionOf(request).accountId, idParam(request));
     return formPage(request, reply, network, valuesOf(network));
   });
 
-  app.post("/networks/:id", async (request, reply) => {
+  app.post("/networks/:id", need("networks:write"), async (request, reply) => {
     const { accountId } = sessionOf(request);
     const network = await core.networks.get(accountId, idParam(request));
     const values = readForm(formOf(request));
@@ -216,7 +227,7 @@ export async function networkRoutes(app: FastifyInstance, context: ConsoleContex
     return reply.redirect(`/console/networks/${network.id}?notice=network-updated`, 303);
   });
 
-  app.get("/networks/:id/rotate", async (request, reply) => {
+  app.get("/networks/:id/rotate", need("networks:write"), async (request, reply) => {
     const network = await core.networks.get(sessionOf(request).accountId, idParam(request));
     return show(
       request,
@@ -227,7 +238,7 @@ export async function networkRoutes(app: FastifyInstance, context: ConsoleContex
     );
   });
 
-  app.post("/networks/:id/rotate", async (request, reply) => {
+  app.post("/networks/:id/rotate", need("networks:write"), async (request, reply) => {
     const { network, secret } = await core.networks.rotateSecret(
       sessionOf(request).accountId,
       idParam(request),
@@ -235,7 +246,7 @@ export async function networkRoutes(app: FastifyInstance, context: ConsoleContex
     return redirectToSecret(request, reply, network.id, { secret, event: "rotated" });
   });
 
-  app.get("/networks/:id/delete", async (request, reply) => {
+  app.get("/networks/:id/delete", need("networks:write"), async (request, reply) => {
     const { accountId } = sessionOf(request);
     const network = await core.networks.get(accountId, idParam(request));
     const portals = await core.networks.countPortals(accountId, network.id);
@@ -248,7 +259,7 @@ export async function networkRoutes(app: FastifyInstance, context: ConsoleContex
     );
   });
 
-  app.post("/networks/:id/delete", async (request, reply) => {
+  app.post("/networks/:id/delete", need("networks:write"), async (request, reply) => {
     await core.networks.delete(sessionOf(request).accountId, idParam(request));
     return reply.redirect("/console/networks?notice=network-deleted", 303);
   });

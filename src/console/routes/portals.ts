@@ -28,7 +28,7 @@ import type { GuestVerification, VerificationInput } from "../../core/portals/ve
 import { chooseLanguage } from "../../portal/i18n.ts";
 import { ASSETS } from "../../portal/plugin.ts";
 import { signInPage } from "../../portal/views.ts";
-import { type ConsoleContext, sessionOf } from "../context.ts";
+import { type ConsoleContext, need, sessionOf } from "../context.ts";
 import { type Form, formOf, positiveId } from "../forms.ts";
 import { MultipartForm, registerMultipartParser } from "../multipart.ts";
 import { type FieldErrors, show } from "../views.ts";
@@ -450,7 +450,7 @@ export async function portalRoutes(app: FastifyInstance, { core }: ConsoleContex
     );
   }
 
-  app.get("/portals", async (request, reply) => {
+  app.get("/portals", need("captiveportals:read"), async (request, reply) => {
     const { accountId } = sessionOf(request);
     const search = queryText(request, "search");
     const [page, networks] = await Promise.all([
@@ -472,11 +472,11 @@ export async function portalRoutes(app: FastifyInstance, { core }: ConsoleContex
     );
   });
 
-  app.get("/portals/new", (request, reply) =>
+  app.get("/portals/new", need("captiveportals:write"), (request, reply) =>
     formPage(request, reply, null, defaults(queryText(request, "network"))),
   );
 
-  app.post("/portals", async (request, reply) => {
+  app.post("/portals", need("captiveportals:write"), async (request, reply) => {
     const { accountId } = sessionOf(request);
     const form = formOf(request);
     const values = readForm(form);
@@ -485,12 +485,12 @@ export async function portalRoutes(app: FastifyInstance, { core }: ConsoleContex
     return reply.redirect("/console/portals?notice=portal-created", 303);
   });
 
-  app.get("/portals/:id/edit", async (request, reply) => {
+  app.get("/portals/:id/edit", need("captiveportals:read"), async (request, reply) => {
     const portal = await core.portals.get(sessionOf(request).accountId, idParam(request));
     return formPage(request, reply, portal, valuesOf(portal));
   });
 
-  app.post("/portals/:id", async (request, reply) => {
+  app.post("/portals/:id", need("captiveportals:write"), async (request, reply) => {
     const { accountId } = sessionOf(request);
     const portal = await core.portals.get(accountId, idParam(request));
     const form = formOf(request);
@@ -504,7 +504,7 @@ export async function portalRoutes(app: FastifyInstance, { core }: ConsoleContex
   // check reads the multipart form's _csrf like any other form's).
   await app.register(async (uploads) => {
     registerMultipartParser(uploads);
-    uploads.post("/portals/:id/logo", async (request, reply) => {
+    uploads.post("/portals/:id/logo", need("captiveportals:write"), async (request, reply) => {
       const { accountId } = sessionOf(request);
       const portal = await core.portals.get(accountId, idParam(request));
       const file = request.body instanceof MultipartForm ? request.body.files.get("logo") : undefined;
@@ -516,7 +516,7 @@ export async function portalRoutes(app: FastifyInstance, { core }: ConsoleContex
     });
   });
 
-  app.post("/portals/:id/logo/delete", async (request, reply) => {
+  app.post("/portals/:id/logo/delete", need("captiveportals:write"), async (request, reply) => {
     const { accountId } = sessionOf(request);
     const id = idParam(request);
     await core.portals.removeLogo(accountId, id);
@@ -524,7 +524,7 @@ export async function portalRoutes(app: FastifyInstance, { core }: ConsoleContex
   });
 
   // The logo as the console shows it (any portal of the account, enabled or not).
-  app.get("/portals/:id/logo", async (request, reply) => {
+  app.get("/portals/:id/logo", need("captiveportals:read"), async (request, reply) => {
     const logo = await core.portals.logoFile(sessionOf(request).accountId, idParam(request));
     if (!logo) return reply.callNotFound();
     return reply
@@ -536,7 +536,7 @@ export async function portalRoutes(app: FastifyInstance, { core }: ConsoleContex
 
   // The live preview, shown in a sandboxed iframe of the form page: the stored portal (GET), or the
   // form's unsaved values (POST, CSRF-checked like every console form; nothing is written).
-  const framed = { config: { consoleFramed: true } };
+  const framed = { config: { consoleFramed: true, consolePermission: "captiveportals:read" as const } };
   const sendPreview = (reply: FastifyReply, body: string) =>
     reply.type("text/html; charset=utf-8").header("Cache-Control", "no-store").send(body);
   const logoUrl = async (accountId: number, id: number) => {
@@ -561,12 +561,12 @@ export async function portalRoutes(app: FastifyInstance, { core }: ConsoleContex
     sendPreview(reply, previewPage(request, readForm(formOf(request)))),
   );
 
-  app.get("/portals/:id/delete", async (request, reply) => {
+  app.get("/portals/:id/delete", need("captiveportals:write"), async (request, reply) => {
     const portal = await core.portals.get(sessionOf(request).accountId, idParam(request));
     return show(request, reply, "portal-delete", { title: `Delete ${portal.name}`, ...section }, { portal });
   });
 
-  app.post("/portals/:id/delete", async (request, reply) => {
+  app.post("/portals/:id/delete", need("captiveportals:write"), async (request, reply) => {
     await core.portals.delete(sessionOf(request).accountId, idParam(request));
     return reply.redirect("/console/portals?notice=portal-deleted", 303);
   });

@@ -7,7 +7,7 @@ import type { Network } from "../../core/networks/service.ts";
 import { RADSEC_CERT_DAYS } from "../../core/radsec/rules.ts";
 import type { RadsecCertificate, TrustedCa } from "../../core/radsec/service.ts";
 import type { RadsecConnection } from "../../core/radsec/types.ts";
-import { type ConsoleContext, sessionOf } from "../context.ts";
+import { type ConsoleContext, need, sessionOf } from "../context.ts";
 import { formOf } from "../forms.ts";
 import type { FieldErrors } from "../views.ts";
 import { attempt, idParam } from "./common.ts";
@@ -81,7 +81,7 @@ function days(text: string): number | undefined {
 export async function radsecRoutes(app: FastifyInstance, { core }: ConsoleContext, page: NetworkPage) {
   const base = (id: number) => `/console/networks/${id}`;
 
-  app.post("/networks/:id/radsec/certificates", async (request, reply) => {
+  app.post("/networks/:id/radsec/certificates", need("networks:write"), async (request, reply) => {
     const { accountId } = sessionOf(request);
     const id = idParam(request);
     const form = formOf(request);
@@ -106,7 +106,7 @@ export async function radsecRoutes(app: FastifyInstance, { core }: ConsoleContex
       .send(issued.pkcs12);
   });
 
-  app.get("/networks/:id/radsec/certificates/:serial", async (request, reply) => {
+  app.get("/networks/:id/radsec/certificates/:serial", need("networks:read"), async (request, reply) => {
     const serial = String((request.params as { serial?: unknown }).serial ?? "").replace(/\.pem$/, "");
     const { certificate, cert } = await core.radsec.certificate(
       sessionOf(request).accountId,
@@ -119,14 +119,18 @@ export async function radsecRoutes(app: FastifyInstance, { core }: ConsoleContex
       .send(cert.endsWith("\n") ? cert : `${cert}\n`);
   });
 
-  app.post("/networks/:id/radsec/certificates/:serial/revoke", async (request, reply) => {
-    const id = idParam(request);
-    const serial = String((request.params as { serial?: unknown }).serial ?? "");
-    await core.radsec.revoke(sessionOf(request).accountId, id, serial);
-    return reply.redirect(`${base(id)}?notice=radsec-revoked#radsec`, 303);
-  });
+  app.post(
+    "/networks/:id/radsec/certificates/:serial/revoke",
+    need("networks:write"),
+    async (request, reply) => {
+      const id = idParam(request);
+      const serial = String((request.params as { serial?: unknown }).serial ?? "");
+      await core.radsec.revoke(sessionOf(request).accountId, id, serial);
+      return reply.redirect(`${base(id)}?notice=radsec-revoked#radsec`, 303);
+    },
+  );
 
-  app.post("/networks/:id/radsec/ca", async (request, reply) => {
+  app.post("/networks/:id/radsec/ca", need("networks:write"), async (request, reply) => {
     const { accountId } = sessionOf(request);
     const id = idParam(request);
     const form = formOf(request);
@@ -150,7 +154,7 @@ export async function radsecRoutes(app: FastifyInstance, { core }: ConsoleContex
     return reply.redirect(`${base(id)}?notice=radsec-ca-saved#radsec`, 303);
   });
 
-  app.post("/networks/:id/radsec/ca/delete", async (request, reply) => {
+  app.post("/networks/:id/radsec/ca/delete", need("networks:write"), async (request, reply) => {
     const id = idParam(request);
     await core.radsec.untrust(sessionOf(request).accountId, id);
     return reply.redirect(`${base(id)}?notice=radsec-ca-removed#radsec`, 303);

@@ -16,7 +16,7 @@ import {
 import type { Window } from "../../core/reports/repo.ts";
 import { isoSeconds, TIME_FORMS } from "../../core/reports/time.ts";
 import { TooManyRequestsError } from "../../core/shared/errors.ts";
-import { type ConsoleContext, sessionOf } from "../context.ts";
+import { type ConsoleContext, need, sessionOf } from "../context.ts";
 import { formOf } from "../forms.ts";
 import { type FieldErrors, show } from "../views.ts";
 import { attempt, PAGE_SIZE, pageNumber, pagerOf, queryText } from "./common.ts";
@@ -119,7 +119,7 @@ export async function reportRoutes(app: FastifyInstance, { core }: ConsoleContex
     return { accountId, values, report, window, span };
   }
 
-  app.get("/reports", async (request, reply) => {
+  app.get("/reports", need("reports:read"), async (request, reply) => {
     const asked = await answerable(request, reply);
     if ("sent" in asked) return asked.sent;
     const { accountId, values, report, span } = asked;
@@ -141,7 +141,7 @@ export async function reportRoutes(app: FastifyInstance, { core }: ConsoleContex
   });
 
   // The whole window (at most 4 hours) as one CSV file, collected page by page.
-  app.get("/reports/csv", async (request, reply) => {
+  app.get("/reports/csv", need("reports:read"), async (request, reply) => {
     const asked = await answerable(request, reply);
     if ("sent" in asked) return asked.sent;
     const { accountId, report, window, span } = asked;
@@ -160,7 +160,7 @@ export async function reportRoutes(app: FastifyInstance, { core }: ConsoleContex
       .send(reports.csv(report, rows));
   });
 
-  app.post("/reports/tasks", async (request, reply) => {
+  app.post("/reports/tasks", need("reports:read"), async (request, reply) => {
     const { accountId } = sessionOf(request);
     const form = formOf(request);
     const values = valuesOf((name) => form.text(name));
@@ -185,7 +185,7 @@ export async function reportRoutes(app: FastifyInstance, { core }: ConsoleContex
     return String((request.params as { name?: unknown }).name ?? "");
   }
 
-  app.get("/reports/tasks/:name", async (request, reply) => {
+  app.get("/reports/tasks/:name", need("reports:read"), async (request, reply) => {
     const state = await reports.task(sessionOf(request).accountId, taskName(request));
     const pending = state.status === "queued" || state.status === "running";
     return show(
@@ -197,7 +197,7 @@ export async function reportRoutes(app: FastifyInstance, { core }: ConsoleContex
     );
   });
 
-  app.get("/reports/tasks/:name/download", async (request, reply) => {
+  app.get("/reports/tasks/:name/download", need("reports:read"), async (request, reply) => {
     const name = taskName(request);
     const state = await reports.task(sessionOf(request).accountId, name);
     if (state.status !== "done")

@@ -5,7 +5,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import type { PendingSecret } from "../../core/admins/pending-secrets.ts";
 import type { Core } from "../../core/index.ts";
-import { sessionOf } from "../context.ts";
+import { need, sessionOf } from "../context.ts";
 import { idParam } from "./common.ts";
 
 /** The path segment of what the secret belongs to: /console/<kind>/<id>/secret shows it. */
@@ -38,7 +38,10 @@ export function secretPage(
   page: SecretPage,
 ): RedirectToSecret {
   const subject = (id: number) => `${kind}:${id}`;
-  app.get(`/${kind}/:id/secret`, async (request, reply) => {
+  // Only the session that made the secret finds it; made by a form its role may use.
+  const permission =
+    kind === "networks" ? "networks:write" : kind === "keys" ? "keys:write" : "webhooks:write";
+  app.get(`/${kind}/:id/secret`, need(permission), async (request, reply) => {
     const id = idParam(request);
     const pending = await core.admins.pendingSecrets.take(sessionOf(request), subject(id));
     if (!pending) return reply.redirect(page.gone(id), 303);

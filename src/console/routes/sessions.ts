@@ -4,7 +4,7 @@
 // few seconds and swaps that part); without it, the Refresh link reloads the page.
 import type { FastifyInstance, FastifyRequest } from "fastify";
 import { ConflictError } from "../../core/shared/errors.ts";
-import { type ConsoleContext, sessionOf } from "../context.ts";
+import { type ConsoleContext, need, sessionOf } from "../context.ts";
 import { show, showPart } from "../views.ts";
 import { idParam, PAGE_SIZE, pageNumber, pagerOf, queryText } from "./common.ts";
 
@@ -40,17 +40,17 @@ export async function sessionRoutes(app: FastifyInstance, { core }: ConsoleConte
     };
   }
 
-  app.get("/sessions", async (request, reply) => {
+  app.get("/sessions", need("sessions:read"), async (request, reply) => {
     const data = await online(request);
     return show(request, reply, "sessions", { title: "Online now", ...section }, data);
   });
 
-  app.get("/sessions/live", async (request, reply) => {
+  app.get("/sessions/live", need("sessions:read"), async (request, reply) => {
     const data = await online(request);
     return showPart(reply, "sessions-live", { ...data, page: { csrf: sessionOf(request).csrfToken } });
   });
 
-  app.post("/sessions/:id/disconnect", async (request, reply) => {
+  app.post("/sessions/:id/disconnect", need("sessions:write"), async (request, reply) => {
     const { accountId } = sessionOf(request);
     try {
       const { disconnect } = await core.sessions.disconnect(accountId, idParam(request), "console");

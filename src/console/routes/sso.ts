@@ -6,7 +6,9 @@
 //                                                 or SAML ACS sent the browser here): the console
 //                                                 user the verified email names gets a session
 // The login limits apply: a refused sign-in counts as a failed login of the address, and an
-// address over its limit starts none. Every refusal is logged with its reason.
+// address over its limit starts none. Every refusal is logged with its reason. An admin with a
+// second factor (or in an account that requires one) goes on to it, as after a password
+// (sign-in.ts): Wisp cannot tell whether the identity provider asked for one.
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import { type IdpProblem, IdpRefusal } from "../../core/idp/rules.ts";
 import { addressGroup } from "../../http/rate-limit.ts";
@@ -22,7 +24,8 @@ import {
   setSsoCookie,
 } from "../security.ts";
 import { show } from "../views.ts";
-import { LOGIN_ADDRESS_FAILURE_LIMIT, LOGIN_WINDOW_MS } from "./auth.ts";
+import { LOGIN_ADDRESS_FAILURE_LIMIT, LOGIN_WINDOW_MS } from "./login-limits.ts";
+import { startSignIn } from "./sign-in.ts";
 
 /** What the person is told, by reason (the log line has the details). */
 const REFUSALS: Record<IdpProblem, string> = {
@@ -118,13 +121,20 @@ export async function ssoRoutes(app: FastifyInstance, { core, counters }: Consol
         const browser = readCookie(request, SSO_COOKIE) ?? "";
         const signedIn = await core.consoleSso.finish(providerId, request.params.token, browser);
         request.log.info(
-          { provider: providerId, admin: signedIn.session.adminId, created: signedIn.created },
+          {
+            provider: providerId,
+            admin: signedIn.session?.adminId,
+            created: signedIn.created,
+            secondFactor: signedIn.pending ?? null,
+          },
           "console single sign-on",
         );
+        clearSsoCookie(request, reply);
+        // A second factor is due (or must be set up first): the same step as after a password.
+        if (signedIn.pending) return startSignIn(request, reply, signedIn.token, signedIn.pending);
         // A session this browser had before is ended, not left behind.
         const previous = readCookie(request, SESSION_COOKIE);
         if (previous) await core.admins.logout(previous);
-        clearSsoCookie(request, reply);
         setSessionCookie(request, reply, signedIn.token);
         return reply.redirect("/console", 303);
       } catch (error) {

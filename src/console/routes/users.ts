@@ -5,7 +5,7 @@ import { CHECK_OPERATORS, REPLY_OPERATORS } from "../../core/aaa/values.ts";
 import { NotFoundError } from "../../core/shared/errors.ts";
 import { USER_STATUSES } from "../../core/users/rules.ts";
 import type { User, UserInput } from "../../core/users/service.ts";
-import { type ConsoleContext, sessionOf } from "../context.ts";
+import { type ConsoleContext, need, sessionOf } from "../context.ts";
 import { type Form, formOf, positiveId } from "../forms.ts";
 import { type FieldErrors, show } from "../views.ts";
 import { attempt, idParam, PAGE_SIZE, pageNumber, pagerOf, queryText } from "./common.ts";
@@ -107,7 +107,7 @@ export async function userRoutes(app: FastifyInstance, { core }: ConsoleContext)
     );
   }
 
-  app.get("/users", async (request, reply) => {
+  app.get("/users", need("users:read"), async (request, reply) => {
     const { accountId } = sessionOf(request);
     const search = queryText(request, "search");
     const statusText = queryText(request, "status");
@@ -127,7 +127,7 @@ export async function userRoutes(app: FastifyInstance, { core }: ConsoleContext)
     );
   });
 
-  app.get("/users/new", (request, reply) =>
+  app.get("/users/new", need("users:write"), (request, reply) =>
     show(
       request,
       reply,
@@ -137,7 +137,7 @@ export async function userRoutes(app: FastifyInstance, { core }: ConsoleContext)
     ),
   );
 
-  app.post("/users", async (request, reply) => {
+  app.post("/users", need("users:write"), async (request, reply) => {
     const { accountId } = sessionOf(request);
     const values = readUser(formOf(request));
     const result = await attempt(() => core.users.create(accountId, userInput(values)), "username");
@@ -153,12 +153,12 @@ export async function userRoutes(app: FastifyInstance, { core }: ConsoleContext)
     return reply.redirect(`/console/users/${result.ok.id}?notice=user-created`, 303);
   });
 
-  app.get("/users/:id", async (request, reply) => {
+  app.get("/users/:id", need("users:read"), async (request, reply) => {
     const user = await core.users.get(sessionOf(request).accountId, idParam(request));
     return userPage(request, reply, user);
   });
 
-  app.post("/users/:id", async (request, reply) => {
+  app.post("/users/:id", need("users:write"), async (request, reply) => {
     const { accountId } = sessionOf(request);
     const user = await core.users.get(accountId, idParam(request));
     const values = readUser(formOf(request));
@@ -173,7 +173,7 @@ export async function userRoutes(app: FastifyInstance, { core }: ConsoleContext)
     return reply.redirect(`/console/users/${user.id}?notice=user-updated`, 303);
   });
 
-  app.post("/users/:id/status", async (request, reply) => {
+  app.post("/users/:id/status", need("users:write"), async (request, reply) => {
     const { accountId } = sessionOf(request);
     const id = idParam(request);
     const status = formOf(request).text("status") === "disabled" ? "disabled" : "enabled";
@@ -182,7 +182,7 @@ export async function userRoutes(app: FastifyInstance, { core }: ConsoleContext)
     return reply.redirect(`${back}?notice=user-${status}`, 303);
   });
 
-  app.post("/users/:id/attributes", async (request, reply) => {
+  app.post("/users/:id/attributes", need("attributes:write"), async (request, reply) => {
     const { accountId } = sessionOf(request);
     const user = await core.users.get(accountId, idParam(request));
     const form = formOf(request);
@@ -202,7 +202,7 @@ export async function userRoutes(app: FastifyInstance, { core }: ConsoleContext)
     return reply.redirect(`/console/users/${user.id}?notice=attribute-added#attributes`, 303);
   });
 
-  app.post("/users/:id/attributes/delete", async (request, reply) => {
+  app.post("/users/:id/attributes/delete", need("attributes:write"), async (request, reply) => {
     const { accountId } = sessionOf(request);
     const id = idParam(request);
     const form = formOf(request);
@@ -214,7 +214,7 @@ export async function userRoutes(app: FastifyInstance, { core }: ConsoleContext)
     return reply.redirect(`/console/users/${id}?notice=attribute-removed#attributes`, 303);
   });
 
-  app.post("/users/:id/groups", async (request, reply) => {
+  app.post("/users/:id/groups", need("users:write"), async (request, reply) => {
     const { accountId } = sessionOf(request);
     const user = await core.users.get(accountId, idParam(request));
     const form = formOf(request);
@@ -235,19 +235,19 @@ export async function userRoutes(app: FastifyInstance, { core }: ConsoleContext)
     return reply.redirect(`/console/users/${user.id}?notice=group-joined#groups`, 303);
   });
 
-  app.post("/users/:id/groups/:groupId/delete", async (request, reply) => {
+  app.post("/users/:id/groups/:groupId/delete", need("users:write"), async (request, reply) => {
     const { accountId } = sessionOf(request);
     const id = idParam(request);
     await core.groups.removeMember(accountId, idParam(request, "groupId"), id);
     return reply.redirect(`/console/users/${id}?notice=group-left#groups`, 303);
   });
 
-  app.get("/users/:id/delete", async (request, reply) => {
+  app.get("/users/:id/delete", need("users:write"), async (request, reply) => {
     const user = await core.users.get(sessionOf(request).accountId, idParam(request));
     return show(request, reply, "user-delete", { title: `Delete ${user.username}`, ...section }, { user });
   });
 
-  app.post("/users/:id/delete", async (request, reply) => {
+  app.post("/users/:id/delete", need("users:write"), async (request, reply) => {
     await core.users.delete(sessionOf(request).accountId, idParam(request));
     return reply.redirect("/console/users?notice=user-deleted", 303);
   });

@@ -5,7 +5,7 @@ import type { VoucherBatch } from "../../core/activity/service.ts";
 import type { Network } from "../../core/networks/service.ts";
 import { MAX_BATCH } from "../../core/vouchers/rules.ts";
 import type { Voucher } from "../../core/vouchers/service.ts";
-import { type ConsoleContext, sessionOf } from "../context.ts";
+import { type ConsoleContext, need, sessionOf } from "../context.ts";
 import { formOf, positiveId } from "../forms.ts";
 import { type FieldErrors, show } from "../views.ts";
 import { attempt, idParam, PAGE_SIZE, pageNumber, pagerOf, queryText } from "./common.ts";
@@ -81,7 +81,7 @@ export async function voucherRoutes(app: FastifyInstance, { core }: ConsoleConte
     );
   }
 
-  app.get("/vouchers", (request, reply) =>
+  app.get("/vouchers", need("vouchers:read"), (request, reply) =>
     vouchersPage(request, reply, {
       quantity: "20",
       prefix: "",
@@ -93,7 +93,7 @@ export async function voucherRoutes(app: FastifyInstance, { core }: ConsoleConte
     }),
   );
 
-  app.post("/vouchers/batches", async (request, reply) => {
+  app.post("/vouchers/batches", need("vouchers:write"), async (request, reply) => {
     const { accountId } = sessionOf(request);
     const form = formOf(request);
     const values: BatchFormValues = {
@@ -118,7 +118,7 @@ export async function voucherRoutes(app: FastifyInstance, { core }: ConsoleConte
     return reply.redirect(`/console/vouchers/batches/${result.ok.batch_id}?notice=batch-created`, 303);
   });
 
-  app.get("/vouchers/batches/:id", async (request, reply) => {
+  app.get("/vouchers/batches/:id", need("vouchers:read"), async (request, reply) => {
     const { accountId } = sessionOf(request);
     const batch = await core.activity.getBatch(accountId, idParam(request));
     const [vouchers, networks] = await Promise.all([
@@ -139,7 +139,7 @@ export async function voucherRoutes(app: FastifyInstance, { core }: ConsoleConte
     );
   });
 
-  app.get("/vouchers/batches/:id/print", async (request, reply) => {
+  app.get("/vouchers/batches/:id/print", need("vouchers:read"), async (request, reply) => {
     const { accountId } = sessionOf(request);
     const batch: VoucherBatch = await core.activity.getBatch(accountId, idParam(request));
     const networkId = positiveId(queryText(request, "network"));
@@ -159,7 +159,7 @@ export async function voucherRoutes(app: FastifyInstance, { core }: ConsoleConte
     );
   });
 
-  app.get("/vouchers/batches/:id/csv", async (request, reply) => {
+  app.get("/vouchers/batches/:id/csv", need("vouchers:read"), async (request, reply) => {
     const { accountId } = sessionOf(request);
     const batch = await core.activity.getBatch(accountId, idParam(request));
     const vouchers = await allVouchers(accountId, batch.id);

@@ -5,7 +5,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import { EVENT_KINDS } from "../../core/webhooks/rules.ts";
 import type { Delivery, Webhook } from "../../core/webhooks/service.ts";
-import { type ConsoleContext, sessionOf } from "../context.ts";
+import { type ConsoleContext, need, sessionOf } from "../context.ts";
 import { formOf } from "../forms.ts";
 import { type FieldErrors, show } from "../views.ts";
 import { attempt, idParam } from "./common.ts";
@@ -88,9 +88,9 @@ export async function webhookRoutes(app: FastifyInstance, { core }: ConsoleConte
     },
   });
 
-  app.get("/webhooks", (request, reply) => listPage(request, reply, blank));
+  app.get("/webhooks", need("webhooks:read"), (request, reply) => listPage(request, reply, blank));
 
-  app.post("/webhooks", async (request, reply) => {
+  app.post("/webhooks", need("webhooks:write"), async (request, reply) => {
     const { accountId } = sessionOf(request);
     const form = formOf(request);
     const values: WebhookFormValues = { url: form.text("url"), events: form.all("events") };
@@ -102,9 +102,11 @@ export async function webhookRoutes(app: FastifyInstance, { core }: ConsoleConte
     return redirectToSecret(request, reply, webhook.id, { secret, event: "created" });
   });
 
-  app.get("/webhooks/:id", (request, reply) => endpointPage(request, reply, idParam(request)));
+  app.get("/webhooks/:id", need("webhooks:read"), (request, reply) =>
+    endpointPage(request, reply, idParam(request)),
+  );
 
-  app.post("/webhooks/:id/enabled", async (request, reply) => {
+  app.post("/webhooks/:id/enabled", need("webhooks:write"), async (request, reply) => {
     const { accountId } = sessionOf(request);
     const enabled = formOf(request).text("enabled") === "1";
     const hook = await core.webhooks.update(accountId, idParam(request), { enabled });
@@ -114,7 +116,7 @@ export async function webhookRoutes(app: FastifyInstance, { core }: ConsoleConte
     );
   });
 
-  app.post("/webhooks/:id/test", async (request, reply) => {
+  app.post("/webhooks/:id/test", need("webhooks:write"), async (request, reply) => {
     const { accountId } = sessionOf(request);
     const id = idParam(request);
     const result = await attempt(() => core.webhooks.sendTest(accountId, id));
@@ -124,7 +126,7 @@ export async function webhookRoutes(app: FastifyInstance, { core }: ConsoleConte
     return reply.redirect(`/console/webhooks/${id}?notice=webhook-test-queued`, 303);
   });
 
-  app.post("/webhooks/:id/deliveries/:delivery/resend", async (request, reply) => {
+  app.post("/webhooks/:id/deliveries/:delivery/resend", need("webhooks:write"), async (request, reply) => {
     const { accountId } = sessionOf(request);
     const id = idParam(request);
     const deliveryId = idParam(request, "delivery");
@@ -137,7 +139,7 @@ export async function webhookRoutes(app: FastifyInstance, { core }: ConsoleConte
     return reply.redirect(`/console/webhooks/${id}?notice=webhook-resent`, 303);
   });
 
-  app.get("/webhooks/:id/rotate", async (request, reply) => {
+  app.get("/webhooks/:id/rotate", need("webhooks:write"), async (request, reply) => {
     const hook = await core.webhooks.get(sessionOf(request).accountId, idParam(request));
     return show(
       request,
@@ -148,7 +150,7 @@ export async function webhookRoutes(app: FastifyInstance, { core }: ConsoleConte
     );
   });
 
-  app.post("/webhooks/:id/rotate", async (request, reply) => {
+  app.post("/webhooks/:id/rotate", need("webhooks:write"), async (request, reply) => {
     const { webhook, secret } = await core.webhooks.rotateSecret(
       sessionOf(request).accountId,
       idParam(request),
@@ -156,12 +158,12 @@ export async function webhookRoutes(app: FastifyInstance, { core }: ConsoleConte
     return redirectToSecret(request, reply, webhook.id, { secret, event: "rotated" });
   });
 
-  app.get("/webhooks/:id/delete", async (request, reply) => {
+  app.get("/webhooks/:id/delete", need("webhooks:write"), async (request, reply) => {
     const hook = await core.webhooks.get(sessionOf(request).accountId, idParam(request));
     return show(request, reply, "webhook-delete", { title: "Delete webhook", ...section }, { hook });
   });
 
-  app.post("/webhooks/:id/delete", async (request, reply) => {
+  app.post("/webhooks/:id/delete", need("webhooks:write"), async (request, reply) => {
     await core.webhooks.delete(sessionOf(request).accountId, idParam(request));
     return reply.redirect("/console/webhooks?notice=webhook-deleted", 303);
   });

@@ -1,5 +1,8 @@
 // rlm_sql's authorize step, over rows already loaded: the user's check and reply items, then
 // their groups in priority order with Fall-Through. Pure: the caller loads the rows.
+import type { GatewayVendor } from "../networks/rules.ts";
+import { withPlan } from "../plans/attributes.ts";
+import type { PlanLimits } from "../plans/rules.ts";
 import { compareCheckItems, fallThrough, mergePairs, type Pair } from "./pairs.ts";
 
 export interface GroupItems {
@@ -13,6 +16,8 @@ export interface SqlUserItems {
   reply: Pair[];
   /** The user's groups, lowest priority number first. */
   groups: GroupItems[];
+  /** The user's plan (its own, else its first group's with one): items under the rows' (plans/attributes.ts). */
+  plan?: PlanLimits | null | undefined;
 }
 
 export interface Authorization {
@@ -23,7 +28,12 @@ export interface Authorization {
   reply: Pair[];
 }
 
-export function authorize(request: readonly Pair[], items: SqlUserItems): Authorization {
+/** `vendor`: the network's, which picks the attributes of a plan's bandwidth. */
+export function authorize(
+  request: readonly Pair[],
+  items: SqlUserItems,
+  vendor: GatewayVendor = "generic",
+): Authorization {
   let control: Pair[] = [];
   let reply: Pair[] = [];
   let found = false;
@@ -56,5 +66,5 @@ export function authorize(request: readonly Pair[], items: SqlUserItems): Author
       if (fall !== "yes") break;
     }
   }
-  return { found, control, reply };
+  return withPlan({ found, control, reply }, items.plan ?? null, vendor);
 }

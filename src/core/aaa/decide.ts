@@ -3,11 +3,13 @@
 // the caller; session counts come through `SessionCounters`, asked only when an item needs them.
 import type { Authorization } from "./authorize.ts";
 import { parseAttributeName } from "./dictionary.ts";
+import { LOGIN_TIME_MIN_SECONDS, loginTimeLeft } from "./login-time.ts";
 import { ntPasswordHash } from "./nt-hash.ts";
 import { firstValue, type Pair } from "./pairs.ts";
 import { firstKnown, type KnownGood, knownGoodPasswords, type PapAuthorization } from "./passwords/items.ts";
 import { NO_PASSWORD, papFailure } from "./passwords/pap.ts";
-import { applyQuotas, type QuotaCounters } from "./quotas.ts";
+import { applyQuotas, type QuotaCounters, type QuotaVerdict } from "./quotas.ts";
+import type { AuthMethod } from "./recording.ts";
 
 export interface SessionCounters extends QuotaCounters {
   /** Sessions of the user with no stop time. */
@@ -44,6 +46,16 @@ export interface Credentials {
    * still applies, as for a certificate.
    */
   mac?: true | undefined;
+  /**
+   * How the door authenticated, when the credentials alone do not say (an EAP door: PEAP or TTLS
+   * around MS-CHAPv2 or PAP): recorded, and what policies' method conditions see.
+   */
+  method?: AuthMethod | undefined;
+  /**
+   * A directory's user whose credentials the directory proved (src/core/directories/login.ts: a
+   * bind, or the NT hash it exposes): no password item is compared; every other rule still applies.
+   */
+  directory?: true | undefined;
 }
 
 export type LoginDecision =
@@ -127,11 +139,75 @@ async function authenticate(
   return { reason: "no credentials in the request" };
 }
 
+/**
+ * The session counters' limits, in FreeRADIUS's order: rlm_sqlcounter's noresetcounter
+ * (Max-All-Session) and expire_on_login (Expire-After), then the daily and monthly counters and
+ * Wisp's data quotas (quotas.ts). A limit reached rejects; otherwise Session-Timeout and the data
+ * attributes carry what remains. Also used by voucher logins whose batch has a plan.
+ */
+export async function applyCounters(
+  control: readonly Pair[],
+  reply: Pair[],
+  counters: SessionCounters,
+  now: number,
+): Promise<QuotaVerdict> {
+  const maxAll = integer(control, "Max-All-Session");
+  if (maxAll !== undefined) {
+    const used = await counters.totalSessionTime();
+    if (maxAll <= used) return { accepted: false, reason: "maximum total session time reached" };
+    reply = capSessionTimeout(reply, maxAll - used);
+  }
+  const expireAfter = integer(control, "Expire-After");
+  if (expireAfter !== undefined) {
+    const first = await counters.firstSessionStart();
+    const elapsed = first === null ? 0 : Math.max(0, now - first);
+    if (expireAfter <= elapsed) return { accepted: false, reason: "account expired after first login" };
+    reply = capSessionTimeout(reply, expireAfter - elapsed);
+  }
+  return applyQuotas(control, reply, counters, now);
+}
+
+/** Simultaneous-Use (session management, after authentication): the reason to refuse, or null. */
+export async function simultaneousUseProblem(
+  control: readonly Pair[],
+  counters: SessionCounters,
+): Promise<string | null> {
+  const simultaneous = integer(control, "Simultaneous-Use");
+  if (simultaneous !== undefined && (await counters.openSessions()) >= simultaneous)
+    return "already logged in";
+  return null;
+}
+
+export interface DecisionOptions {
+  /**
+   * The IANA time zone Login-Time is read in. Unset: the process's local time zone (TZ), as
+   * FreeRADIUS reads it and as the quota periods (quotas.ts) are counted.
+   */
+  timeZone?: string | undefined;
+}
+
+/** rlm_logintime (authorize): outside the window -> reject; inside -> cap the session at its end. */
+function applyLoginTime(
+  control: readonly Pair[],
+  reply: Pair[],
+  now: number,
+  timeZone?: string,
+): { reply: Pair[]; reason?: undefined } | { reason: string } {
+  const window = firstValue(control, "Login-Time");
+  if (window === undefined) return { reply };
+  const left = loginTimeLeft(window, now, timeZone);
+  if (left < 0) return { reason: "outside the allowed login time" };
+  if (left === 0) return { reply }; // the whole week is allowed
+  if (left < LOGIN_TIME_MIN_SECONDS) return { reason: "the allowed login time ends within a minute" };
+  return { reply: capSessionTimeout(reply, left) };
+}
+
 export async function decideLogin(
   authz: Authorization,
   credentials: Credentials,
   counters: SessionCounters,
   now: number,
+  options: DecisionOptions = {},
 ): Promise<LoginDecision> {
   const { control } = authz;
   let reply = authz.reply;
@@ -144,39 +220,24 @@ export async function decideLogin(
     reply = capSessionTimeout(reply, expiration - now);
   }
 
-  // rlm_sqlcounter noresetcounter: total session time.
-  const maxAll = integer(control, "Max-All-Session");
-  if (maxAll !== undefined) {
-    const used = await counters.totalSessionTime();
-    if (maxAll <= used) return reject("maximum total session time reached", control);
-    reply = capSessionTimeout(reply, maxAll - used);
-  }
+  const counted = await applyCounters(control, reply, counters, now);
+  if (!counted.accepted) return reject(counted.reason, control);
+  reply = counted.reply;
 
-  // rlm_sqlcounter expire_on_login: time since the first login.
-  const expireAfter = integer(control, "Expire-After");
-  if (expireAfter !== undefined) {
-    const first = await counters.firstSessionStart();
-    const elapsed = first === null ? 0 : Math.max(0, now - first);
-    if (expireAfter <= elapsed) return reject("account expired after first login", control);
-    reply = capSessionTimeout(reply, expireAfter - elapsed);
-  }
-
-  // rlm_sqlcounter dailycounter / monthlycounter, and Wisp's data quotas (quotas.ts).
-  const quotas = await applyQuotas(control, reply, counters, now);
-  if (!quotas.accepted) return reject(quotas.reason, control);
-  reply = quotas.reply;
+  // rlm_logintime, after expiration in FreeRADIUS's default authorize section.
+  const loginTime = applyLoginTime(control, reply, now, options.timeZone);
+  if (loginTime.reason !== undefined) return reject(loginTime.reason, control);
+  reply = loginTime.reply;
 
   const authType = firstValue(control, "Auth-Type")?.toLowerCase();
   if (authType === "reject") return reject("rejected by Auth-Type", control);
-  if (authType !== "accept" && !credentials.certificate && !credentials.mac) {
+  if (authType !== "accept" && !credentials.certificate && !credentials.mac && !credentials.directory) {
     const failure = await authenticate(knownGoodPasswords(control), credentials, authType);
     if (failure !== undefined) return reject(failure.reason, control, failure.detail);
   }
 
   // Session management runs after a successful authentication.
-  const simultaneous = integer(control, "Simultaneous-Use");
-  if (simultaneous !== undefined && (await counters.openSessions()) >= simultaneous) {
-    return reject("already logged in", control);
-  }
+  const busy = await simultaneousUseProblem(control, counters);
+  if (busy !== null) return reject(busy, control);
   return { accepted: true, reply: wireReply(reply), control };
 }

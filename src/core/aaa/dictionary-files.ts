@@ -19,6 +19,9 @@ export function dictionaryDirectory(): string {
 /** Wisp's own attributes (data quotas), beside this module; deploy/freeradius/configure.sh installs it too. */
 export const WISP_DICTIONARY_FILE = join(import.meta.dirname, "dictionary.wisp");
 
+/** Vendor attributes of FreeRADIUS 3.2 missing from node-radius-utils' tree (Wisp only, see the file). */
+export const WISP_VENDORS_DICTIONARY_FILE = join(import.meta.dirname, "dictionary.wisp-vendors");
+
 /** Name of the main dictionary file; everything else is reached through its $INCLUDEs. */
 export const MAIN_DICTIONARY_FILE = "dictionary";
 

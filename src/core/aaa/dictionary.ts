@@ -11,6 +11,7 @@ import {
   MAIN_DICTIONARY_FILE,
   REPLACED_INTERNAL_FILE,
   WISP_DICTIONARY_FILE,
+  WISP_VENDORS_DICTIONARY_FILE,
 } from "./dictionary-files.ts";
 
 export type AttributeType =
@@ -382,7 +383,10 @@ export function loadDictionary(options: { reload?: boolean } = {}): Dictionary {
       throw shippedFileError("the RADIUS dictionaries of", "node-radius-utils", error);
     }
     // Wisp's own attributes (quotas), in a dictionary file of their own, as vendors ship theirs.
-    const dict = parseDictionary(join(directory, MAIN_DICTIONARY_FILE), [WISP_DICTIONARY_FILE]);
+    const dict = parseDictionary(join(directory, MAIN_DICTIONARY_FILE), [
+      WISP_DICTIONARY_FILE,
+      WISP_VENDORS_DICTIONARY_FILE,
+    ]);
     const [first] = dict.unreadable;
     if (first) throw shippedFileError("the RADIUS dictionary file", first.path, first.error);
     cached = dict;

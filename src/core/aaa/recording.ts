@@ -31,6 +31,8 @@ export interface AttemptRecord {
   at: number;
   /** MAB: the device let in (or refused); `touch`: write its last_seen and network with the attempt. */
   device?: { id: number; touch: boolean } | undefined;
+  /** The policy that decided the attempt (id null: the default rule); absent: none evaluated. */
+  policy?: { id: number | null; name: string } | undefined;
 }
 
 export type AuthMethod = "PAP" | "CHAP" | "MSCHAPv2" | "PEAP" | "TTLS" | "TLS" | "MAB";
@@ -74,6 +76,8 @@ const ATTEMPT_COLUMNS = [
   "portal_id",
   "method",
   "outer_identity",
+  "policy_id",
+  "policy_name",
 ] as const;
 
 type AttemptRow = Pick<Insertable<Schema["radpostauth"]>, (typeof ATTEMPT_COLUMNS)[number]>;
@@ -144,8 +148,10 @@ export class RecordingRepo {
       portal_id: portals[i] ?? null,
       method: attempt.method,
       outer_identity: attempt.outerIdentity,
+      policy_id: attempt.policy?.id ?? null,
+      policy_name: attempt.policy?.name ?? null,
     }));
-    // 19 columns: 500 rows stay far below SQLite's and PostgreSQL's bound-parameter limits.
+    // 21 columns: 500 rows stay far below SQLite's and PostgreSQL's bound-parameter limits.
     for (let i = 0; i < rows.length; i += 500) await insertAttemptRows(trx, rows.slice(i, i + 500));
     for (let i = 0; i < events.length; i += 1000) await insertEvents(trx, events.slice(i, i + 1000));
     await this.touchDevices(trx, attempts);

@@ -4,6 +4,7 @@ import { type Kysely, sql } from "kysely";
 import type { DialectName } from "../../db/database.ts";
 import { prepared } from "../../db/prepared.ts";
 import type { Schema } from "../../db/schema.ts";
+import { type PlanLimits, planLimitsOf } from "../plans/rules.ts";
 import type { GroupItems, SqlUserItems } from "./authorize.ts";
 import type { SessionCounters } from "./decide.ts";
 import type { Pair } from "./pairs.ts";
@@ -18,6 +19,7 @@ export class LoginRepo {
   private readonly groupCheck;
   private readonly groupReply;
   private readonly usageOf;
+  private readonly planOf;
 
   constructor(
     private readonly db: Kysely<Schema>,
@@ -43,7 +45,7 @@ export class LoginRepo {
       (accountId: number, username: string) =>
         db
           .selectFrom("users")
-          .select(["id", "status"])
+          .select(["id", "status", "directory_id"])
           .where("account_id", "=", accountId)
           .where("username", "=", username),
       sample,
@@ -60,6 +62,39 @@ export class LoginRepo {
           .where("username", "=", username)
           .orderBy("priority")
           .orderBy("id"),
+      sample,
+    );
+    // The user's own plan, else the plan of its first group (radusergroup priority) that has one.
+    this.planOf = prepared(
+      db,
+      (accountId: number, username: string) =>
+        db
+          .selectFrom("plans")
+          .selectAll()
+          .where("account_id", "=", accountId)
+          .where("id", "=", (eb) =>
+            eb.fn.coalesce(
+              eb
+                .selectFrom("users")
+                .select("users.plan_id")
+                .where("users.account_id", "=", accountId)
+                .where("users.username", "=", username),
+              eb
+                .selectFrom("radusergroup")
+                .innerJoin("groups", (join) =>
+                  join
+                    .onRef("groups.account_id", "=", "radusergroup.account_id")
+                    .onRef("groups.name", "=", "radusergroup.groupname"),
+                )
+                .select("groups.plan_id")
+                .where("radusergroup.account_id", "=", accountId)
+                .where("radusergroup.username", "=", username)
+                .where("groups.plan_id", "is not", null)
+                .orderBy("radusergroup.priority")
+                .orderBy("radusergroup.id")
+                .limit(1),
+            ),
+          ),
       sample,
     );
     this.groupCheck = prepared(db, byGroup("radgroupcheck"), sample);
@@ -104,17 +139,21 @@ export class LoginRepo {
     };
   }
 
-  /** The Wisp user behind a username (exact match, as FreeRADIUS's queries): id and status. */
-  async findUser(accountId: number, username: string): Promise<{ id: number; status: string } | undefined> {
+  /** The Wisp user behind a username (exact match, as FreeRADIUS's queries): id, status, its directory. */
+  async findUser(
+    accountId: number,
+    username: string,
+  ): Promise<{ id: number; status: string; directory_id: number | null } | undefined> {
     return (await this.user(accountId, username))[0];
   }
 
   /** The rows rlm_sql's authorize queries would read for this username (exact match, by id). */
   async userItems(accountId: number, username: string): Promise<SqlUserItems> {
-    const [check, reply, memberships] = await Promise.all([
+    const [check, reply, memberships, plan] = await Promise.all([
       this.check(accountId, username),
       this.reply(accountId, username),
       this.memberships(accountId, username),
+      this.plan(accountId, username),
     ]);
     const groups: GroupItems[] = await Promise.all(
       memberships.map(async ({ groupname }) => {
@@ -125,7 +164,13 @@ export class LoginRepo {
         return { name: groupname, check: groupCheck.map(toPair), reply: groupReply.map(toPair) };
       }),
     );
-    return { check: check.map(toPair), reply: reply.map(toPair), groups };
+    return { check: check.map(toPair), reply: reply.map(toPair), groups, plan };
+  }
+
+  /** The user's plan: its own, else its first group's (by radusergroup priority) with one. */
+  async plan(accountId: number, username: string): Promise<PlanLimits | null> {
+    const row = (await this.planOf(accountId, username))[0];
+    return row ? planLimitsOf(row) : null;
   }
 
   /** One group's check and reply items (a device's group, evaluated before its owner's groups). */
@@ -142,56 +187,67 @@ export class LoginRepo {
   }
 
   counters(accountId: number, username: string): SessionCounters {
-    const sessions = () =>
-      this.db.selectFrom("radacct").where("account_id", "=", accountId).where("username", "=", username);
-    const epoch =
-      this.dialect === "postgres"
-        ? sql<number>`extract(epoch from min(acctstarttime))`
-        : sql<number>`min(acctstarttime)`;
-    return {
-      openSessions: async () => {
-        // As FreeRADIUS's simul_count_query: sessions a NAS reboot closed do not count.
-        const row = await sessions()
-          .leftJoin("nasreload", "nasreload.nasipaddress", "radacct.nasipaddress")
-          .where("radacct.acctstoptime", "is", null)
-          .where((eb) =>
-            eb.or([
-              eb("nasreload.reloadtime", "is", null),
-              eb("radacct.acctstarttime", ">", eb.ref("nasreload.reloadtime")),
-            ]),
-          )
-          .select((eb) => eb.fn.countAll<number>().as("open"))
-          .executeTakeFirstOrThrow();
-        return Number(row.open);
-      },
-      totalSessionTime: async () => {
-        const row = await sessions()
-          .select((eb) => eb.fn.coalesce(eb.fn.sum<number>("acctsessiontime"), sql<number>`0`).as("total"))
-          .executeTakeFirstOrThrow();
-        return Number(row.total);
-      },
-      sessionTimeSince: async (since) => {
-        // rlm_sqlcounter's dailycounter query: the part of each session after `since`.
-        const start =
-          this.dialect === "postgres"
-            ? sql<number>`extract(epoch from acctstarttime)`
-            : sql<number>`acctstarttime`;
-        const greatest = this.dialect === "postgres" ? sql.raw("greatest") : sql.raw("max");
-        const row = await sessions()
-          .where(sql<boolean>`${start} + acctsessiontime > ${since}`)
-          .select(
-            sql<number>`coalesce(sum(acctsessiontime - ${greatest}(${since} - ${start}, 0)), 0)`.as("total"),
-          )
-          .executeTakeFirstOrThrow();
-        return Math.max(0, Math.floor(Number(row.total)));
-      },
-      octetsSince: (since) => this.octetsSince(accountId, [username], since),
-      firstSessionStart: async () => {
-        const row = await sessions().select(epoch.as("first")).executeTakeFirst();
-        return row?.first === null || row?.first === undefined ? null : Math.floor(Number(row.first));
-      },
-    };
+    return sessionCounters(this.db, this.dialect, accountId, [username]);
   }
+}
+
+/**
+ * The session counters of a login over the sessions of these usernames (a voucher's code may be
+ * typed in either case), on `db`: the caller's transaction where it holds one.
+ */
+export function sessionCounters(
+  db: Kysely<Schema>,
+  dialect: DialectName,
+  accountId: number,
+  usernames: string[],
+): SessionCounters {
+  const sessions = () =>
+    db.selectFrom("radacct").where("account_id", "=", accountId).where("username", "in", usernames);
+  const epoch =
+    dialect === "postgres"
+      ? sql<number>`extract(epoch from min(acctstarttime))`
+      : sql<number>`min(acctstarttime)`;
+  return {
+    openSessions: async () => {
+      // As FreeRADIUS's simul_count_query: sessions a NAS reboot closed do not count.
+      const row = await sessions()
+        .leftJoin("nasreload", "nasreload.nasipaddress", "radacct.nasipaddress")
+        .where("radacct.acctstoptime", "is", null)
+        .where((eb) =>
+          eb.or([
+            eb("nasreload.reloadtime", "is", null),
+            eb("radacct.acctstarttime", ">", eb.ref("nasreload.reloadtime")),
+          ]),
+        )
+        .select((eb) => eb.fn.countAll<number>().as("open"))
+        .executeTakeFirstOrThrow();
+      return Number(row.open);
+    },
+    totalSessionTime: async () => {
+      const row = await sessions()
+        .select((eb) => eb.fn.coalesce(eb.fn.sum<number>("acctsessiontime"), sql<number>`0`).as("total"))
+        .executeTakeFirstOrThrow();
+      return Number(row.total);
+    },
+    sessionTimeSince: async (since) => {
+      // rlm_sqlcounter's dailycounter query: the part of each session after `since`.
+      const start =
+        dialect === "postgres" ? sql<number>`extract(epoch from acctstarttime)` : sql<number>`acctstarttime`;
+      const greatest = dialect === "postgres" ? sql.raw("greatest") : sql.raw("max");
+      const row = await sessions()
+        .where(sql<boolean>`${start} + acctsessiontime > ${since}`)
+        .select(
+          sql<number>`coalesce(sum(acctsessiontime - ${greatest}(${since} - ${start}, 0)), 0)`.as("total"),
+        )
+        .executeTakeFirstOrThrow();
+      return Math.max(0, Math.floor(Number(row.total)));
+    },
+    octetsSince: (since) => sumOctets(db, dialect, accountId, usernames, since),
+    firstSessionStart: async () => {
+      const row = await sessions().select(epoch.as("first")).executeTakeFirst();
+      return row?.first === null || row?.first === undefined ? null : Math.floor(Number(row.first));
+    },
+  };
 }
 
 /** Octets in plus out of the sessions of these usernames that started at or after `since`. */

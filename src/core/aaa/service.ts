@@ -7,14 +7,22 @@ import type { DialectName } from "../../db/database.ts";
 import type { Schema } from "../../db/schema.ts";
 import { TransactionBatcher } from "../../db/transaction-batcher.ts";
 import { insertEvents, type NewEvent } from "../events/repo.ts";
+import { type GatewayVendor, gatewayVendorOf } from "../networks/rules.ts";
+import type { PolicyRequest, PolicyVerdict } from "../policies/engine.ts";
 import { unixNow } from "../shared/clock.ts";
 import { acctStatus, type SessionValues, sessionValues } from "./accounting.ts";
 import { authorize } from "./authorize.ts";
-import { type Credentials, decideLogin } from "./decide.ts";
+import { type Credentials, decideLogin, wireReply } from "./decide.ts";
 import { firstValue, type Pair } from "./pairs.ts";
 import { type AttemptRecord, type AuthMethod, RecordingRepo, type SessionContext } from "./recording.ts";
 import { LoginRepo } from "./repo.ts";
 import { normalizeMac, parseCalledStation } from "./stations.ts";
+
+/**
+ * The account's policies, applied to a login the credential check accepted (src/core/policies):
+ * the first matching rule's outcome (accept with its attributes, or reject with its reason).
+ */
+export type PolicyHook = (input: PolicyRequest, reply: Pair[]) => Promise<PolicyVerdict>;
 
 /** A voucher's verdict for a pre-check: nothing written; null when no voucher has the code. */
 export type VoucherCheck = (input: {
@@ -35,6 +43,8 @@ export interface Client {
   mab_mode?: string;
   mab_password?: string;
   mab_secret?: string;
+  /** The gateway's vendor (migration 031): which attributes carry a plan's bandwidth. */
+  vendor?: string;
 }
 
 /** A MAC authentication's verdict (src/core/devices/mab.ts). */
@@ -61,6 +71,23 @@ export type MacLogin = (input: {
   run: TransactionBatcher["run"];
 }) => Promise<MacVerdict | null>;
 
+/** A directory's verdict on a login: proven (the shadow user to go on with) or refused, and why. */
+export type DirectoryVerdict =
+  | { proven: true; userId: number; username: string }
+  | { proven: false; userId: number | null; reason: string };
+
+/**
+ * A login for a directory's user (src/core/directories/login.ts): asked for a shadow user, and for
+ * a name no local user, voucher or device has; null when no directory has the name.
+ */
+export type DirectoryLogin = (input: {
+  accountId: number;
+  username: string;
+  credentials: Credentials;
+  /** The shadow user's directory; null for a name unknown here. */
+  shadowOf: number | null;
+}) => Promise<DirectoryVerdict | null>;
+
 /** Told of every Interim-Update once stored (the quota check on the accounting path). */
 export type UsageHook = (usage: { accountId: number; username: string; sessionId: number }) => void;
 
@@ -86,6 +113,8 @@ export type VoucherLogin = (input: {
   credentials: Credentials;
   clientMac: string | null;
   now: number;
+  /** The network's gateway vendor: the attributes of the batch's plan bandwidth. */
+  vendor?: GatewayVendor | undefined;
   /** Writes the voucher's state change and events in the caller's transaction. */
   run: TransactionBatcher["run"];
 }) => Promise<{ voucherId: number; accepted: boolean; reply: Pair[]; reason: string | null } | null>;
@@ -105,8 +134,9 @@ function where(request: readonly Pair[]): Where {
   };
 }
 
-/** How the credentials prove the user, for the record (a door may say more: PEAP, TTLS). */
+/** How the credentials prove the user (the door says more when it knows it: PEAP, TTLS). */
 function methodOf(credentials: Credentials): AuthMethod | null {
+  if (credentials.method) return credentials.method;
   if (credentials.certificate) return "TLS";
   if (credentials.password !== undefined) return "PAP";
   if (credentials.chap) return "CHAP";
@@ -149,9 +179,11 @@ export class AaaService {
   private readonly attempts: AttemptQueue;
   voucherLogin: VoucherLogin | undefined;
   macLogin: MacLogin | undefined;
+  directoryLogin: DirectoryLogin | undefined;
   /** The voucher rules without writing (a portal's pre-check). */
   voucherCheck: VoucherCheck | undefined;
   onUsage: UsageHook | undefined;
+  policies: PolicyHook | undefined;
   /**
    * Unix seconds a login is decided at (time-of-day rules, Login-Time, Expiration). Tests of those
    * rules set it (WISP_TEST_CLOCK_FILE for a server process, see src/core/shared/clock.ts).
@@ -194,6 +226,7 @@ export class AaaService {
     const voucherLogin = this.voucherLogin;
     const macLogin = this.macLogin;
     const run: TransactionBatcher["run"] = (w) => this.writes.run(w);
+    const vendor = gatewayVendorOf(client.vendor);
     const { result, user, voucherId, mab } = await this.judge(
       accountId,
       request,
@@ -201,10 +234,33 @@ export class AaaService {
       now,
       (code) =>
         voucherLogin
-          ? voucherLogin({ accountId, code, credentials, clientMac: place.clientMac, now, run })
+          ? voucherLogin({ accountId, code, credentials, clientMac: place.clientMac, now, vendor, run })
           : Promise.resolve(null),
       macLogin && (() => macLogin({ network: client, request, credentials, now, run })),
+      vendor,
     );
+    const method = mab ? "MAB" : methodOf(credentials);
+    const userId = mab ? mab.userId : (user?.id ?? null);
+    let policy: PolicyVerdict["policy"] | undefined;
+    if (result.accepted && this.policies) {
+      const verdict = await this.policies(
+        {
+          network: client,
+          ssid: place.ssid,
+          nasIdentifier: firstValue(request, "NAS-Identifier") ?? null,
+          clientMac: place.clientMac,
+          method,
+          username: firstValue(request, "User-Name") ?? "",
+          userId,
+          now,
+        },
+        result.reply,
+      );
+      policy = verdict.policy;
+      result.accepted = verdict.accepted;
+      result.reply = verdict.reply;
+      result.reason = verdict.reason;
+    }
     const interval = client.interim_interval ?? 0;
     if (result.accepted && interval > 0 && firstValue(result.reply, "Acct-Interim-Interval") === undefined) {
       result.reply = [
@@ -212,17 +268,41 @@ export class AaaService {
         { attribute: "Acct-Interim-Interval", op: "=", value: String(interval) },
       ];
     }
-    const attempt = attemptOf(
-      client,
-      request,
-      result,
-      mab ? mab.userId : (user?.id ?? null),
-      mab ? mab.voucherId : voucherId,
-      now,
-      mab ? "MAB" : methodOf(credentials),
-    );
+    const attempt = attemptOf(client, request, result, userId, mab ? mab.voucherId : voucherId, now, method);
+    if (policy) attempt.policy = policy;
     if (mab?.deviceId) attempt.device = { id: mab.deviceId, touch: mab.touch };
     return { result, attempt };
+  }
+
+  /**
+   * What a new login with this request would be given now, credentials aside: the user's and
+   * groups' items with their plan in the network's vendor, then the policies. A live session's new
+   * authorization (CoA, RFC 5176 section 3.1). Empty when the user is gone or a policy would reject.
+   */
+  async replyFor(client: Client, request: Pair[], method: AuthMethod | null, now = this.clock()) {
+    const accountId = client.account_id;
+    const username = firstValue(request, "User-Name") ?? "";
+    const items = await this.logins.userItems(accountId, username);
+    const authz = authorize(request, items, gatewayVendorOf(client.vendor));
+    if (!authz.found) return [];
+    const reply = wireReply(authz.reply);
+    if (!this.policies) return reply;
+    const place = where(request);
+    const user = await this.logins.findUser(accountId, username);
+    const verdict = await this.policies(
+      {
+        network: client,
+        ssid: place.ssid,
+        nasIdentifier: firstValue(request, "NAS-Identifier") ?? null,
+        clientMac: place.clientMac,
+        method,
+        username,
+        userId: user?.id ?? null,
+        now,
+      },
+      reply,
+    );
+    return verdict.accepted ? verdict.reply : [];
   }
 
   /**
@@ -259,6 +339,7 @@ export class AaaService {
       code: string,
     ) => Promise<{ voucherId: number; accepted: boolean; reply?: Pair[]; reason: string | null } | null>,
     macStep?: () => Promise<MacVerdict | null>,
+    vendor: GatewayVendor = "generic",
   ): Promise<{
     result: LoginResult;
     user: { id: number } | undefined;
@@ -272,7 +353,7 @@ export class AaaService {
     if (user?.status === "disabled") {
       result = { accepted: false, reply: [], reason: "user disabled" };
     } else {
-      const authz = authorize(request, await this.logins.userItems(accountId, username));
+      const authz = authorize(request, await this.logins.userItems(accountId, username), vendor);
       // A User-Name that is a MAC but a user's (or has FreeRADIUS rows) is that user's login.
       const mab = authz.found || user || !macStep ? null : await macStep();
       if (mab)
@@ -282,10 +363,23 @@ export class AaaService {
           voucherId,
           mab,
         };
-      const voucher = authz.found ? null : await voucherStep(username);
+      const shadowOf = user?.directory_id ?? null;
+      const voucher = authz.found || shadowOf !== null ? null : await voucherStep(username);
+      // Last: a directory that is down never holds up vouchers, devices or local users.
+      const directory =
+        voucher || !this.directoryLogin || (shadowOf === null && (user || authz.found))
+          ? null
+          : await this.directoryLogin({ accountId, username, credentials, shadowOf });
       if (voucher) {
         voucherId = voucher.voucherId;
         result = { accepted: voucher.accepted, reply: voucher.reply ?? [], reason: voucher.reason };
+      } else if (directory) {
+        const shadow = directory.userId === null ? user : { id: directory.userId };
+        return {
+          result: await this.decideShadow(accountId, request, directory, now),
+          user: shadow,
+          voucherId,
+        };
       } else {
         const decision = await decideLogin(
           authz,
@@ -299,6 +393,23 @@ export class AaaService {
       }
     }
     return { result, user, voucherId };
+  }
+
+  /** A directory's verdict; once proven, the shadow user's rules as for a local user (no password item). */
+  private async decideShadow(
+    accountId: number,
+    request: Pair[],
+    verdict: DirectoryVerdict,
+    now: number,
+  ): Promise<LoginResult> {
+    if (!verdict.proven) return { accepted: false, reply: [], reason: verdict.reason };
+    const name = verdict.username;
+    const authz = authorize(request, await this.logins.userItems(accountId, name));
+    const counters = this.logins.counters(accountId, name);
+    const decision = await decideLogin({ ...authz, found: true }, { directory: true }, counters, now);
+    return decision.accepted
+      ? { accepted: true, reply: decision.reply, reason: null }
+      : { accepted: false, reply: [], reason: decision.reason, detail: decision.detail };
   }
 
   /**

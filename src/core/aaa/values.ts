@@ -3,6 +3,7 @@
 
 import { type Family, parseCidr, parseIp } from "../shared/ip.ts";
 import { type AttributeDef, findValue } from "./dictionary.ts";
+import { checkLoginTime } from "./login-time.ts";
 
 /** Operators allowed on check (control) items, as in radcheck / radgroupcheck. */
 export const CHECK_OPERATORS = [
@@ -181,6 +182,8 @@ export function checkAttributeValue(def: AttributeDef, value: string, operator?:
   const unsafe = checkValueSafe(value);
   if (unsafe) return unsafe;
   if (operator === "=~" || operator === "!~") return checkRegex(value);
+  // rlm_logintime reads its own syntax; FreeRADIUS skips what it cannot read (login-time.ts).
+  if (def.name === "Login-Time" && operator !== "=*" && operator !== "!*") return checkLoginTime(value);
   let rest = value;
   if (def.hasTag) {
     const m = /^:([^:]*):/.exec(value);

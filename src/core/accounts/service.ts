@@ -2,7 +2,7 @@
 import { isUniqueViolation } from "../../db/database.ts";
 import { ConflictError, NotFoundError, ValidationError } from "../shared/errors.ts";
 import { isoNow } from "../shared/time.ts";
-import type { AccountRow, AccountsRepo } from "./repo.ts";
+import type { AccountCounts, AccountRow, AccountsRepo } from "./repo.ts";
 
 export const DEFAULT_ACCOUNT = "default";
 const ACCOUNT_NAME = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/;
@@ -34,6 +34,13 @@ export class AccountsService {
       if (isUniqueViolation(error)) throw new ConflictError(`account "${name}" already exists`);
       throw error;
     }
+  }
+
+  /** The account a key belongs to, with how many of each thing it has (GET /api/account). */
+  async overview(accountId: number): Promise<{ account: AccountRow; counts: AccountCounts }> {
+    const [account, counts] = await Promise.all([this.repo.findById(accountId), this.repo.counts(accountId)]);
+    if (!account) throw new NotFoundError(`account ${accountId} not found`);
+    return { account, counts };
   }
 
   list(): Promise<AccountRow[]> {

@@ -2,22 +2,35 @@
 // other query is scoped by account_id or by the admin's id.
 
 import type { Kysely, Selectable } from "kysely";
+import type { DialectName } from "../../db/database.ts";
 import type { Schema } from "../../db/schema.ts";
 import { type AuditEntry, recordAudit } from "../audit/record.ts";
 import {
   type AdminDb,
   type ConsoleAdminsTable,
+  type ConsoleInvitesTable,
   type ConsolePendingSecretsTable,
   type ConsoleSessionsTable,
   withAdminTables,
 } from "./tables.ts";
 
 export type AdminRow = Selectable<ConsoleAdminsTable>;
+/** A new console user: its second factors come later (factors-repo.ts). */
+export type NewAdminRow = Omit<
+  AdminRow,
+  "id" | "totp_secret" | "totp_pending" | "totp_last_step" | "webauthn_user_id"
+>;
 export type SessionRow = Selectable<ConsoleSessionsTable>;
 export type AdminListRow = AdminRow & { account_name: string };
 /** A console user as a login finds it: with its account's name and password-login setting. */
 export type AdminLoginRow = AdminListRow & { console_password_login: number };
 export type PendingSecretRow = Selectable<ConsolePendingSecretsTable>;
+export type InviteRow = Selectable<ConsoleInvitesTable>;
+/** A session as its owner's list shows it. */
+export type SessionListRow = Pick<
+  SessionRow,
+  "id" | "admin_id" | "created" | "last_seen" | "expires" | "user_agent" | "address" | "provider_id"
+>;
 
 /** A live session with whom it belongs to, as one lookup finds it. */
 export interface SessionLookup {
@@ -29,14 +42,21 @@ export interface SessionLookup {
   last_seen: string;
   expires: string;
   provider_id: number | null;
+  user_agent: string | null;
+  address: string | null;
   email: string;
+  /** Read from console_admins with every request: a role change counts from the next request. */
+  role: string;
   account_name: string;
 }
 
 export class AdminsRepo {
   private readonly a: AdminDb;
 
-  constructor(private readonly db: Kysely<Schema>) {
+  constructor(
+    private readonly db: Kysely<Schema>,
+    private readonly dialect: DialectName = "sqlite",
+  ) {
     this.a = withAdminTables(db);
   }
 
@@ -46,7 +66,139 @@ export class AdminsRepo {
   }
 
   transaction<T>(fn: (repo: AdminsRepo) => Promise<T>): Promise<T> {
-    return this.db.transaction().execute((trx) => fn(new AdminsRepo(trx)));
+    return this.db.transaction().execute((trx) => fn(new AdminsRepo(trx, this.dialect)));
+  }
+
+  /**
+   * In a transaction: holds the account's row until commit, so two team changes of one account
+   * (two owners demoting each other) run one after the other and each counts the owners the other
+   * left. SQLite has one writer at a time already.
+   */
+  async lockAccount(accountId: number): Promise<void> {
+    if (this.dialect !== "postgres") return;
+    await this.a.selectFrom("accounts").select("id").where("id", "=", accountId).forUpdate().execute();
+  }
+
+  async countOwners(accountId: number): Promise<number> {
+    const row = await this.a
+      .selectFrom("console_admins")
+      .select((eb) => eb.fn.countAll<number>().as("total"))
+      .where("account_id", "=", accountId)
+      .where("role", "=", "owner")
+      .executeTakeFirstOrThrow();
+    return Number(row.total);
+  }
+
+  async setRole(accountId: number, id: number, role: string, at: string): Promise<void> {
+    await this.a
+      .updateTable("console_admins")
+      .set({ role, updated: at })
+      .where("account_id", "=", accountId)
+      .where("id", "=", id)
+      .execute();
+  }
+
+  /** Deletes a console user with their sessions (and so the secrets waiting in them). */
+  async deleteAdmin(accountId: number, id: number): Promise<void> {
+    await this.deleteSessionsOf(accountId, id);
+    await this.a
+      .deleteFrom("console_admins")
+      .where("account_id", "=", accountId)
+      .where("id", "=", id)
+      .execute();
+  }
+
+  /** An admin's sessions not yet expired, newest first. */
+  listSessions(accountId: number, adminId: number, now: string): Promise<SessionListRow[]> {
+    return this.a
+      .selectFrom("console_sessions")
+      .select(["id", "admin_id", "created", "last_seen", "expires", "user_agent", "address", "provider_id"])
+      .where("account_id", "=", accountId)
+      .where("admin_id", "=", adminId)
+      .where("expires", ">", now)
+      .orderBy("last_seen", "desc")
+      .orderBy("id", "desc")
+      .execute();
+  }
+
+  /** Ends one session of one admin; false when there is no such session. */
+  async deleteSessionOf(accountId: number, adminId: number, sessionId: number): Promise<boolean> {
+    const result = await this.a
+      .deleteFrom("console_sessions")
+      .where("account_id", "=", accountId)
+      .where("admin_id", "=", adminId)
+      .where("id", "=", sessionId)
+      .executeTakeFirst();
+    return Number(result.numDeletedRows) > 0;
+  }
+
+  async seenFrom(
+    accountId: number,
+    id: number,
+    userAgent: string | null,
+    address: string | null,
+  ): Promise<void> {
+    await this.a
+      .updateTable("console_sessions")
+      .set({ user_agent: userAgent, address })
+      .where("account_id", "=", accountId)
+      .where("id", "=", id)
+      .execute();
+  }
+
+  insertInvite(row: Omit<InviteRow, "id">): Promise<InviteRow> {
+    return this.a.insertInto("console_invites").values(row).returningAll().executeTakeFirstOrThrow();
+  }
+
+  findInvite(tokenDigest: string): Promise<InviteRow | undefined> {
+    return this.a
+      .selectFrom("console_invites")
+      .selectAll()
+      .where("token_digest", "=", tokenDigest)
+      .executeTakeFirst();
+  }
+
+  /** Invitations still open (not used, withdrawn or expired), newest first. */
+  openInvites(accountId: number, now: string): Promise<InviteRow[]> {
+    return this.a
+      .selectFrom("console_invites")
+      .selectAll()
+      .where("account_id", "=", accountId)
+      .where("accepted", "is", null)
+      .where("revoked", "is", null)
+      .where("expires", ">", now)
+      .orderBy("id", "desc")
+      .execute();
+  }
+
+  /** Withdraws the open invitations to an email (one), or one invitation by id; how many were. */
+  async revokeInvites(
+    accountId: number,
+    by: { email: string } | { id: number },
+    at: string,
+  ): Promise<number> {
+    let query = this.a
+      .updateTable("console_invites")
+      .set({ revoked: at })
+      .where("account_id", "=", accountId)
+      .where("accepted", "is", null)
+      .where("revoked", "is", null);
+    query = "email" in by ? query.where("email", "=", by.email) : query.where("id", "=", by.id);
+    const result = await query.executeTakeFirst();
+    return Number(result.numUpdatedRows);
+  }
+
+  /** Marks an invitation used, unless it was used or withdrawn meanwhile (then false: single use). */
+  async acceptInvite(accountId: number, id: number, at: string): Promise<boolean> {
+    const result = await this.a
+      .updateTable("console_invites")
+      .set({ accepted: at })
+      .where("account_id", "=", accountId)
+      .where("id", "=", id)
+      .where("accepted", "is", null)
+      .where("revoked", "is", null)
+      .executeTakeFirst();
+    return Number(result.numUpdatedRows) > 0;
   }
 
   async count(): Promise<number> {
@@ -67,6 +219,17 @@ export class AdminsRepo {
       .executeTakeFirst();
   }
 
+  findById(accountId: number, id: number): Promise<AdminLoginRow | undefined> {
+    return this.a
+      .selectFrom("console_admins")
+      .innerJoin("accounts", "accounts.id", "console_admins.account_id")
+      .selectAll("console_admins")
+      .select(["accounts.name as account_name", "accounts.console_password_login"])
+      .where("console_admins.account_id", "=", accountId)
+      .where("console_admins.id", "=", id)
+      .executeTakeFirst();
+  }
+
   list(accountId?: number): Promise<AdminListRow[]> {
     let query = this.a
       .selectFrom("console_admins")
@@ -77,7 +240,7 @@ export class AdminsRepo {
     return query.orderBy("console_admins.id").execute();
   }
 
-  insert(row: Omit<AdminRow, "id">): Promise<AdminRow> {
+  insert(row: NewAdminRow): Promise<AdminRow> {
     return this.a.insertInto("console_admins").values(row).returningAll().executeTakeFirstOrThrow();
   }
 
@@ -122,7 +285,9 @@ export class AdminsRepo {
       .execute();
   }
 
-  async insertSession(row: Omit<SessionRow, "id">): Promise<number> {
+  async insertSession(
+    row: Omit<SessionRow, "id" | "second_factor"> & { second_factor?: string | null },
+  ): Promise<number> {
     const inserted = await this.a
       .insertInto("console_sessions")
       .values(row)
@@ -147,17 +312,21 @@ export class AdminsRepo {
         "s.last_seen",
         "s.expires",
         "s.provider_id",
+        "s.user_agent",
+        "s.address",
         "a.email",
+        "a.role",
         "accounts.name as account_name",
       ])
       .where("s.token_hash", "=", tokenHash)
       .executeTakeFirst();
   }
 
-  async extendSession(id: number, lastSeen: string, expires: string): Promise<void> {
+  async extendSession(accountId: number, id: number, lastSeen: string, expires: string): Promise<void> {
     await this.a
       .updateTable("console_sessions")
       .set({ last_seen: lastSeen, expires })
+      .where("account_id", "=", accountId)
       .where("id", "=", id)
       .execute();
   }

@@ -1,11 +1,13 @@
 // Console users (operators who log in to /console, each acting for one account), their sessions
 // (with the secrets waiting to be shown in them: pending-secrets.ts), and the first-run setup code.
 // Passwords are scrypt hashes; session tokens are random and stored only as SHA-256 hashes; the
-// setup code lives in this process's memory and works once.
-import { createHash, randomBytes, timingSafeEqual } from "node:crypto";
+// setup code lives in this process's memory and works once. A login of an admin with a second
+// factor (or in an account that requires one) goes through a sign-in first (sign-in.ts).
+import { timingSafeEqual } from "node:crypto";
 import { type Database, isUniqueViolation } from "../../db/database.ts";
 import { type AccountRow, AccountsRepo } from "../accounts/repo.ts";
 import { AccountsService } from "../accounts/service.ts";
+import type { Permission } from "../keys/permissions.ts";
 import {
   AppError,
   ConflictError,
@@ -15,10 +17,12 @@ import {
 } from "../shared/errors.ts";
 import { isoNow } from "../shared/time.ts";
 import { type KeySource, SecretBox } from "../webhooks/crypto.ts";
+import { FactorsRepo } from "./factors-repo.ts";
 import { PasswordWork } from "./password-work.ts";
 import { checkPassword, generatePassword, hashPassword, unusableHash } from "./passwords.ts";
 import { PendingSecrets } from "./pending-secrets.ts";
 import { type AdminLoginRow, type AdminRow, AdminsRepo } from "./repo.ts";
+import { DEFAULT_ROLE, isRole, ROLE_LIST, type Role, roleAllows } from "./roles.ts";
 import {
   emailProblem,
   generateSetupCode,
@@ -26,14 +30,31 @@ import {
   normalizeSetupCode,
   passwordProblem,
 } from "./rules.ts";
+import { type Factor, SecondFactors } from "./second-factors.ts";
+import { type LoginOutcome, SignInFlow } from "./sign-in.ts";
+import { randomToken, sha256, TOKEN } from "./tokens.ts";
+import { describeUserAgent } from "./user-agent.ts";
+import { relyingParty } from "./webauthn.ts";
 
-/** A session ends after this long unused... */
+/** A session ends after this long unused (CONSOLE_SESSION_IDLE_MINUTES)... */
 export const SESSION_IDLE_MS = 12 * 3_600_000;
-/** ...and this long after login, however much it is used. */
+/** ...and this long after login, however much it is used (CONSOLE_SESSION_MAX_HOURS). */
 export const SESSION_MAX_MS = 7 * 24 * 3_600_000;
-/** The idle expiry is pushed forward at most this often (one write, not one per page). */
-const EXTEND_INTERVAL_MS = 5 * 60_000;
-const TOKEN = /^[A-Za-z0-9_-]{43}$/;
+
+export interface SessionLimits {
+  idleMs: number;
+  maxMs: number;
+}
+
+/**
+ * The idle expiry is pushed forward at most this often (one write, not one per page): a tenth of
+ * the idle limit, at most 5 minutes, so a session ends within 10% of its idle limit.
+ */
+function extendInterval(limits: SessionLimits): number {
+  return Math.min(5 * 60_000, Math.floor(limits.idleMs / 10));
+}
+/** A User-Agent is kept to this length (the session list shows a device, not the whole header). */
+const MAX_USER_AGENT = 400;
 /** The client named in the password work queue for operators' own changes (CLI, console forms). */
 const OPERATORS = "operators";
 
@@ -44,6 +65,7 @@ export interface Admin {
   account: string;
   created: string;
   last_login: string | null;
+  role: string;
 }
 
 /** Who a request's session cookie belongs to. */
@@ -57,6 +79,30 @@ export interface ConsoleSession {
   csrfToken: string;
   /** The identity provider the session was made through (console single sign-on); null: a password. */
   providerId: number | null;
+  /** The admin's role (core/admins/roles.ts), read from the database with this request. */
+  role: string;
+  /** Whether the role holds the permission (the same names API keys hold). */
+  can(permission: Permission): boolean;
+}
+
+/** A session as the session list shows it. */
+export interface ConsoleSessionListing {
+  id: number;
+  created: string;
+  lastSeen: string;
+  /** When it ends if unused (or at its absolute limit, whichever comes first). */
+  ends: string;
+  /** "Firefox on Linux", from the User-Agent. */
+  device: string;
+  userAgent: string | null;
+  address: string | null;
+  singleSignOn: boolean;
+}
+
+/** Where a request came from, as a session remembers it. */
+export interface SeenFrom {
+  userAgent?: string | undefined;
+  address?: string | undefined;
 }
 
 /** A right password for an account whose console users must log in through single sign-on. */
@@ -69,20 +115,22 @@ export class PasswordLoginOffError extends AppError {
 export interface AdminInput {
   email: string;
   password?: string | undefined;
+  /** Default: owner (the CLI's first user, and anyone made before roles existed). */
+  role?: string | undefined;
+}
+
+/** A role name, or a ValidationError naming the field and the roles there are. */
+export function checkRole(text: string | undefined, field = "role"): Role {
+  if (text === undefined) return DEFAULT_ROLE;
+  const role = text.trim().toLowerCase().replace(/[- ]/g, "_");
+  if (!isRole(role)) throw ValidationError.field(field, `must be one of ${ROLE_LIST}`);
+  return role;
 }
 
 export interface SetupInput {
   code: string;
   email: string;
   password: string;
-}
-
-function sha256(text: string): string {
-  return createHash("sha256").update(text).digest("hex");
-}
-
-function randomToken(): string {
-  return randomBytes(32).toString("base64url");
 }
 
 /** Equal strings, compared without leaking where they differ. */
@@ -100,7 +148,14 @@ function present(row: AdminRow, accountName: string): Admin {
     account: accountName,
     created: row.created,
     last_login: row.last_login,
+    role: row.role,
   };
+}
+
+/** A session as the request carries it: the role's check made once here. */
+function toSession(fields: Omit<ConsoleSession, "can">): ConsoleSession {
+  const role = fields.role;
+  return { ...fields, can: (permission) => roleAllows(role, permission) };
 }
 
 function check(email: string, password: string | undefined): void {
@@ -123,15 +178,32 @@ export class AdminsService {
   private setupCode: string | null = null;
   /** Once a console user exists it stays so (users are not deleted), so one positive answer is kept. */
   private someExist = false;
+  /** Sign-ins waiting for their second factor (or for one to be set up). */
+  readonly signIns: SignInFlow<ConsoleSession>;
 
   constructor(
     private readonly repo: AdminsRepo,
     private readonly accounts: AccountsService,
     /** Secrets a session's forms made, until the page after the redirect shows them. */
     readonly pendingSecrets: PendingSecrets,
+    /** Admins' TOTP, recovery codes, passkeys, and the accounts' requirement of them. */
+    readonly factors: SecondFactors,
+    factorsRepo: FactorsRepo,
     /** Every scrypt of this service runs through it: bounded memory, 429 past its queue. */
     private readonly passwordWork = new PasswordWork(),
-  ) {}
+    /** CONSOLE_SESSION_IDLE_MINUTES and CONSOLE_SESSION_MAX_HOURS. */
+    readonly sessionLimits: SessionLimits = { idleMs: SESSION_IDLE_MS, maxMs: SESSION_MAX_MS },
+  ) {
+    this.signIns = new SignInFlow({
+      admins: repo,
+      repo: factorsRepo,
+      factors,
+      open: (row, providerId, factor) => this.openSession(row, providerId, factor),
+    });
+  }
+
+  /** The time sessions are judged by (epoch ms); tests set their own to cross the limits. */
+  clock: () => number = Date.now;
 
   async exist(): Promise<boolean> {
     if (!this.someExist) this.someExist = (await this.repo.count()) > 0;
@@ -164,7 +236,7 @@ export class AdminsService {
     this.setupCode = null;
     try {
       const account = await this.accounts.resolve(undefined);
-      const admin = await this.insert(account, email, input.password, client);
+      const admin = await this.insert(account, email, input.password, DEFAULT_ROLE, client);
       this.someExist = true;
       return admin;
     } catch (error) {
@@ -177,16 +249,29 @@ export class AdminsService {
   async create(account: AccountRow, input: AdminInput): Promise<{ admin: Admin; password: string }> {
     const email = normalizeEmail(input.email);
     check(email, input.password);
+    const role = checkRole(input.role);
     const password = input.password ?? generatePassword();
-    const admin = await this.insert(account, email, password);
+    const admin = await this.insert(account, email, password, role);
     this.someExist = true;
     this.setupCode = null;
     return { admin, password };
   }
 
+  /** A hash of a new password, made in the password work queue (`client`: the door's address group). */
+  hashNewPassword(password: string, client = OPERATORS): Promise<string> {
+    return this.passwordWork.run(client, () => hashPassword(password));
+  }
+
+  /** A console user was made elsewhere (an accepted invitation): setup is over. */
+  noteExisting(): void {
+    this.someExist = true;
+    this.setupCode = null;
+  }
+
   /** Checks a new user's fields without writing, so a door can refuse before it writes anything else. */
   validate(input: AdminInput): void {
     check(normalizeEmail(input.email), input.password);
+    checkRole(input.role);
   }
 
   /** Sets a new password (generated when none is given) and ends the user's sessions. */
@@ -212,12 +297,26 @@ export class AdminsService {
     return { admin: present(row, row.account_name), password };
   }
 
+  /**
+   * Removes every second factor of a console user (a lost phone and lost recovery codes: the CLI,
+   * for an operator with the server's shell) and ends their sessions.
+   */
+  async resetSecondFactors(emailText: string): Promise<Admin> {
+    const email = normalizeEmail(emailText);
+    const row = await this.repo.findByEmail(email);
+    if (!row) throw new NotFoundError(`no console user with the email ${email}`);
+    await this.factors.clear({ accountId: row.account_id, adminId: row.id, email });
+    await this.repo.deleteSessionsOf(row.account_id, row.id);
+    return present(row, row.account_name);
+  }
+
   async list(accountId?: number): Promise<Admin[]> {
     return (await this.repo.list(accountId)).map((row) => present(row, row.account_name));
   }
 
   /**
-   * A new session for the right email and password; null otherwise, after the same work either way
+   * A new session (or, for an admin with a second factor or one due, a sign-in waiting for it: see
+   * sign-in.ts) for the right email and password; null otherwise, after the same work either way
    * (an unknown email is checked against a hash of nothing, through the same queue), so timing does
    * not tell which was wrong. A hash made with weaker parameters than today's is replaced by a new
    * one on success. `client` names the caller in the password work queue (the door's address
@@ -227,7 +326,8 @@ export class AdminsService {
     emailText: string,
     password: string,
     client = OPERATORS,
-  ): Promise<{ token: string; session: ConsoleSession } | null> {
+    next = "/console",
+  ): Promise<LoginOutcome<ConsoleSession> | null> {
     const row = await this.repo.findByEmail(normalizeEmail(emailText));
     const { valid, upgraded } = await this.passwordWork.run(client, async () =>
       checkPassword(password, row?.password_hash ?? (await unusableHash())),
@@ -235,7 +335,7 @@ export class AdminsService {
     if (!row || !valid) return null;
     if (row.console_password_login === 0) throw new PasswordLoginOffError();
     if (upgraded) await this.repo.replacePasswordHash(row.account_id, row.id, row.password_hash, upgraded);
-    return this.openSession(row, null);
+    return this.signIns.begin(row, null, next);
   }
 
   /**
@@ -243,14 +343,15 @@ export class AdminsService {
    * sign-on: core/idp/console.ts checked the assertion and that the email is verified). The email
    * must be an existing console user of that account; with `mayCreate` (its domain is one the
    * provider may create console users for) a missing one is created, with no usable password. A
-   * console user of another account is never signed in: null.
+   * console user of another account is never signed in: null. The second factor is asked as after
+   * a password: Wisp cannot tell whether the provider asked for one.
    */
   async loginVerified(
     accountId: number,
     emailText: string,
     providerId: number,
     mayCreate: boolean,
-  ): Promise<{ token: string; session: ConsoleSession; created: boolean } | null> {
+  ): Promise<(LoginOutcome<ConsoleSession> & { created: boolean }) | null> {
     const email = normalizeEmail(emailText);
     if (emailProblem(email)) return null;
     let row = await this.repo.findByEmail(email);
@@ -265,6 +366,8 @@ export class AdminsService {
           created: now,
           updated: now,
           last_login: null,
+          // Least privilege: an owner gives more on the team page.
+          role: "read_only",
         });
         created = true;
       } catch (error) {
@@ -274,7 +377,7 @@ export class AdminsService {
       row = await this.repo.findByEmail(email);
     }
     if (!row || row.account_id !== accountId) return null;
-    return { ...(await this.openSession(row, providerId)), created };
+    return { ...(await this.signIns.begin(row, providerId, "/console")), created };
   }
 
   /**
@@ -298,9 +401,10 @@ export class AdminsService {
   private async openSession(
     row: AdminLoginRow,
     providerId: number | null,
+    secondFactor: Factor | null,
   ): Promise<{ token: string; session: ConsoleSession }> {
     const token = randomToken();
-    const now = isoNow();
+    const now = isoNow(new Date(this.clock()));
     const csrfToken = randomToken();
     await this.repo.deleteExpiredSessions(row.account_id, row.id, now);
     const id = await this.repo.insertSession({
@@ -310,13 +414,17 @@ export class AdminsService {
       csrf_token: csrfToken,
       created: now,
       last_seen: now,
-      expires: later(now, SESSION_IDLE_MS),
+      expires: later(now, Math.min(this.sessionLimits.idleMs, this.sessionLimits.maxMs)),
       provider_id: providerId,
+      // Filled in by the first request the session makes (see authenticate).
+      user_agent: null,
+      address: null,
+      second_factor: secondFactor,
     });
     await this.repo.setLastLogin(row.account_id, row.id, now);
     return {
       token,
-      session: {
+      session: toSession({
         id,
         adminId: row.id,
         email: row.email,
@@ -324,25 +432,43 @@ export class AdminsService {
         accountName: row.account_name,
         csrfToken,
         providerId,
-      },
+        role: row.role,
+      }),
     };
   }
 
-  /** The session a cookie's token names, unless it is unknown, malformed or expired. */
-  async authenticate(token: string): Promise<ConsoleSession | null> {
+  /**
+   * The session a cookie's token names, unless it is unknown, malformed or past its idle or absolute
+   * limit (today's settings, whatever they were at login). The admin's role comes with it, read
+   * from the database now: a role change or a removal counts from the next request. `seen` is where
+   * the request came from, kept for the session list.
+   */
+  async authenticate(token: string, seen: SeenFrom = {}): Promise<ConsoleSession | null> {
     if (!TOKEN.test(token)) return null;
     const row = await this.repo.findSession(sha256(token));
     if (!row) return null;
-    const now = Date.now();
-    if (Date.parse(row.expires) <= now) {
+    const now = this.clock();
+    const { idleMs, maxMs } = this.sessionLimits;
+    // The stored expiry (set with the limits of its day) and today's limits: the earlier counts.
+    const ends = Math.min(
+      Date.parse(row.expires),
+      Date.parse(row.last_seen) + idleMs,
+      Date.parse(row.created) + maxMs,
+    );
+    if (ends <= now) {
       await this.repo.deleteSession(sha256(token));
       return null;
     }
-    if (now - Date.parse(row.last_seen) >= EXTEND_INTERVAL_MS) {
-      const expires = Math.min(now + SESSION_IDLE_MS, Date.parse(row.created) + SESSION_MAX_MS);
-      await this.repo.extendSession(row.id, isoNow(new Date(now)), isoNow(new Date(expires)));
+    if (now - Date.parse(row.last_seen) >= extendInterval(this.sessionLimits)) {
+      const expires = Math.min(now + idleMs, Date.parse(row.created) + maxMs);
+      await this.repo.extendSession(row.account_id, row.id, isoNow(new Date(now)), isoNow(new Date(expires)));
     }
-    return {
+    const userAgent = seen.userAgent?.slice(0, MAX_USER_AGENT) || null;
+    const address = seen.address || null;
+    if (userAgent !== row.user_agent || address !== row.address) {
+      await this.repo.seenFrom(row.account_id, row.id, userAgent, address);
+    }
+    return toSession({
       id: row.id,
       adminId: row.admin_id,
       email: row.email,
@@ -350,7 +476,36 @@ export class AdminsService {
       accountName: row.account_name,
       csrfToken: row.csrf_token,
       providerId: row.provider_id,
-    };
+      role: row.role,
+    });
+  }
+
+  /** An admin's sessions that have not ended, newest use first. */
+  async sessionsOf(accountId: number, adminId: number): Promise<ConsoleSessionListing[]> {
+    const admin = await this.repo.findById(accountId, adminId);
+    if (!admin) throw new NotFoundError(`no console user ${adminId} in this account`);
+    const now = this.clock();
+    const { idleMs, maxMs } = this.sessionLimits;
+    const rows = await this.repo.listSessions(accountId, adminId, isoNow(new Date(now)));
+    return rows
+      .map((row) => ({
+        id: row.id,
+        created: row.created,
+        lastSeen: row.last_seen,
+        ends: isoNow(new Date(Math.min(Date.parse(row.last_seen) + idleMs, Date.parse(row.created) + maxMs))),
+        device: describeUserAgent(row.user_agent),
+        userAgent: row.user_agent,
+        address: row.address,
+        singleSignOn: row.provider_id !== null,
+      }))
+      .filter((listing) => Date.parse(listing.ends) > now);
+  }
+
+  /** Ends one session of an admin (their own, or a team member's for an owner: the door decides). */
+  async endSession(accountId: number, adminId: number, sessionId: number): Promise<void> {
+    if (!(await this.repo.deleteSessionOf(accountId, adminId, sessionId))) {
+      throw new NotFoundError(`no session ${sessionId} of this console user (it may have ended already)`);
+    }
   }
 
   async logout(token: string): Promise<void> {
@@ -361,6 +516,7 @@ export class AdminsService {
     account: AccountRow,
     email: string,
     password: string,
+    role: Role,
     client = OPERATORS,
   ): Promise<Admin> {
     if (await this.repo.findByEmail(email)) throw taken(email);
@@ -375,6 +531,7 @@ export class AdminsService {
           created: now,
           updated: now,
           last_login: null,
+          role,
         });
         const created = present(row, account.name);
         await repo.audit({
@@ -394,13 +551,30 @@ export class AdminsService {
   }
 }
 
-/** `keys`: where the key sealing secrets at rest comes from (the one webhook secrets use). */
-export function createAdmins(database: Database, keys: KeySource = {}): AdminsService {
-  const repo = new AdminsRepo(database.db);
+/**
+ * `keys`: where the key sealing secrets at rest comes from (the one webhook secrets use);
+ * `sessionLimits`: CONSOLE_SESSION_IDLE_MINUTES and CONSOLE_SESSION_MAX_HOURS; `publicUrl`
+ * (PUBLIC_URL) is the passkeys' relying party.
+ */
+export function createAdmins(
+  database: Database,
+  keys: KeySource = {},
+  options: { sessionLimits?: SessionLimits | undefined; publicUrl?: string | undefined } = {},
+): AdminsService {
+  const repo = new AdminsRepo(database.db, database.dialect);
   const accounts = new AccountsService(new AccountsRepo(database.db));
+  const factorsRepo = new FactorsRepo(database.db);
   return new AdminsService(
     repo,
     accounts,
     new PendingSecrets(repo, new SecretBox(keys, "secret waiting to be shown")),
+    new SecondFactors(
+      factorsRepo,
+      new SecretBox(keys, "console TOTP secret"),
+      relyingParty(options.publicUrl ?? "http://localhost"),
+    ),
+    factorsRepo,
+    new PasswordWork(),
+    options.sessionLimits,
   );
 }

@@ -8,7 +8,7 @@ import { lockedInTransaction } from "../../db/locking.ts";
 import type { Schema } from "../../db/schema.ts";
 import { ordered, type SortPlan } from "../../db/sort.ts";
 import { type AuditEntry, recordAudit } from "../audit/record.ts";
-import { queueCoa } from "../sessions/jobs.ts";
+import { queueReauthorization, type ReauthorizationTarget } from "../sessions/reauthorize.ts";
 import { offsetOf, type PageRequest } from "../shared/pages.ts";
 import type { Sort } from "../shared/sort.ts";
 import type { AttributeSortField, AttributeTable, StoredItem } from "./rules.ts";
@@ -204,8 +204,8 @@ export class AttributesRepo {
     };
   }
 
-  /** Queues a CoA-Request of the user's changed reply attributes to their open sessions. */
-  pushToSessions(accountId: number, username: string): Promise<void> {
-    return queueCoa(this.db, this.dialect, accountId, [username]);
+  /** Queues CoA-Requests of what a login gets now to the target's open sessions (with the change). */
+  pushToSessions(accountId: number, target: ReauthorizationTarget, reason: string): Promise<void> {
+    return queueReauthorization(this.db, this.dialect, accountId, target, reason);
   }
 }

@@ -146,7 +146,7 @@ export class AttributesService {
       const item = userItem(await repo.insert(accountId, table, owner, stored), user.id);
       // A live user's new limit reaches their sessions now (CoA-Request), not at the next login.
       if (table === "radreply" && isCoaAttribute(stored.attribute))
-        await repo.pushToSessions(accountId, user.username);
+        await repo.pushToSessions(accountId, { usernames: [user.username] }, "reply items changed");
       await repo.audit({
         accountId,
         resource: "user_attribute",
@@ -172,7 +172,7 @@ export class AttributesService {
       });
       if (name === "radreply" && isCoaAttribute(item.attribute)) {
         const user = await repo.findUser(accountId, item.userid);
-        if (user) await repo.pushToSessions(accountId, user.username);
+        if (user) await repo.pushToSessions(accountId, { usernames: [user.username] }, "reply items changed");
       }
     });
   }
@@ -214,6 +214,9 @@ export class AttributesService {
         action: "create",
         after: item,
       });
+      // The members' live sessions get the group's new limit too.
+      if (table === "radgroupreply" && isCoaAttribute(stored.attribute))
+        await repo.pushToSessions(accountId, { group: group.name }, "group reply items changed");
       return item;
     });
   }
@@ -230,6 +233,10 @@ export class AttributesService {
         action: "delete",
         before: item,
       });
+      if (name === "radgroupreply" && isCoaAttribute(item.attribute)) {
+        const group = await repo.findGroup(accountId, groupId);
+        if (group) await repo.pushToSessions(accountId, { group: group.name }, "group reply items changed");
+      }
     });
   }
 }

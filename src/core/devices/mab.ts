@@ -17,6 +17,7 @@ import { firstValue, type Pair } from "../aaa/pairs.ts";
 import { capReply } from "../aaa/quotas.ts";
 import type { LoginRepo } from "../aaa/repo.ts";
 import type { VoucherLogin } from "../aaa/service.ts";
+import { gatewayVendorOf } from "../networks/rules.ts";
 import { sameOctets } from "../shared/secrets.ts";
 import { canonicalMac } from "./mac.ts";
 
@@ -27,6 +28,8 @@ export interface MabNetwork {
   mab_mode?: string | undefined;
   mab_password?: string | undefined;
   mab_secret?: string | undefined;
+  /** The gateway's vendor: the attributes of a plan's bandwidth. */
+  vendor?: string | undefined;
 }
 
 export interface MabOutcome {
@@ -201,7 +204,11 @@ export class MacAuthenticator {
       owner === null ? { check: [], reply: [], groups: [] } : await this.logins.userItems(accountId, owner);
     const group = device.group_name === null ? [] : [await this.groupItems(accountId, device.group_name)];
     // The device's group is evaluated first, then the owner's own groups (FreeRADIUS's priority order).
-    const authz = authorize(input.request, { ...items, groups: [...group, ...items.groups] });
+    const authz = authorize(
+      input.request,
+      { ...items, groups: [...group, ...items.groups] },
+      gatewayVendorOf(input.network.vendor),
+    );
     // A device is known even with no items: its registration is what lets it in.
     const counters = this.logins.counters(accountId, owner ?? username);
     const decision = await decideLogin({ ...authz, found: true }, { mac: true }, counters, input.now);
@@ -227,6 +234,7 @@ export class MacAuthenticator {
       credentials: { password: Buffer.from(code) },
       clientMac: canonicalMac(firstValue(input.request, "User-Name")),
       now: input.now,
+      vendor: gatewayVendorOf(input.network.vendor),
       run: input.run,
     });
     if (!outcome) return { accepted: false, reply: [], reason: "the device's voucher no longer exists" };

@@ -288,6 +288,7 @@ export class DevicesRepo {
         "network_id",
         "user_id",
         "portal_id",
+        "policy_name",
       ])
       .where("account_id", "=", accountId)
       .where("client_mac", "=", mac)

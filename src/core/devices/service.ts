@@ -166,6 +166,8 @@ export interface DeviceActivity {
     reply: string;
     reason: string | null;
     network_id: number | null;
+    /** The policy that decided it (null: none evaluated). */
+    policy_name: string | null;
   }[];
 }
 
@@ -483,6 +485,7 @@ export class DevicesService {
         reply: row.reply ?? "",
         reason: row.reason,
         network_id: row.network_id,
+        policy_name: row.policy_name ?? null,
       })),
     };
   }

@@ -23,6 +23,7 @@ export type EventKind =
   | "session.started"
   | "session.stopped"
   | "session.disconnected"
+  | "session.coa"
   | "report.ready";
 
 export interface NewEvent {

@@ -1,13 +1,14 @@
 // SQL for groups and memberships. FreeRADIUS knows a group only by its name (radusergroup,
 // radgroupcheck, radgroupreply): `groups` holds Wisp's id, description and timestamps beside it.
-
-import { type Kysely, type Selectable, sql, type Updateable } from "kysely";
+import { type Insertable, type Kysely, type Selectable, sql, type Updateable } from "kysely";
 import type { DialectName } from "../../db/database.ts";
 import { lockedInTransaction } from "../../db/locking.ts";
 import { deleteRadiusRows, renameRadiusRows } from "../../db/radius-rows.ts";
 import type { GroupsTable, Schema } from "../../db/schema.ts";
 import { NAMED_ROWS, ordered, type SortPlan } from "../../db/sort.ts";
 import { type AuditEntry, recordAudit } from "../audit/record.ts";
+import { planExists } from "../plans/repo.ts";
+import { queueReauthorization } from "../sessions/reauthorize.ts";
 import { offsetOf, type PageRequest } from "../shared/pages.ts";
 import type { Sort } from "../shared/sort.ts";
 import { likePattern } from "../shared/text.ts";
@@ -51,6 +52,11 @@ export class GroupsRepo {
   }
 
   /** Runs fn with a repository bound to one transaction. */
+  /** Whether the plan is this account's (in this repository's transaction). */
+  planExists(accountId: number, planId: number): Promise<boolean> {
+    return planExists(this.db, accountId, planId);
+  }
+
   transaction<T>(fn: (repo: GroupsRepo) => Promise<T>): Promise<T> {
     return this.db.transaction().execute((trx) => fn(new GroupsRepo(trx, this.dialect, true)));
   }
@@ -99,7 +105,7 @@ export class GroupsRepo {
       .executeTakeFirst();
   }
 
-  insert(row: Omit<GroupRow, "id">): Promise<GroupRow> {
+  insert(row: Insertable<GroupsTable>): Promise<GroupRow> {
     return this.db.insertInto("groups").values(row).returningAll().executeTakeFirstOrThrow();
   }
 
@@ -185,6 +191,16 @@ export class GroupsRepo {
       .insertInto("radusergroup")
       .values({ account_id: accountId, groupname, username, priority })
       .execute();
+  }
+
+  /** Queues CoA-Requests of what a login gets now to these users' open sessions (with the change). */
+  pushToSessions(accountId: number, usernames: string[], reason: string): Promise<void> {
+    return queueReauthorization(this.db, this.dialect, accountId, { usernames }, reason);
+  }
+
+  /** Queues CoA-Requests of what a login gets now to the group's members' open sessions. */
+  pushToGroup(accountId: number, group: string, reason: string): Promise<void> {
+    return queueReauthorization(this.db, this.dialect, accountId, { group }, reason);
   }
 
   /** Returns whether a membership was removed. */

@@ -2,6 +2,7 @@
 // groups by priority (lowest first); the group's attributes are managed by AttributesService.
 import { isUniqueViolation } from "../../db/database.ts";
 import { checkUsername } from "../aaa/values.ts";
+import { planIdProblem, unknownPlan } from "../plans/repo.ts";
 import { ConflictError, type FieldProblem, NotFoundError, ValidationError } from "../shared/errors.ts";
 import type { Page, PageRequest } from "../shared/pages.ts";
 import { parseSort } from "../shared/sort.ts";
@@ -23,11 +24,14 @@ export interface Group {
   description: string;
   created: string;
   updated: string;
+  /** The members' plan when they have none of their own (core/plans); null: none. */
+  plan_id: number | null;
 }
 
 export interface GroupInput {
   name?: string | undefined;
   description?: string | undefined;
+  plan_id?: number | null | undefined;
 }
 
 export interface Membership {
@@ -42,7 +46,8 @@ export interface MembershipInput {
   priority?: number | undefined;
 }
 
-function check(input: GroupInput): void {
+/** The rules every door's group input passes (the API, the console, the CLI, SCIM). */
+export function checkGroupInput(input: GroupInput): void {
   const problems: FieldProblem[] = [];
   const nameProblem = input.name === undefined ? null : checkUsername(input.name);
   if (nameProblem) problems.push({ field: "name", message: nameProblem });
@@ -55,8 +60,17 @@ function check(input: GroupInput): void {
       message: `must be at most ${MAX_DESCRIPTION} characters without control characters`,
     });
   }
+  const badPlan = planIdProblem(input.plan_id);
+  if (badPlan) problems.push({ field: "plan_id", message: badPlan });
   const first = problems[0];
   if (first) throw new ValidationError(`${first.field} ${first.message}`, problems);
+}
+
+/** The plan a group names must be this account's: another account's reads as none (404). */
+async function checkPlan(repo: GroupsRepo, accountId: number, planId: number | null | undefined) {
+  if (planId !== undefined && planId !== null && !(await repo.planExists(accountId, planId))) {
+    throw unknownPlan(planId);
+  }
 }
 
 function checkPriority(priority: number): void {
@@ -72,6 +86,7 @@ function present(row: GroupRow): Group {
     description: row.description,
     created: row.created,
     updated: row.updated,
+    plan_id: row.plan_id === null || row.plan_id === undefined ? null : Number(row.plan_id),
   };
 }
 
@@ -108,16 +123,18 @@ export class GroupsService {
 
   async create(accountId: number, input: GroupInput): Promise<Group> {
     if (input.name === undefined) throw ValidationError.field("name", "is required");
-    check(input);
+    checkGroupInput(input);
     const name = input.name;
     const now = isoNow();
     try {
       return await this.repo.transaction(async (repo) => {
         if (await repo.findByName(accountId, name)) throw duplicate(name);
+        await checkPlan(repo, accountId, input.plan_id);
         const row = await repo.insert({
           account_id: accountId,
           name,
           description: input.description ?? "",
+          plan_id: input.plan_id ?? null,
           created: now,
           updated: now,
         });
@@ -133,7 +150,7 @@ export class GroupsService {
 
   /** Partial update: only the fields given change. A rename carries the FreeRADIUS rows along. */
   async update(accountId: number, id: number, input: GroupInput): Promise<Group> {
-    check(input);
+    checkGroupInput(input);
     try {
       return await this.repo.transaction(async (repo) => {
         const current = await repo.findById(accountId, id);
@@ -146,8 +163,16 @@ export class GroupsService {
           await repo.renameRadiusRows(accountId, current.name, input.name);
         }
         if (input.description !== undefined) changes.description = input.description;
+        if (input.plan_id !== undefined) {
+          await checkPlan(repo, accountId, input.plan_id);
+          changes.plan_id = input.plan_id;
+        }
         const row = await repo.update(accountId, id, changes);
         if (!row) throw groupNotFound(id);
+        // A new plan reaches the members' open sessions by CoA (core/sessions/reauthorize.ts).
+        if (input.plan_id !== undefined && input.plan_id !== (current.plan_id ?? null)) {
+          await repo.pushToGroup(accountId, row.name, "group plan changed");
+        }
         const group = present(row);
         await repo.audit({
           accountId,
@@ -215,6 +240,7 @@ export class GroupsService {
         if (!user) throw userNotFound(input.userid);
         if (await repo.findMember(accountId, group.name, user.id)) throw already();
         await repo.insertMember(accountId, group.name, user.username, priority);
+        await repo.pushToSessions(accountId, [user.username], `joined group ${group.name}`);
         const member = { group_id: group.id, userid: user.id, username: user.username, priority };
         await repo.audit({
           accountId,
@@ -246,6 +272,7 @@ export class GroupsService {
         action: "delete",
         before,
       });
+      await repo.pushToSessions(accountId, [user.username], `left group ${group.name}`);
     });
   }
 }

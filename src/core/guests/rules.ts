@@ -93,3 +93,12 @@ export interface SmtpSettings {
   caFile: string | undefined;
 }
 export const SMTP_SECURITY = ["starttls", "tls", "none"] as const;
+
+/** Where a guest user came from (users.source, migration 038). */
+export const GUEST_SOURCES = ["portal", "idp"] as const;
+/** How a guest registered: the portal's form, a verification kind, or an identity provider. */
+export const GUEST_METHODS = ["registration", "email_code", "email_link", "sms", "sponsor", "idp"] as const;
+/** What a guests list may be sorted by. */
+export const GUEST_SORT_FIELDS = ["id", "username", "email", "fullname", "method", "created"] as const;
+export type GuestSortField = (typeof GUEST_SORT_FIELDS)[number];
+export const MAX_GUEST_SEARCH = 100;

@@ -5,6 +5,7 @@
 // the provider's admin_domains), who gets a console session. Password login can then be turned
 // off per account, by someone signed in through single sign-on.
 import type { AdminsService, ConsoleSession } from "../admins/service.ts";
+import type { LoginOutcome } from "../admins/sign-in.ts";
 import { ConflictError } from "../shared/errors.ts";
 import type { IdpRepo, ProviderRow } from "./repo.ts";
 import { emailDomain, IdpRefusal } from "./rules.ts";
@@ -19,13 +20,12 @@ export interface ConsoleSsoDeps {
   admins: AdminsService;
 }
 
-export interface ConsoleSignedIn {
-  token: string;
-  session: ConsoleSession;
+/** A session, or (a second factor due) a sign-in waiting for it: see core/admins/sign-in.ts. */
+export type ConsoleSignedIn = LoginOutcome<ConsoleSession> & {
   provider: ProviderRow;
   /** The console user was created by this sign-in (admin_domains). */
   created: boolean;
-}
+};
 
 const isConsoleDoor = (row: ProviderRow | undefined): row is ProviderRow =>
   row !== undefined && row.enabled === 1 && row.console_login === 1;

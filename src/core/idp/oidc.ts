@@ -4,7 +4,9 @@
 // IdP's JWKS, with RS256 (the registered id_token_signed_response_alg default, Core 1.0 section 2:
 // an "alg: none" or HMAC token is refused), its iss, aud, azp, exp, iat and nonce (Core 3.1.3.7).
 // The claims the provider names are read only from that validated token.
+
 import * as client from "openid-client";
+import type { UrlFetch } from "../webhooks/sender.ts";
 import type { ProviderRow } from "./repo.ts";
 import {
   CLOCK_SKEW_SECONDS,
@@ -49,10 +51,20 @@ function claimList(value: unknown): string[] {
   return typeof value === "string" && value !== "" ? [value] : [];
 }
 
+/** An error's words; a refusal by the address guard is kept (openid-client wraps it in its own). */
+function reasonOf(error: unknown): string {
+  const cause = (error as { cause?: { code?: string; message?: string } })?.cause;
+  return cause?.code === "WISP_REFUSED" ? String(cause.message) : (error as Error).message;
+}
+
 export class OidcClient {
   private readonly cache = new Map<number, Cached>();
 
-  constructor(private readonly allowHttp: boolean) {}
+  /** `fetch`: every request to the provider (discovery, JWKS, token) through the SSRF guard. */
+  constructor(
+    private readonly allowHttp: boolean,
+    private readonly fetch: UrlFetch = globalThis.fetch,
+  ) {}
 
   /** The provider's configuration from its discovery document, reused for DISCOVERY_CACHE_MS. */
   private configuration(row: ProviderRow, secret: string, now = Date.now()): Promise<client.Configuration> {
@@ -67,6 +79,7 @@ export class OidcClient {
         secret ? client.ClientSecretPost(secret) : client.None(),
         {
           timeout: Math.ceil(IDP_TIMEOUT_MS / 1000),
+          [client.customFetch]: (url, options) => this.fetch(url, options as RequestInit),
           // The ID token's signature is checked against the IdP's JWKS even though it came straight
           // from the token endpoint (Core 3.1.3.7 point 6 lets TLS stand in; Wisp does not).
           execute: this.allowHttp
@@ -88,10 +101,7 @@ export class OidcClient {
     try {
       config = await this.configuration(row, secret);
     } catch (error) {
-      throw new IdpRefusal(
-        "idp_unreachable",
-        `discovery at ${row.issuer} failed: ${(error as Error).message}`,
-      );
+      throw new IdpRefusal("idp_unreachable", `discovery at ${row.issuer} failed: ${reasonOf(error)}`);
     }
     const state = client.randomState();
     const nonce = client.randomNonce();

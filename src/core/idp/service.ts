@@ -1,12 +1,14 @@
 // Identity providers (issue 26): an account's OpenID Connect and SAML 2.0 IdPs, managed by the
 // console, the CLI and the API; the group mapping of each; the addresses Wisp gives the IdP (OIDC
 // redirect URI, SAML ACS and SP metadata). The sign-in itself is in signin.ts.
+
 import { isUniqueViolation } from "../../db/database.ts";
 import { ConflictError, type FieldProblem, NotFoundError, ValidationError } from "../shared/errors.ts";
 import { offsetOf, type Page, type PageRequest } from "../shared/pages.ts";
 import { hasControlCharacters } from "../shared/text.ts";
 import { isoNow } from "../shared/time.ts";
 import type { SecretBox } from "../webhooks/crypto.ts";
+import type { UrlFetch } from "../webhooks/sender.ts";
 import { parseIdpMetadata } from "./metadata.ts";
 import type { IdpRepo, ProviderChanges, ProviderRow } from "./repo.ts";
 import {
@@ -96,6 +98,8 @@ export interface IdpServiceOptions {
   publicUrl: string;
   /** IDP_ALLOW_HTTP: plain-http issuers and metadata (labs and tests); https only otherwise. */
   allowHttp: boolean;
+  /** Reads metadata_url: through the SSRF guard (core/webhooks/sender.ts) in a server. */
+  fetch?: UrlFetch;
   box: SecretBox;
 }
 
@@ -183,13 +187,15 @@ function checkFields(
 }
 
 /** Reads metadata from the operator's URL: bounded wait and size; a field error otherwise. */
-async function fetchMetadata(url: string): Promise<string> {
+async function fetchMetadata(url: string, fetch: UrlFetch): Promise<string> {
   const fail = (why: string) => ValidationError.field("metadata_url", `could not be read: ${why}`);
   let response: Response;
   try {
     response = await fetch(url, { redirect: "error", signal: AbortSignal.timeout(IDP_TIMEOUT_MS) });
   } catch (error) {
-    throw fail((error as Error).name === "TimeoutError" ? "no answer in time" : "the address did not answer");
+    const e = error as Error & { code?: string };
+    if (e.code === "WISP_REFUSED") throw fail(e.message);
+    throw fail(e.name === "TimeoutError" ? "no answer in time" : "the address did not answer");
   }
   if (!response.ok) throw fail(`HTTP ${response.status}`);
   const text = await response.text();
@@ -292,7 +298,8 @@ export class IdpService {
   /** The SAML columns from the metadata given (uploaded, or read from metadata_url). */
   private async samlColumns(clean: ProviderInput): Promise<ProviderChanges> {
     let xml = clean.metadata;
-    if (xml === undefined && clean.metadata_url) xml = await fetchMetadata(clean.metadata_url);
+    if (xml === undefined && clean.metadata_url)
+      xml = await fetchMetadata(clean.metadata_url, this.options.fetch ?? globalThis.fetch);
     if (xml === undefined)
       return clean.metadata_url !== undefined ? { metadata_url: clean.metadata_url } : {};
     const parsed = parseIdpMetadata(xml);

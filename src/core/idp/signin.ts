@@ -263,6 +263,7 @@ export class IdpSignIn {
       groups: [
         ...new Set(mappings.filter((m) => identity.groups.includes(m.idp_group)).map((m) => m.group_name)),
       ],
+      origin: { method: "idp", portalId: portal.id, providerId: provider.id, clientMac },
     });
     if (result.disabled) throw new IdpRefusal("user_refused", `user ${username} is disabled`);
     const verdict = await this.deps.aaa.precheck(portal.accountId, { username, password, clientMac }, now);

@@ -11,6 +11,16 @@ export const RESOURCES = [
   "sessions",
   "identityproviders",
   "devices",
+  // Read-only views (issue 31): access points seen, guests registered, the account and its keys.
+  "nodes",
+  "guests",
+  "account",
+  "keys",
+  // SCIM 2.0 provisioning at /scim/v2 (src/http/scim): the grant an identity provider's token needs.
+  "scim",
+  "policies",
+  "plans",
+  "directories",
 ] as const;
 /**
  * "audit" is outside RESOURCES: only `audit:read` (or "full") reads it, not the "read" shorthand,
@@ -19,6 +29,16 @@ export const RESOURCES = [
 export type Resource = (typeof RESOURCES)[number] | "audit";
 export const AUDIT_READ = "audit:read";
 export type Action = "read" | "write";
+/**
+ * Areas only the console has (no API route serves them): webhook endpoints and the team of console
+ * admins. Same "<resource>:read|write" names, held by console roles (core/admins/roles.ts); never
+ * grantable to an API key ("full" and "read" on a key cover them, but no API route asks). Keys are
+ * read through the API too (GET /api/keys) and made in the console.
+ */
+export const CONSOLE_RESOURCES = ["webhooks", "team"] as const;
+export type ConsoleResource = (typeof CONSOLE_RESOURCES)[number];
+/** A permission name as routes declare it, e.g. "users:write". */
+export type Permission = `${Resource | ConsoleResource}:${Action}`;
 
 const ALL_GRANTS = new Set<string>([
   "full",
@@ -48,7 +68,11 @@ export function parsePermissions(text: string): string[] {
 }
 
 /** Whether the grants allow the action on the resource. Write implies read of the same resource. */
-export function allows(grants: readonly string[], resource: Resource, action: Action): boolean {
+export function allows(
+  grants: readonly string[],
+  resource: Resource | ConsoleResource,
+  action: Action,
+): boolean {
   for (const grant of grants) {
     if (grant === "full") return true;
     if (resource === "audit") {

@@ -3,6 +3,7 @@ import { type DialectName, readerFor } from "../../db/database.ts";
 import { prepared } from "../../db/prepared.ts";
 import type { ApiKeysTable, Schema } from "../../db/schema.ts";
 import { type AuditEntry, recordAudit } from "../audit/record.ts";
+import { offsetOf, type PageRequest } from "../shared/pages.ts";
 
 export type ApiKeyRow = Selectable<ApiKeysTable>;
 export type ApiKeyListRow = ApiKeyRow & { account_name: string };
@@ -86,6 +87,28 @@ export class KeysRepo {
   /** Runs fn with a repository bound to one transaction (a key's change and its audit row). */
   transaction<T>(fn: (repo: KeysRepo) => Promise<T>): Promise<T> {
     return this.db.transaction().execute((trx) => fn(new KeysRepo(trx, this.dialect)));
+  }
+
+  /** One page of an account's keys, by id. */
+  async listPage(accountId: number, page: PageRequest): Promise<{ rows: ApiKeyListRow[]; total: number }> {
+    const [rows, count] = await Promise.all([
+      this.db
+        .selectFrom("api_keys")
+        .innerJoin("accounts", "accounts.id", "api_keys.account_id")
+        .selectAll("api_keys")
+        .select("accounts.name as account_name")
+        .where("api_keys.account_id", "=", accountId)
+        .orderBy("api_keys.id")
+        .limit(page.limit)
+        .offset(offsetOf(page))
+        .execute(),
+      this.db
+        .selectFrom("api_keys")
+        .where("account_id", "=", accountId)
+        .select((eb) => eb.fn.countAll<number>().as("total"))
+        .executeTakeFirstOrThrow(),
+    ]);
+    return { rows, total: Number(count.total) };
   }
 
   insert(row: Omit<ApiKeyRow, "id" | "last_used" | "revoked">): Promise<ApiKeyRow> {

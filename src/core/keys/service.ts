@@ -2,6 +2,7 @@
 import { hash, randomInt, timingSafeEqual } from "node:crypto";
 import type { AccountRow } from "../accounts/repo.ts";
 import { NotFoundError, ValidationError } from "../shared/errors.ts";
+import type { Page, PageRequest } from "../shared/pages.ts";
 import { isoNow } from "../shared/time.ts";
 import { IpAllowList, parseCidr } from "./ip-allow-list.ts";
 import { type Action, allows, parsePermissions, type Resource } from "./permissions.ts";
@@ -185,6 +186,12 @@ export class KeysService {
 
   async list(accountId?: number): Promise<KeyListing[]> {
     return (await this.repo.list(accountId)).map(presentKey);
+  }
+
+  /** One page of an account's keys, masked as the console lists them: never the key. */
+  async listPage(accountId: number, page: PageRequest): Promise<Page<KeyListing>> {
+    const { rows, total } = await this.repo.listPage(accountId, page);
+    return { data: rows.map(presentKey), page: page.page, total, limit: page.limit };
   }
 
   async revoke(id: number): Promise<void> {

@@ -22,22 +22,30 @@ export type NewNetworkRow = Omit<
   | "eap_method"
   | "coa_enabled"
   | "coa_port"
+  | "coa_fallback"
+  | "coa_rate"
   | "interim_interval"
   | "stale_after"
   | "mab_mode"
   | "mab_password"
   | "mab_secret"
+  | "time_zone"
+  | "vendor"
 > &
   Partial<
     Pick<
       NetworkRow,
       | "coa_enabled"
       | "coa_port"
+      | "coa_fallback"
+      | "coa_rate"
       | "interim_interval"
       | "stale_after"
       | "mab_mode"
       | "mab_password"
       | "mab_secret"
+      | "time_zone"
+      | "vendor"
     >
   > & {
     /** PEAP (the column's default), TTLS or TLS. */

@@ -60,6 +60,15 @@ export type NetworkSortField = (typeof NETWORK_SORT_FIELDS)[number];
 /** RFC 5176 section 3: the Dynamic Authorization Server's port unless the NAS says otherwise. */
 export const DEFAULT_COA_PORT = 3799;
 /**
+ * What a CoA-NAK or an unanswered CoA-Request (RFC 5176 section 3) leads to: nothing more (the
+ * outcome is recorded), or a Disconnect-Request so the next login applies the change.
+ */
+export const COA_FALLBACKS = ["none", "disconnect"] as const;
+export type CoaFallback = (typeof COA_FALLBACKS)[number];
+/** CoA-Requests per second sent to one NAS when a change reaches many sessions. */
+export const DEFAULT_COA_RATE = 20;
+export const MAX_COA_RATE = 1000;
+/**
  * Acct-Interim-Interval, seconds: RFC 2869 section 5.16 says it SHOULD NOT be below 60 (and
  * hostapd and most gateways raise smaller values to 60); one day at most. 0: none sent.
  */
@@ -78,4 +87,25 @@ export type EapMethodChoice = (typeof EAP_METHOD_CHOICES)[number];
 export function eapMethodOf(stored: string | null | undefined): EapMethodChoice {
   const lower = (stored ?? "").toLowerCase();
   return (EAP_METHOD_CHOICES as readonly string[]).includes(lower) ? (lower as EapMethodChoice) : "peap";
+}
+
+/**
+ * The gateway's vendor: which attributes carry a plan's bandwidth (core/plans/bandwidth.ts).
+ * generic speaks WISPr; chillispot is CoovaChilli and ChilliSpot.
+ */
+export const GATEWAY_VENDORS = [
+  "generic",
+  "mikrotik",
+  "chillispot",
+  "cisco",
+  "aruba",
+  "meraki",
+  "ubiquiti",
+] as const;
+export type GatewayVendor = (typeof GATEWAY_VENDORS)[number];
+
+/** The stored column as the API names it; anything unknown is generic. */
+export function gatewayVendorOf(stored: string | null | undefined): GatewayVendor {
+  const lower = (stored ?? "").toLowerCase();
+  return (GATEWAY_VENDORS as readonly string[]).includes(lower) ? (lower as GatewayVendor) : "generic";
 }

@@ -10,6 +10,7 @@ import {
   type MabMode,
   type MabPassword,
 } from "../devices/rules.ts";
+import { canonicalTimeZone, timeZoneProblem } from "../policies/rules.ts";
 import { type Transport, transportOf } from "../radsec/rules.ts";
 import { ConflictError, type FieldProblem, NotFoundError, ValidationError } from "../shared/errors.ts";
 import type { Page, PageRequest } from "../shared/pages.ts";
@@ -19,13 +20,20 @@ import { isoNow } from "../shared/time.ts";
 import { addressRange, canonicalNasIp, containingNetworks, widthProblem } from "./address.ts";
 import type { NetworkChanges, NetworkFilter, NetworkListRow, NetworkRow, NetworksRepo } from "./repo.ts";
 import {
+  COA_FALLBACKS,
+  type CoaFallback,
   checkSecret,
   DEFAULT_COA_PORT,
+  DEFAULT_COA_RATE,
   DEFAULT_MIN_PREFIX,
   EAP_METHOD_CHOICES,
   type EapMethodChoice,
   eapMethodOf,
+  GATEWAY_VENDORS,
+  type GatewayVendor,
+  gatewayVendorOf,
   generateSecret,
+  MAX_COA_RATE,
   MAX_DESCRIPTION,
   MAX_INTERIM_INTERVAL,
   MAX_NAS_IDENTIFIER,
@@ -54,6 +62,10 @@ export interface Network {
   /** Wisp may send Disconnect-/CoA-Requests (RFC 5176) to the session's NAS on coa_port. */
   coa_enabled: boolean;
   coa_port: number;
+  /** After a CoA-NAK or no answer: none (recorded only) or disconnect (a Disconnect-Request). */
+  coa_fallback: CoaFallback;
+  /** CoA-Requests per second to one NAS when a change reaches many sessions. */
+  coa_rate: number;
   /** Acct-Interim-Interval sent in every Access-Accept, seconds; 0: none. */
   interim_interval: number;
   /** Seconds without accounting before an open session is closed; 0: three interim intervals. */
@@ -66,6 +78,10 @@ export interface Network {
   mab_password: MabPassword;
   /** Whether a network-wide MAB password is set (it is never returned). */
   mab_secret_set: boolean;
+  /** IANA zone of policies' time conditions on this network (migration 030); null: the account's. */
+  time_zone: string | null;
+  /** The gateway's vendor: which attributes carry a plan's bandwidth (core/plans/bandwidth.ts). */
+  vendor: GatewayVendor;
   created: string;
   updated: string;
 }
@@ -91,6 +107,8 @@ export interface NetworkInput {
   require_message_authenticator?: boolean | undefined;
   coa_enabled?: boolean | undefined;
   coa_port?: number | undefined;
+  coa_fallback?: string | undefined;
+  coa_rate?: number | undefined;
   interim_interval?: number | undefined;
   stale_after?: number | undefined;
   eap_method?: string | undefined;
@@ -98,6 +116,9 @@ export interface NetworkInput {
   mab_password?: string | undefined;
   /** Write-only; empty removes it. */
   mab_secret?: string | undefined;
+  /** An IANA time zone name; null or empty: the account's. */
+  time_zone?: string | null | undefined;
+  vendor?: string | undefined;
 }
 
 /** The only shapes in which a secret leaves the service (besides the RADIUS door's row). */
@@ -125,6 +146,8 @@ function present(row: NetworkRow, hasRadsec: boolean): Network {
     require_message_authenticator: row.require_message_authenticator !== 0,
     coa_enabled: row.coa_enabled !== 0,
     coa_port: row.coa_port,
+    coa_fallback: row.coa_fallback === "disconnect" ? "disconnect" : "none",
+    coa_rate: row.coa_rate,
     interim_interval: row.interim_interval,
     stale_after: row.stale_after,
     eap_method: eapMethodOf(row.eap_method),
@@ -133,6 +156,8 @@ function present(row: NetworkRow, hasRadsec: boolean): Network {
       ? (row.mab_password as MabPassword)
       : "mac",
     mab_secret_set: row.mab_secret !== "",
+    time_zone: row.time_zone ?? null,
+    vendor: gatewayVendorOf(row.vendor),
     created: row.created,
     updated: row.updated,
   };
@@ -193,6 +218,18 @@ function check(input: NetworkInput): NetworkInput {
     problems.push({ field: "coa_port", message: "must be a UDP port from 1 to 65535" });
   }
   if (
+    input.coa_fallback !== undefined &&
+    !(COA_FALLBACKS as readonly string[]).includes(input.coa_fallback)
+  ) {
+    problems.push({ field: "coa_fallback", message: `must be one of ${COA_FALLBACKS.join(", ")}` });
+  }
+  if (input.coa_rate !== undefined && !whole(input.coa_rate, 1, MAX_COA_RATE)) {
+    problems.push({
+      field: "coa_rate",
+      message: `must be a whole number of requests per second from 1 to ${MAX_COA_RATE}`,
+    });
+  }
+  if (
     input.interim_interval !== undefined &&
     input.interim_interval !== 0 &&
     !whole(input.interim_interval, MIN_INTERIM_INTERVAL, MAX_INTERIM_INTERVAL)
@@ -214,6 +251,11 @@ function check(input: NetworkInput): NetworkInput {
     else problems.push({ field: "eap_method", message: `must be one of ${EAP_METHOD_CHOICES.join(", ")}` });
   }
   checkMab(input, problems);
+  if (typeof input.time_zone === "string" && input.time_zone !== "") {
+    const problem = timeZoneProblem(input.time_zone);
+    if (problem) problems.push({ field: "time_zone", message: problem });
+    else clean.time_zone = canonicalTimeZone(input.time_zone);
+  } else if (input.time_zone === "") clean.time_zone = null;
   const first = problems[0];
   if (first) throw new ValidationError(`${first.field} ${first.message}`, problems);
   return clean;
@@ -221,6 +263,9 @@ function check(input: NetworkInput): NetworkInput {
 
 /** MAC authentication's settings (src/core/devices/rules.ts). */
 function checkMab(input: NetworkInput, problems: FieldProblem[]): void {
+  if (input.vendor !== undefined && !(GATEWAY_VENDORS as readonly string[]).includes(input.vendor)) {
+    problems.push({ field: "vendor", message: `must be one of ${GATEWAY_VENDORS.join(", ")}` });
+  }
   if (input.mab_mode !== undefined && !(MAB_MODES as readonly string[]).includes(input.mab_mode)) {
     problems.push({ field: "mab_mode", message: `must be one of ${MAB_MODES.join(", ")}` });
   }
@@ -422,12 +467,16 @@ export class NetworksService {
           require_message_authenticator: clean.require_message_authenticator ? 1 : 0,
           coa_enabled: clean.coa_enabled ? 1 : 0,
           coa_port: clean.coa_port ?? DEFAULT_COA_PORT,
+          coa_fallback: clean.coa_fallback ?? "none",
+          coa_rate: clean.coa_rate ?? DEFAULT_COA_RATE,
           interim_interval: clean.interim_interval ?? 0,
           stale_after: clean.stale_after ?? 0,
           ...(clean.eap_method === undefined ? {} : { eap_method: clean.eap_method.toUpperCase() }),
           mab_mode: clean.mab_mode ?? "off",
           mab_password: clean.mab_password ?? "mac",
           mab_secret: clean.mab_secret ?? "",
+          time_zone: clean.time_zone ?? null,
+          vendor: clean.vendor ?? "generic",
           created: now,
           updated: now,
         });
@@ -482,12 +531,16 @@ export class NetworksService {
         }
         if (clean.coa_enabled !== undefined) changes.coa_enabled = clean.coa_enabled ? 1 : 0;
         if (clean.coa_port !== undefined) changes.coa_port = clean.coa_port;
+        if (clean.coa_fallback !== undefined) changes.coa_fallback = clean.coa_fallback;
+        if (clean.coa_rate !== undefined) changes.coa_rate = clean.coa_rate;
         if (clean.interim_interval !== undefined) changes.interim_interval = clean.interim_interval;
         if (clean.stale_after !== undefined) changes.stale_after = clean.stale_after;
         if (clean.eap_method !== undefined) changes.eap_method = clean.eap_method.toUpperCase();
         if (clean.mab_mode !== undefined) changes.mab_mode = clean.mab_mode;
         if (clean.mab_password !== undefined) changes.mab_password = clean.mab_password;
         if (clean.mab_secret !== undefined) changes.mab_secret = clean.mab_secret;
+        if (clean.time_zone !== undefined) changes.time_zone = clean.time_zone;
+        if (clean.vendor !== undefined) changes.vendor = clean.vendor;
         const missing = mabSecretMissing(
           clean.mab_password ?? current.mab_password,
           clean.mab_secret ?? current.mab_secret,

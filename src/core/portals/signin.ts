@@ -185,6 +185,11 @@ export async function issueGuest(
     groupname,
     expiration: options.expiration,
     event: { portal_id: portal.id, phone: guest.phone, ...options.event },
+    origin: {
+      method: typeof options.event?.verification === "string" ? options.event.verification : "registration",
+      portalId: portal.id,
+      clientMac: options.clientMac,
+    },
   });
   // The same rules as RADIUS: a guest the operator disabled, or one online on too many devices,
   // is refused here (the same words for both).

@@ -23,6 +23,10 @@ export interface AuthRequestRow {
   outer_identity: string | null;
   /** The name of the account's device with the client's MAC, when there is one (issue 24). */
   device_name: string | null;
+  /** The policy that decided the attempt (migration 030): null with a name is the default rule. */
+  policy_id: number | null;
+  /** Its name then; null: no policy was evaluated (the credential check refused first). */
+  policy_name: string | null;
 }
 
 /** 115: one row per user created in the window, with totals over all of the user's sessions. */
@@ -88,6 +92,8 @@ export const REPORT_COLUMNS = {
     "method",
     "outer_identity",
     "device_name",
+    "policy_id",
+    "policy_name",
   ],
   115: [
     "user_id",

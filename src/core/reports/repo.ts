@@ -102,7 +102,7 @@ const nullIsBlank = (value: unknown): Cell => (value ?? "") as Cell;
  * and id are, and per-column conversions.
  */
 const LAYOUT = {
-  110: { width: 14, time: 15, id: 14, convert: [iso, null, null, nullIsBlank] as Convert[] },
+  110: { width: 16, time: 17, id: 16, convert: [iso, null, null, nullIsBlank] as Convert[] },
   120: {
     width: 14,
     time: 14,
@@ -393,6 +393,8 @@ export class ReportsRepo {
           .whereRef("d.account_id", "=", "radpostauth.account_id")
           .whereRef("d.mac", "=", "radpostauth.client_mac")
           .as("device_name"),
+      "policy_id",
+      "policy_name",
       "id",
       this.cursorTime("authdate"),
     ]);

@@ -8,7 +8,7 @@ import { JobQueue } from "../jobs/queue.ts";
 
 /** Disconnects one session, or every open session of some usernames (found when the job runs). */
 export const DISCONNECT_JOB = "sessions.disconnect";
-/** Pushes a live user's changed reply attributes to their open sessions (CoA-Request). */
+/** Pushes what a login would get now to open sessions (CoA-Request): see reauthorize.ts. */
 export const COA_JOB = "sessions.coa";
 /** Recurring: closes stale sessions, disconnects those of expired users. */
 export const SWEEP_JOB = "sessions.sweep";
@@ -31,29 +31,4 @@ export async function queueDisconnect(
   await new JobQueue(db, dialect).enqueue(db, [{ kind: DISCONNECT_JOB, accountId, payload }]);
 }
 
-/**
- * The reply attributes a gateway applies to a live session when a CoA-Request carries them (RFC 5176
- * section 3.1): the session's time limits and bandwidth, in the forms CoovaChilli, MikroTik and
- * WISPr gateways read. A change of one of these on a user (radreply) is pushed to their open sessions.
- */
-export const COA_ATTRIBUTES = [
-  "Session-Timeout",
-  "Idle-Timeout",
-  "WISPr-Bandwidth-Max-Up",
-  "WISPr-Bandwidth-Max-Down",
-  "ChilliSpot-Bandwidth-Max-Up",
-  "ChilliSpot-Bandwidth-Max-Down",
-  "Mikrotik-Rate-Limit",
-] as const;
-
-export const isCoaAttribute = (name: string) =>
-  COA_ATTRIBUTES.some((a) => a.toLowerCase() === name.toLowerCase());
-
-export async function queueCoa(
-  db: Kysely<Schema>,
-  dialect: DialectName,
-  accountId: number,
-  usernames: string[],
-): Promise<void> {
-  await new JobQueue(db, dialect).enqueue(db, [{ kind: COA_JOB, accountId, payload: { usernames } }]);
-}
+export { COA_ATTRIBUTES, isCoaAttribute } from "./reauthorize.ts";

@@ -9,6 +9,7 @@ import { type AuditEntry, recordAudit } from "../audit/record.ts";
 import { insertEvents, type NewEvent } from "../events/repo.ts";
 import { offsetOf, type PageRequest } from "../shared/pages.ts";
 import type { Sort } from "../shared/sort.ts";
+import type { ReauthorizationTarget } from "./reauthorize.ts";
 import type { SessionSortField } from "./rules.ts";
 
 export type SessionRow = Selectable<RadacctTable>;
@@ -184,6 +185,79 @@ export class SessionsRepo {
       .where("account_id", "=", accountId)
       .where("id", "=", id)
       .executeTakeFirst();
+  }
+
+  /**
+   * Open sessions of a reauthorization's target on networks that allow CoA, after the cursor, in
+   * radacctid order (wisp_radacct_account_open), with their network's CoA settings.
+   */
+  openForReauthorization(accountId: number, target: ReauthorizationTarget, after: number, limit: number) {
+    let query = this.db
+      .selectFrom("radacct")
+      .innerJoin("nas", (join) =>
+        join.onRef("nas.id", "=", "radacct.network_id").onRef("nas.account_id", "=", "radacct.account_id"),
+      )
+      .selectAll("radacct")
+      .where("radacct.account_id", "=", accountId)
+      .where("radacct.acctstoptime", "is", null)
+      .where("radacct.radacctid", ">", after)
+      .where("nas.coa_enabled", "=", 1);
+    if ("usernames" in target) query = query.where("radacct.username", "in", target.usernames);
+    if ("group" in target) {
+      query = query.where("radacct.username", "in", (eb) =>
+        eb
+          .selectFrom("radusergroup")
+          .select("radusergroup.username")
+          .where("radusergroup.account_id", "=", accountId)
+          .where("radusergroup.groupname", "=", target.group),
+      );
+    }
+    return query.orderBy("radacct.radacctid").limit(limit).execute();
+  }
+
+  /** The accepted login that most likely opened the session (same user and device), for its facts. */
+  lastLogin(accountId: number, row: SessionRow) {
+    if (!row.client_mac || !row.username) return Promise.resolve(undefined);
+    return this.db
+      .selectFrom("radpostauth")
+      .select(["nas_identifier", "method", "calledstationid"])
+      .where("account_id", "=", accountId)
+      .where("client_mac", "=", row.client_mac)
+      .where("username", "=", row.username)
+      .where("reply", "=", "Access-Accept")
+      .orderBy("id", "desc")
+      .limit(1)
+      .executeTakeFirst();
+  }
+
+  /** Records a CoA-Request's outcome (and its fallback's) on the session, with its events. */
+  async recordCoa(
+    accountId: number,
+    id: number,
+    outcome: {
+      result: string;
+      cause: string | null;
+      at: string;
+      fallback: { result: string; cause: string | null } | null;
+    },
+    events: NewEvent[],
+  ): Promise<void> {
+    const cut = (text: string | null | undefined) => (text == null ? null : text.slice(0, 200));
+    await this.transaction(async (repo) => {
+      await repo.db
+        .updateTable("radacct")
+        .set({
+          coa_result: outcome.result,
+          coa_cause: cut(outcome.cause),
+          coa_at: outcome.at,
+          coa_fallback_result: outcome.fallback?.result ?? null,
+          coa_fallback_cause: cut(outcome.fallback?.cause),
+        })
+        .where("account_id", "=", accountId)
+        .where("radacctid", "=", id)
+        .execute();
+      await insertEvents(repo.db, events);
+    });
   }
 
   /** Records a disconnect's outcome on the session, with its events, in one transaction. */

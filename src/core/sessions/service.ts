@@ -12,7 +12,14 @@ import type { Page, PageRequest } from "../shared/pages.ts";
 import { parseSort } from "../shared/sort.ts";
 import { isoNow } from "../shared/time.ts";
 import type { ConnectedDas, DasAttribute, DasOutcome, DynamicAuthorization } from "./das.ts";
-import { isCoaAttribute, queueDisconnect, SWEEP_JOB } from "./jobs.ts";
+import { queueDisconnect, SWEEP_JOB } from "./jobs.ts";
+import {
+  isCoaAttribute,
+  Pacer,
+  REAUTHORIZATION_CHUNK,
+  type ReauthorizationPayload,
+  type ReplyOf,
+} from "./reauthorize.ts";
 import type { NamedSessionRow, OnlineCount, SessionFilter, SessionRow, SessionsRepo } from "./repo.ts";
 import { DISCONNECT_RETRY_AFTER_S, SESSION_SORT_FIELDS, type SessionStatus } from "./rules.ts";
 
@@ -21,6 +28,16 @@ export interface SessionDisconnect {
   /** NAK: the Error-Cause's name; error: what stopped it; otherwise null. */
   cause: string | null;
   at: string;
+}
+
+export interface SessionCoa {
+  /** ack, nak, timeout, or error (nothing could be sent). */
+  result: string;
+  /** NAK: the Error-Cause's name; error: what stopped it; otherwise null. */
+  cause: string | null;
+  at: string;
+  /** The Disconnect-Request sent after it (the network's coa_fallback), or null. */
+  fallback: { result: string; cause: string | null } | null;
 }
 
 export interface Session {
@@ -43,6 +60,8 @@ export interface Session {
   output_bytes: number;
   terminate_cause: string | null;
   disconnect: SessionDisconnect | null;
+  /** The last CoA-Request sent for a change (issue 25), or null. */
+  coa: SessionCoa | null;
   /** The name of the account's device with this client MAC, when it has one (issue 24). */
   device_name: string | null;
 }
@@ -112,6 +131,16 @@ function present(row: NamedSessionRow): Session {
     disconnect: row.disconnect_result
       ? { result: row.disconnect_result, cause: row.disconnect_cause ?? null, at: row.disconnect_at ?? "" }
       : null,
+    coa: row.coa_result
+      ? {
+          result: row.coa_result,
+          cause: row.coa_cause ?? null,
+          at: row.coa_at ?? "",
+          fallback: row.coa_fallback_result
+            ? { result: row.coa_fallback_result, cause: row.coa_fallback_cause ?? null }
+            : null,
+        }
+      : null,
     device_name: row.device_name ?? null,
   };
 }
@@ -149,8 +178,13 @@ export class SessionsService {
   connected: ConnectedDas | undefined;
   /** Where failures off any request's path go (the quota check after an Interim-Update). */
   log: { warn(object: object, message: string): void } | undefined;
-  /** A user's reply items as a login would send them now (for CoA-Requests). */
-  replyOf: ((accountId: number, username: string) => Promise<Pair[]>) | undefined;
+  /**
+   * What a login with a session's facts would get now (for CoA-Requests). One function, so the lead
+   * can put policies and plans in it; set by createSessions.
+   */
+  replyOf: ReplyOf | undefined;
+  /** Paces CoA-Requests per NAS across every job of this process. */
+  private readonly pacer = new Pacer();
 
   constructor(private readonly repo: SessionsRepo) {}
 
@@ -289,36 +323,100 @@ export class SessionsService {
   }
 
   /**
-   * Pushes the gateway-applicable reply attributes (COA_ATTRIBUTES) the users have now to their
-   * open sessions with a CoA-Request (RFC 5176 section 2.2: the session's identification plus the
-   * new authorization). An attribute removed is not taken back by CoA: it lapses at the next login.
+   * One chunk of a reauthorization job: each open session of the target gets a CoA-Request (RFC 5176
+   * section 2.2: its identification plus what a login would get now, COA_ATTRIBUTES only), paced per
+   * NAS; a NAK or no answer is followed by a Disconnect-Request when the network says so. `next`:
+   * the cursor of the following chunk, when this one was full.
    */
-  async pushAttributes(accountId: number, usernames: string[]): Promise<string[]> {
-    const done: string[] = [];
-    const now = Math.floor(Date.now() / 1000);
-    for (const row of await this.repo.openOfUsernames(accountId, usernames)) {
-      const id = Number(row.radacctid);
-      const network = await this.repo.network(accountId, row.network_id);
-      if (!network?.coa_enabled || !(this.das || this.connected) || !this.replyOf) {
-        done.push(`session ${id}: not sent (dynamic authorization off)`);
-        continue;
-      }
-      const reply = (await this.replyOf(accountId, row.username ?? "")).filter((p) =>
-        isCoaAttribute(p.attribute),
+  async reauthorize(
+    accountId: number,
+    payload: ReauthorizationPayload,
+  ): Promise<{ summary: string; next?: number }> {
+    const rows = await this.repo.openForReauthorization(
+      accountId,
+      payload.target,
+      payload.after ?? 0,
+      REAUTHORIZATION_CHUNK,
+    );
+    const networks = new Map<number, Promise<NasTarget | undefined>>();
+    const networkOf = (id: number | null) => {
+      if (id === null) return Promise.resolve(undefined);
+      if (!networks.has(id)) networks.set(id, this.repo.network(accountId, id));
+      return networks.get(id)!;
+    };
+    const outcomes = await Promise.all(
+      rows.map(async (row) => {
+        const network = await networkOf(row.network_id);
+        return network ? this.reauthorizeOne(accountId, row, network, payload.reason) : "no network";
+      }),
+    );
+    const counts = new Map<string, number>();
+    for (const outcome of outcomes) counts.set(outcome, (counts.get(outcome) ?? 0) + 1);
+    const summary =
+      rows.length === 0 ? "no open sessions" : [...counts].map(([k, n]) => `${k}: ${n}`).join(", ");
+    const last = rows.at(-1);
+    return rows.length === REAUTHORIZATION_CHUNK && last
+      ? { summary, next: Number(last.radacctid) }
+      : { summary };
+  }
+
+  /** What a login with the session's facts would get now, as a CoA-Request may carry it. */
+  private async coaReply(accountId: number, row: SessionRow): Promise<Pair[]> {
+    if (!this.replyOf) return [];
+    const login = await this.repo.lastLogin(accountId, row);
+    const reply = await this.replyOf({
+      accountId,
+      sessionId: Number(row.radacctid),
+      username: row.username ?? "",
+      networkId: row.network_id,
+      calledStationId: row.calledstationid ?? login?.calledstationid ?? null,
+      nasIdentifier: login?.nas_identifier ?? null,
+      callingStationId: row.callingstationid,
+      authMethod: login?.method ?? null,
+    });
+    return reply.filter((p) => isCoaAttribute(p.attribute));
+  }
+
+  /** One session's CoA-Request, its fallback and their record; returns the outcome's name. */
+  private async reauthorizeOne(accountId: number, row: SessionRow, network: NasTarget, reason: string) {
+    const id = Number(row.radacctid);
+    const reply = await this.coaReply(accountId, row);
+    if (reply.length === 0) return "nothing to change";
+    const nas = `${network.id}/${row.nasipaddress ?? ""}`;
+    await this.pacer.wait(nas, network.coa_rate);
+    const answer = await this.sendDas("coa", row, network, [
+      ...identifyingAttributes(row, Math.floor(Date.now() / 1000)),
+      ...reply.map((p) => [p.attribute, p.value] as const),
+    ]);
+    const cause =
+      answer.result === "nak" ? answer.errorCause : answer.result === "error" ? answer.cause : null;
+    let fallback: { result: string; cause: string | null } | null = null;
+    if ((answer.result === "nak" || answer.result === "timeout") && network.coa_fallback === "disconnect") {
+      await this.pacer.wait(nas, network.coa_rate);
+      fallback = await this.disconnect(accountId, id, `change not applied live (CoA ${answer.result})`).then(
+        ({ disconnect }) => ({ result: disconnect.result, cause: disconnect.cause }),
+        (error: Error) => ({ result: "error", cause: error.message }),
       );
-      if (reply.length === 0) {
-        done.push(`session ${id}: nothing to push`);
-        continue;
-      }
-      const answer = await this.sendDas("coa", row, network, [
-        ...identifyingAttributes(row, now),
-        ...reply.map((p) => [p.attribute, p.value] as const),
-      ]);
-      const detail =
-        answer.result === "nak" ? answer.errorCause : answer.result === "error" ? answer.cause : null;
-      done.push(`session ${id}: CoA ${answer.result}${detail ? ` (${detail})` : ""}`);
     }
-    return done;
+    const event: NewEvent = {
+      accountId,
+      kind: "session.coa",
+      data: {
+        session_id: id,
+        username: row.username,
+        user_id: row.user_id,
+        network_id: row.network_id,
+        reason,
+        result: answer.result,
+        cause,
+        attributes: reply.map((p) => p.attribute),
+        fallback,
+      },
+    };
+    await this.repo.recordCoa(accountId, id, { result: answer.result, cause, at: isoNow(), fallback }, [
+      event,
+    ]);
+    return fallback ? `${answer.result}, fallback disconnect ${fallback.result}` : answer.result;
   }
 
   /** One disconnect for a job: a refusal (CoA off, closed) is the job's result, not its failure. */

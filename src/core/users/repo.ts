@@ -8,7 +8,9 @@ import { ordered, orderTerms, type SortPlan } from "../../db/sort.ts";
 import { TurnBatch } from "../../db/turn-batch.ts";
 import { type AuditEntry, recordAudit } from "../audit/record.ts";
 import { type EventKind, insertEvents } from "../events/repo.ts";
+import { planExists } from "../plans/repo.ts";
 import { queueDisconnect } from "../sessions/jobs.ts";
+import { queueReauthorization } from "../sessions/reauthorize.ts";
 import { offsetOf, type PageRequest } from "../shared/pages.ts";
 import type { Sort } from "../shared/sort.ts";
 import { likePattern } from "../shared/text.ts";
@@ -96,6 +98,11 @@ export class UsersRepo {
 
   private selectById(accountId: number, id: number) {
     return this.db.selectFrom("users").selectAll().where("account_id", "=", accountId).where("id", "=", id);
+  }
+
+  /** Whether the plan is this account's (in this repository's transaction). */
+  planExists(accountId: number, planId: number): Promise<boolean> {
+    return planExists(this.db, accountId, planId);
   }
 
   /** Runs fn with a repository bound to one transaction. */
@@ -378,5 +385,10 @@ export class UsersRepo {
 
   async deleteRadiusRows(accountId: number, username: string): Promise<void> {
     await deleteRadiusRows(this.db, "username", accountId, username);
+  }
+
+  /** Queues CoA-Requests of what a login gets now to these users' open sessions (with the change). */
+  pushToSessions(accountId: number, usernames: string[], reason: string): Promise<void> {
+    return queueReauthorization(this.db, this.dialect, accountId, { usernames }, reason);
   }
 }

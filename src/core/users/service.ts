@@ -4,6 +4,7 @@ import { isUniqueViolation } from "../../db/database.ts";
 import { STORED_PASSWORD_ATTRIBUTES } from "../aaa/passwords/items.ts";
 import { passwordHashItem, type StoredPasswordHash } from "../aaa/passwords/validate.ts";
 import { checkUsername, checkValueSafe } from "../aaa/values.ts";
+import { planIdProblem, unknownPlan } from "../plans/repo.ts";
 import { ConflictError, type FieldProblem, NotFoundError, ValidationError } from "../shared/errors.ts";
 import type { Page, PageRequest } from "../shared/pages.ts";
 import { parseSort } from "../shared/sort.ts";
@@ -30,6 +31,13 @@ export interface User {
   status: UserStatus;
   created: string;
   updated: string;
+  /** The user's own plan; null: its groups' (core/plans). */
+  plan_id: number | null;
+}
+
+/** A user in a listing: with where it came from ("local", or "scim": made by an identity provider). */
+export interface UserListing extends User {
+  source: string;
 }
 
 export interface UserInput {
@@ -40,6 +48,8 @@ export interface UserInput {
   password?: string | undefined;
   /** A pre-hashed password (see passwordHashItem); replaces every password item like `password`. */
   password_hash?: string | undefined;
+  /** The user's own plan (this account's), or null for none. */
+  plan_id?: number | null | undefined;
 }
 
 const emailPattern = new RegExp(EMAIL_PATTERN);
@@ -55,13 +65,14 @@ function hashItem(hash: string): StoredPasswordHash | string {
 }
 
 /** The radcheck item a password or pre-hashed password becomes; undefined when neither is given. */
-function passwordItemOf(input: UserInput): { attribute: string; value: string } | undefined {
+export function passwordItemOf(input: UserInput): { attribute: string; value: string } | undefined {
   if (input.password !== undefined) return { attribute: "Cleartext-Password", value: input.password };
   if (input.password_hash === undefined) return undefined;
   return hashItem(input.password_hash) as StoredPasswordHash; // check() refused it otherwise
 }
 
-function check(input: UserInput): void {
+/** The rules every door's user input passes (the API, the console, the CLI, SCIM). */
+export function checkUserInput(input: UserInput): void {
   const problems: FieldProblem[] = [];
   const usernameProblem = input.username === undefined ? null : checkUsername(input.username);
   if (usernameProblem) problems.push({ field: "username", message: usernameProblem });
@@ -80,6 +91,8 @@ function check(input: UserInput): void {
   if (input.status !== undefined && !USER_STATUSES.includes(input.status as UserStatus)) {
     problems.push({ field: "status", message: `must be one of ${USER_STATUSES.join(", ")}` });
   }
+  const badPlan = planIdProblem(input.plan_id);
+  if (badPlan) problems.push({ field: "plan_id", message: badPlan });
   const badPassword = input.password === undefined ? null : passwordProblem(input.password);
   if (badPassword) problems.push({ field: "password", message: badPassword });
   if (input.password_hash !== undefined) {
@@ -93,7 +106,7 @@ function check(input: UserInput): void {
   if (first) throw new ValidationError(`${first.field} ${first.message}`, problems);
 }
 
-function present(row: UserRow): User {
+export function presentUser(row: UserRow): User {
   return {
     id: row.id,
     username: row.username,
@@ -102,6 +115,7 @@ function present(row: UserRow): User {
     status: row.status as UserStatus,
     created: row.created,
     updated: row.updated,
+    plan_id: row.plan_id === null || row.plan_id === undefined ? null : Number(row.plan_id),
   };
 }
 
@@ -110,18 +124,50 @@ function audited(user: User, input: UserInput): Record<string, unknown> {
   return { ...user, password: input.password, password_hash: input.password_hash };
 }
 
+/** The plan a user names must be this account's: another account's reads as none (404). */
+async function checkPlan(repo: UsersRepo, accountId: number, planId: number | null | undefined) {
+  if (planId !== undefined && planId !== null && !(await repo.planExists(accountId, planId))) {
+    throw unknownPlan(planId);
+  }
+}
+
 function duplicate(username: string): ConflictError {
   return new ConflictError(`a user named "${username}" already exists`);
+}
+
+/** How and where a guest registered (migration 038): recorded when its user is created. */
+export interface GuestOrigin {
+  /** registration, email_code, email_link, sms, sponsor or idp. */
+  method: string;
+  portalId: number;
+  providerId?: number | undefined;
+  clientMac: string | null;
+}
+
+function originColumns(source: "portal" | "idp", origin: GuestOrigin) {
+  return {
+    source,
+    guest_method: origin.method,
+    guest_portal_id: origin.portalId,
+    guest_provider_id: origin.providerId ?? null,
+    guest_client_mac: origin.clientMac,
+  };
 }
 
 export class UsersService {
   constructor(private readonly repo: UsersRepo) {}
 
   /** `sort`: a field of USER_SORT_FIELDS, "-" first for descending; by id by default. */
-  async list(accountId: number, filter: UserFilter, page: PageRequest, sort?: string): Promise<Page<User>> {
+  async list(
+    accountId: number,
+    filter: UserFilter,
+    page: PageRequest,
+    sort?: string,
+  ): Promise<Page<UserListing>> {
     const order = parseSort(sort, USER_SORT_FIELDS);
     const { rows, total } = await this.repo.list(accountId, filter, page, order);
-    return { data: rows.map(present), page: page.page, total, limit: page.limit };
+    const data = rows.map((row) => ({ ...presentUser(row), source: row.source }));
+    return { data, page: page.page, total, limit: page.limit };
   }
 
   /** list(), as the JSON text of the list shape, built by the database (the API's fast path). */
@@ -141,29 +187,31 @@ export class UsersService {
   async get(accountId: number, id: number): Promise<User> {
     const row = await this.repo.findById(accountId, id);
     if (!row) throw new NotFoundError(`user ${id} not found`);
-    return present(row);
+    return presentUser(row);
   }
 
   async create(accountId: number, input: UserInput): Promise<User> {
     if (input.username === undefined) throw ValidationError.field("username", "is required");
-    check(input);
+    checkUserInput(input);
     const username = input.username;
     const now = isoNow();
     try {
       return await this.repo.transaction(async (repo) => {
         if (await repo.findByUsername(accountId, username)) throw duplicate(username);
+        await checkPlan(repo, accountId, input.plan_id);
         const row = await repo.insert({
           account_id: accountId,
           username,
           email: input.email ?? "",
           fullname: input.fullname ?? "",
           status: input.status ?? "enabled",
+          plan_id: input.plan_id ?? null,
           created: now,
           updated: now,
         });
         const password = passwordItemOf(input);
         if (password) await repo.setPassword(accountId, username, password, STORED_PASSWORD_ATTRIBUTES);
-        const user = present(row);
+        const user = presentUser(row);
         await repo.recordEvent(accountId, "user.created", { ...user });
         await repo.audit({
           accountId,
@@ -197,9 +245,10 @@ export class UsersService {
       groupname: string;
       expiration: number;
       event: Record<string, unknown>;
+      origin: GuestOrigin;
     },
   ): Promise<{ user: User; created: boolean }> {
-    check({
+    checkUserInput({
       username: guest.username,
       email: guest.email,
       fullname: guest.fullname,
@@ -220,6 +269,7 @@ export class UsersService {
           status: "enabled",
           created: now,
           updated: now,
+          ...originColumns("portal", guest.origin),
         });
       }
       if (!row) throw new NotFoundError(`user ${guest.username} not found`);
@@ -227,13 +277,13 @@ export class UsersService {
       await repo.setPassword(accountId, guest.username, password, STORED_PASSWORD_ATTRIBUTES);
       await repo.setCheckItem(accountId, guest.username, "Expiration", String(guest.expiration));
       await repo.joinGroup(accountId, guest.groupname, guest.username);
-      const user = present(row);
+      const user = presentUser(row);
       await repo.audit({
         accountId,
         resource: "user",
         id: user.id,
         action: existing ? "update" : "create",
-        before: existing ? present(existing) : undefined,
+        before: existing ? presentUser(existing) : undefined,
         after: { ...user, password: guest.password },
       });
       if (existing) {
@@ -263,9 +313,10 @@ export class UsersService {
       expiration: number;
       managedGroups: readonly string[];
       groups: readonly string[];
+      origin: GuestOrigin;
     },
   ): Promise<{ user: User; created: boolean; disabled: boolean }> {
-    check({
+    checkUserInput({
       username: input.username,
       email: input.email,
       fullname: input.fullname,
@@ -276,7 +327,7 @@ export class UsersService {
       const existing = await repo.findByUsername(accountId, input.username);
       // Disabled by the operator: nothing changes, no new credential.
       if (existing && existing.status !== "enabled")
-        return { user: present(existing), created: false, disabled: true };
+        return { user: presentUser(existing), created: false, disabled: true };
       const row = existing
         ? await repo.update(accountId, existing.id, {
             email: input.email,
@@ -291,19 +342,20 @@ export class UsersService {
             status: "enabled",
             created: now,
             updated: now,
+            ...originColumns("idp", input.origin),
           });
       if (!row) throw new NotFoundError(`user ${input.username} not found`);
       const password = { attribute: "Cleartext-Password", value: input.password };
       await repo.setPassword(accountId, input.username, password, STORED_PASSWORD_ATTRIBUTES);
       await repo.setCheckItem(accountId, input.username, "Expiration", String(input.expiration));
       await repo.setManagedGroups(accountId, input.username, input.managedGroups, input.groups);
-      const user = present(row);
+      const user = presentUser(row);
       await repo.audit({
         accountId,
         resource: "user",
         id: user.id,
         action: existing ? "update" : "create",
-        before: existing ? present(existing) : undefined,
+        before: existing ? presentUser(existing) : undefined,
         after: { ...user, password: input.password },
       });
       if (!existing) await repo.recordEvent(accountId, "user.created", { ...user });
@@ -315,7 +367,7 @@ export class UsersService {
 
   /** Partial update: only the fields given change. */
   async update(accountId: number, id: number, input: UserInput): Promise<User> {
-    check(input);
+    checkUserInput(input);
     try {
       return await this.repo.transaction(async (repo) => {
         const current = await repo.findById(accountId, id);
@@ -330,17 +382,25 @@ export class UsersService {
         if (input.email !== undefined) changes.email = input.email;
         if (input.fullname !== undefined) changes.fullname = input.fullname;
         if (input.status !== undefined) changes.status = input.status;
+        if (input.plan_id !== undefined) {
+          await checkPlan(repo, accountId, input.plan_id);
+          changes.plan_id = input.plan_id;
+        }
         const row = await repo.update(accountId, id, changes);
         if (!row) throw new NotFoundError(`user ${id} not found`);
+        // A new plan reaches the user's open sessions by CoA (core/sessions/reauthorize.ts).
+        if (input.plan_id !== undefined && input.plan_id !== (current.plan_id ?? null)) {
+          await repo.pushToSessions(accountId, [row.username], "plan changed");
+        }
         const password = passwordItemOf(input);
         if (password) await repo.setPassword(accountId, row.username, password, STORED_PASSWORD_ATTRIBUTES);
         // A disabled user is rejected at login; the sessions open now are cut too (a job, queued here).
         if (input.status === "disabled" && current.status !== "disabled") {
           await repo.disconnectSessions(accountId, current.username, "user disabled");
         }
-        const user = present(row);
+        const user = presentUser(row);
         await repo.recordEvent(accountId, "user.updated", { ...user });
-        const before = present(current);
+        const before = presentUser(current);
         await repo.audit({
           accountId,
           resource: "user",
@@ -365,8 +425,8 @@ export class UsersService {
       await repo.deleteRadiusRows(accountId, current.username);
       await repo.delete(accountId, id);
       await repo.disconnectSessions(accountId, current.username, "user deleted");
-      await repo.recordEvent(accountId, "user.deleted", { ...present(current) });
-      await repo.audit({ accountId, resource: "user", id, action: "delete", before: present(current) });
+      await repo.recordEvent(accountId, "user.deleted", { ...presentUser(current) });
+      await repo.audit({ accountId, resource: "user", id, action: "delete", before: presentUser(current) });
     });
   }
 }

@@ -4,6 +4,7 @@ import type { Kysely, Transaction, Updateable } from "kysely";
 import type { DialectName } from "../../db/database.ts";
 import { lockedInTransaction } from "../../db/locking.ts";
 import type { Schema, VouchersTable } from "../../db/schema.ts";
+import { type PlanLimits, planLimitsOf } from "../plans/rules.ts";
 import type { VoucherRow } from "./repo.ts";
 
 type Trx = Transaction<Schema>;
@@ -29,6 +30,23 @@ export class VoucherLoginRepo {
       .where("account_id", "=", accountId)
       .where("code", "=", code)
       .executeTakeFirst();
+  }
+
+  /** The plan of a voucher batch, or null (no batch, no plan). */
+  async batchPlan(db: Kysely<Schema>, accountId: number, batchId: number | null): Promise<PlanLimits | null> {
+    if (batchId === null) return null;
+    const row = await db
+      .selectFrom("voucher_batches")
+      .innerJoin("plans", (join) =>
+        join
+          .onRef("plans.id", "=", "voucher_batches.plan_id")
+          .onRef("plans.account_id", "=", "voucher_batches.account_id"),
+      )
+      .selectAll("plans")
+      .where("voucher_batches.account_id", "=", accountId)
+      .where("voucher_batches.id", "=", batchId)
+      .executeTakeFirst();
+    return row ? planLimitsOf(row) : null;
   }
 
   async knowsDevice(

@@ -5,14 +5,17 @@
 import type { Kysely } from "kysely";
 import type { DialectName } from "../../db/database.ts";
 import type { Schema } from "../../db/schema.ts";
-import type { Credentials } from "../aaa/decide.ts";
+import { applyCounters, type Credentials, simultaneousUseProblem } from "../aaa/decide.ts";
 import { ntPasswordHash } from "../aaa/nt-hash.ts";
 import type { Pair } from "../aaa/pairs.ts";
 import { dataReply } from "../aaa/quotas.ts";
-import { sumOctets } from "../aaa/repo.ts";
+import { sessionCounters, sumOctets } from "../aaa/repo.ts";
 import type { VoucherCheck, VoucherLogin } from "../aaa/service.ts";
 import { recordAudit } from "../audit/record.ts";
 import { insertEvents } from "../events/repo.ts";
+import type { GatewayVendor } from "../networks/rules.ts";
+import { planControl, planReply } from "../plans/attributes.ts";
+import type { PlanLimits } from "../plans/rules.ts";
 import { sameOctets } from "../shared/secrets.ts";
 import { isoNow } from "../shared/time.ts";
 import { VoucherLoginRepo } from "./login-repo.ts";
@@ -107,9 +110,30 @@ export function createVoucherCheck(db: Kysely<Schema>, dialect: DialectName): Vo
   };
 }
 
+/**
+ * A batch's plan on a voucher login: its quotas, validity and devices counted over the voucher's
+ * sessions (its code in any case), with the same rules as a user's (decide.ts); its bandwidth in
+ * the network vendor's attributes. The reply, or why the login is refused.
+ */
+async function applyPlan(
+  db: Kysely<Schema>,
+  dialect: DialectName,
+  input: { accountId: number; spellings: string[]; now: number; vendor: GatewayVendor },
+  plan: PlanLimits,
+  reply: Pair[],
+): Promise<{ accepted: true; reply: Pair[] } | { accepted: false; reason: string }> {
+  const control = planControl(plan);
+  const counters = sessionCounters(db, dialect, input.accountId, input.spellings);
+  const counted = await applyCounters(control, reply, counters, input.now);
+  if (!counted.accepted) return counted;
+  const busy = await simultaneousUseProblem(control, counters);
+  if (busy !== null) return { accepted: false, reason: busy };
+  return { accepted: true, reply: [...counted.reply, ...planReply(plan, input.vendor)] };
+}
+
 export function createVoucherLogin(dialect: DialectName): VoucherLogin {
   const repo = new VoucherLoginRepo(dialect);
-  return async ({ accountId, code: username, credentials, clientMac, now, run }) => {
+  return async ({ accountId, code: username, credentials, clientMac, now, vendor, run }) => {
     if (!CODE.test(username)) return null;
     const code = username.toUpperCase();
     return run(async (trx) => {
@@ -123,9 +147,9 @@ export function createVoucherLogin(dialect: DialectName): VoucherLogin {
         now,
       );
       // data_limit: octets in plus out over every session of the voucher (its code as username).
+      const spellings = [...new Set([code, username, code.toLowerCase()])];
       let dataLeft: number | undefined;
       if (verdict.accepted && row.data_limit !== null && row.data_limit !== undefined) {
-        const spellings = [...new Set([code, username, code.toLowerCase()])];
         dataLeft = Number(row.data_limit) - (await sumOctets(trx, dialect, accountId, spellings, 0));
         if (dataLeft <= 0) {
           return { voucherId: row.id, accepted: false, reply: [], reason: "quota exhausted: voucher data" };
@@ -135,8 +159,24 @@ export function createVoucherLogin(dialect: DialectName): VoucherLogin {
         if (verdict.lapsed) await repo.update(trx, accountId, row.id, { status: "expired" });
         return { voucherId: row.id, accepted: false, reply: [], reason: verdict.reason };
       }
-      const at = isoNow(new Date(now * 1000));
       const { first, expiresAt } = verdict;
+      const sessionTimeout = Math.min(row.session_timeout ?? Number.POSITIVE_INFINITY, expiresAt - now);
+      let reply: Pair[] = [{ attribute: "Session-Timeout", op: "=", value: String(sessionTimeout) }];
+      // The batch's plan, checked before anything is written: a refusal leaves the voucher unused.
+      const plan = await repo.batchPlan(trx, accountId, row.batch_id);
+      if (plan) {
+        const planned = await applyPlan(
+          trx,
+          dialect,
+          { accountId, spellings, now, vendor: vendor ?? "generic" },
+          plan,
+          reply,
+        );
+        if (!planned.accepted)
+          return { voucherId: row.id, accepted: false, reply: [], reason: planned.reason };
+        reply = planned.reply;
+      }
+      const at = isoNow(new Date(now * 1000));
       if (verdict.newDevice) await repo.addDevice(trx, accountId, row.id, mac, at);
       const expires = isoNow(new Date(expiresAt * 1000));
       await repo.update(trx, accountId, row.id, {
@@ -155,8 +195,6 @@ export function createVoucherLogin(dialect: DialectName): VoucherLogin {
           after: data,
         });
       }
-      const sessionTimeout = Math.min(row.session_timeout ?? Number.POSITIVE_INFINITY, expiresAt - now);
-      const reply: Pair[] = [{ attribute: "Session-Timeout", op: "=", value: String(sessionTimeout) }];
       return {
         voucherId: row.id,
         accepted: true,

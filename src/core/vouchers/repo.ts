@@ -3,6 +3,7 @@ import type { DialectName } from "../../db/database.ts";
 import type { Schema, VoucherBatchesTable, VouchersTable } from "../../db/schema.ts";
 import { ordered, type SortPlan } from "../../db/sort.ts";
 import { type AuditEntry, recordAudit } from "../audit/record.ts";
+import { planExists } from "../plans/repo.ts";
 import { queueDisconnect } from "../sessions/jobs.ts";
 import { offsetOf, type PageRequest } from "../shared/pages.ts";
 import type { Sort } from "../shared/sort.ts";
@@ -15,7 +16,8 @@ export type NewVoucher = Omit<VoucherRow, "id" | "first_used" | "expires" | "dev
 };
 /** What every voucher of one insert has in common: all columns but the code. */
 export type VoucherTemplate = Omit<NewVoucher, "code">;
-export type NewBatch = Omit<Selectable<VoucherBatchesTable>, "id" | "data_limit"> & {
+export type NewBatch = Omit<Selectable<VoucherBatchesTable>, "id" | "data_limit" | "plan_id"> & {
+  plan_id?: number | null;
   data_limit: number | null;
 };
 
@@ -81,6 +83,11 @@ export class VouchersRepo {
   }
 
   /** Runs fn with a repository bound to one transaction. */
+  /** Whether the plan is this account's (in this repository's transaction). */
+  planExists(accountId: number, planId: number): Promise<boolean> {
+    return planExists(this.db, accountId, planId);
+  }
+
   transaction<T>(fn: (repo: VouchersRepo) => Promise<T>): Promise<T> {
     return this.db.transaction().execute((trx) => fn(new VouchersRepo(trx, this.dialect)));
   }
@@ -153,6 +160,17 @@ export class VouchersRepo {
       for (const row of rows) found.add(row.code);
     }
     return found;
+  }
+
+  /** False when the account has no such batch. */
+  async setBatchPlan(accountId: number, batchId: number, planId: number | null): Promise<boolean> {
+    const result = await this.db
+      .updateTable("voucher_batches")
+      .set({ plan_id: planId })
+      .where("account_id", "=", accountId)
+      .where("id", "=", batchId)
+      .executeTakeFirst();
+    return Number(result.numUpdatedRows) > 0;
   }
 
   async insertBatch(batch: NewBatch): Promise<number> {

@@ -2,6 +2,7 @@
 // or in batches of up to 10,000, all-or-nothing); the RADIUS door finds them with findByCode.
 import { randomInt } from "node:crypto";
 import { isUniqueViolation } from "../../db/database.ts";
+import { planIdProblem, unknownPlan } from "../plans/repo.ts";
 import { ConflictError, type FieldProblem, NotFoundError, ValidationError } from "../shared/errors.ts";
 import type { Page, PageRequest } from "../shared/pages.ts";
 import { parseSort } from "../shared/sort.ts";
@@ -60,11 +61,14 @@ export interface VoucherInput extends VoucherTerms {
 export interface BatchInput extends VoucherTerms {
   quantity?: number | undefined;
   prefix?: string | undefined;
+  /** The plan of the batch's vouchers (core/plans), or null. */
+  plan_id?: number | null | undefined;
 }
 
 export interface Batch {
   batch_id: number;
   quantity: number;
+  plan_id: number | null;
   data: Voucher[];
 }
 
@@ -259,11 +263,15 @@ export class VouchersService {
       problems.push({ field: "prefix", message: PREFIX_RULE });
     }
     checkTerms(input, problems);
+    const badPlan = planIdProblem(input.plan_id);
+    if (badPlan) problems.push({ field: "plan_id", message: badPlan });
     fail(problems);
     const quantity = input.quantity!;
+    const planId = input.plan_id ?? null;
     const prefix = (input.prefix ?? "").toUpperCase();
     const now = isoNow();
     return this.writing(undefined, async (repo) => {
+      if (planId !== null && !(await repo.planExists(accountId, planId))) throw unknownPlan(planId);
       const codes = await this.uniqueCodes(repo, accountId, prefix, quantity);
       const { validity, usage_limit, session_timeout, data_limit } = this.template(
         accountId,
@@ -279,6 +287,7 @@ export class VouchersService {
         usage_limit,
         session_timeout,
         data_limit,
+        plan_id: planId,
         created: now,
       });
       const template = this.template(accountId, input, batchId, now);
@@ -287,7 +296,7 @@ export class VouchersService {
       // Ids follow the VALUES order on both databases; sort only if that ever stops being so.
       if (!data.every((v, i) => i === 0 || data[i - 1]!.id < v.id)) data.sort((a, b) => a.id - b.id);
       // One row for the batch, not one per voucher: its terms and the range of ids it made.
-      const after = { prefix, quantity, validity, usage_limit, session_timeout, data_limit };
+      const after = { prefix, quantity, validity, usage_limit, session_timeout, data_limit, plan_id: planId };
       const ids_range = [data[0]?.id, data.at(-1)?.id];
       await repo.audit({
         accountId,
@@ -296,7 +305,31 @@ export class VouchersService {
         action: "create",
         after: { ...after, ids: ids_range },
       });
-      return { batch_id: batchId, quantity: data.length, data };
+      return { batch_id: batchId, quantity: data.length, plan_id: planId, data };
+    });
+  }
+
+  /** Sets (or clears, with null) the plan of a batch's vouchers; it applies from their next login. */
+  async setBatchPlan(
+    accountId: number,
+    batchId: number,
+    planId: number | null,
+  ): Promise<{ batch_id: number; plan_id: number | null }> {
+    const badPlan = planIdProblem(planId);
+    if (badPlan) throw ValidationError.field("plan_id", badPlan);
+    return this.repo.transaction(async (repo) => {
+      if (planId !== null && !(await repo.planExists(accountId, planId))) throw unknownPlan(planId);
+      if (!(await repo.setBatchPlan(accountId, batchId, planId))) {
+        throw new NotFoundError(`voucher batch ${batchId} not found`);
+      }
+      await repo.audit({
+        accountId,
+        resource: "voucher_batch",
+        id: batchId,
+        action: "update",
+        after: { plan_id: planId },
+      });
+      return { batch_id: batchId, plan_id: planId };
     });
   }
 

@@ -21,6 +21,7 @@ export const EVENT_KINDS = [
   "session.started",
   "session.stopped",
   "session.disconnected",
+  "session.coa",
   "report.ready",
 ] as const satisfies readonly EventKind[];
 // Fails to compile when events/repo.ts gains a kind this list lacks.

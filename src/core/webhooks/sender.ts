@@ -12,6 +12,9 @@ import type { Agent, buildConnector } from "undici";
 import { refusedAddress } from "./addresses.ts";
 import { DELIVERY_TIMEOUT_MS, RESPONSE_EXCERPT_BYTES } from "./rules.ts";
 
+/** fetch() for a URL: the guarded one below, or the global one. */
+export type UrlFetch = (url: string | URL, init?: RequestInit) => Promise<Response>;
+
 /** Resolves a host name to its addresses (tests replace DNS with this). */
 export type Resolver = (hostname: string) => Promise<string[]>;
 
@@ -20,6 +23,8 @@ export interface SenderOptions {
   allowPrivate: boolean;
   timeoutMs?: number;
   resolve?: Resolver;
+  /** What the refusals say lifts them (the setting of the caller's area). */
+  allowHint?: string;
 }
 
 export interface SendResult {
@@ -97,11 +102,35 @@ export class WebhookSender {
   private agentMade: Agent | undefined;
   private readonly timeoutMs: number;
   private readonly resolve: Resolver;
+  private readonly allowHint: string;
 
   constructor(private readonly options: SenderOptions) {
     this.timeoutMs = options.timeoutMs ?? DELIVERY_TIMEOUT_MS;
     this.resolve = options.resolve ?? systemResolver;
+    this.allowHint = options.allowHint ?? ALLOW_HINT;
   }
+
+  /**
+   * fetch() through the same guard: https only and a checked address (unless allowed). Identity
+   * providers' discovery documents, keys, token endpoints and SAML metadata (core/idp) go out this
+   * way: an operator's URL is as untrusted as a webhook's. Redirects are the caller's choice.
+   */
+  readonly fetch: UrlFetch = async (url, init = {}) => {
+    const target = new URL(url);
+    if (!this.options.allowPrivate && target.protocol !== "https:") {
+      throw new RefusedError(`refused: plain http:// ${this.allowHint}`);
+    }
+    const { fetch } = loadUndici();
+    const response = await fetch(target, {
+      ...(init as Parameters<typeof fetch>[1]),
+      dispatcher: this.agent,
+    }).catch((error: unknown) => {
+      // undici wraps the connector's refusal in a TypeError("fetch failed") with it as the cause.
+      const cause = (error as { cause?: unknown })?.cause;
+      throw cause instanceof RefusedError ? cause : error;
+    });
+    return response as unknown as Response;
+  };
 
   /** The connection pool, made at the first delivery. */
   private get agent(): Agent {
@@ -134,8 +163,8 @@ export class WebhookSender {
     // The literal in the URL is named with its category; a name's addresses are not named at all.
     throw new RefusedError(
       isIP(hostname)
-        ? `refused: ${refusedAddress(hostname)} ${ALLOW_HINT}`
-        : `refused: ${hostname} resolves to a private or reserved address ${ALLOW_HINT}`,
+        ? `refused: ${refusedAddress(hostname)} ${this.allowHint}`
+        : `refused: ${hostname} resolves to a private or reserved address ${this.allowHint}`,
     );
   }
 
@@ -159,7 +188,7 @@ export class WebhookSender {
       retryAfterMs: undefined,
     });
     if (!this.options.allowPrivate && new URL(url).protocol !== "https:") {
-      return failed(`refused: plain http:// ${ALLOW_HINT}`);
+      return failed(`refused: plain http:// ${this.allowHint}`);
     }
     try {
       const response = await loadUndici().request(url, {

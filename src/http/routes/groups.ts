@@ -26,6 +26,10 @@ const Group = Type.Object(
     description: Type.String(),
     created: Type.String({ format: "date-time" }),
     updated: Type.String({ format: "date-time" }),
+    plan_id: Type.Unsafe<number | null>({
+      type: ["integer", "null"],
+      description: "the members' plan when they have none of their own; null: none",
+    }),
   },
   { $id: "Group" },
 );
@@ -58,15 +62,28 @@ const fields = {
     description: "1-64 of A-Z a-z 0-9 @ . _ : -; unique per account ignoring case",
   }),
   description: Type.String({ maxLength: MAX_DESCRIPTION, pattern: NO_CONTROL_CHARACTERS }),
+  plan_id: Type.Unsafe<number | null>({
+    type: ["integer", "null"],
+    minimum: 1,
+    description: "a plan of this account (404 otherwise), or null",
+  }),
 };
 
 const CreateGroup = Type.Object(
-  { name: fields.name, description: Type.Optional(fields.description) },
+  {
+    name: fields.name,
+    description: Type.Optional(fields.description),
+    plan_id: Type.Optional(fields.plan_id),
+  },
   { additionalProperties: false },
 );
 
 const UpdateGroup = Type.Object(
-  { name: Type.Optional(fields.name), description: Type.Optional(fields.description) },
+  {
+    name: Type.Optional(fields.name),
+    description: Type.Optional(fields.description),
+    plan_id: Type.Optional(fields.plan_id),
+  },
   { additionalProperties: false },
 );
 

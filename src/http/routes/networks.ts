@@ -3,7 +3,14 @@
 import type { FastifyInstance } from "fastify";
 import { type Static, Type } from "typebox";
 import { MAB_MODES, MAB_PASSWORDS, RANDOM_MAC_CHOICES, REMEMBER_CHOICES } from "../../core/devices/rules.ts";
-import { EAP_METHOD_CHOICES, NETWORK_SORT_FIELDS } from "../../core/networks/rules.ts";
+import {
+  COA_FALLBACKS,
+  DEFAULT_COA_RATE,
+  EAP_METHOD_CHOICES,
+  GATEWAY_VENDORS,
+  MAX_COA_RATE,
+  NETWORK_SORT_FIELDS,
+} from "../../core/networks/rules.ts";
 import type { NetworksService } from "../../core/networks/service.ts";
 import {
   PORTAL_LANGUAGES,
@@ -37,6 +44,13 @@ const Network = Type.Object(
       description: "Wisp may send RFC 5176 Disconnect-Requests and CoA-Requests to the network's NAS",
     }),
     coa_port: Type.Integer({ description: "the NAS's Dynamic Authorization Server port (RFC 5176: 3799)" }),
+    coa_fallback: StringEnum(COA_FALLBACKS, {
+      description:
+        "after a CoA-NAK or an unanswered CoA-Request: none (the outcome is recorded) or disconnect (a Disconnect-Request follows, so the next login applies the change)",
+    }),
+    coa_rate: Type.Integer({
+      description: `CoA-Requests per second sent to one NAS when a change reaches many sessions (1-${MAX_COA_RATE}, default ${DEFAULT_COA_RATE})`,
+    }),
     interim_interval: Type.Integer({
       description: "seconds sent as Acct-Interim-Interval in every Access-Accept; 0: none sent",
     }),
@@ -68,6 +82,18 @@ const Network = Type.Object(
     mab_secret_set: Type.Boolean({
       description: "whether a network-wide MAB password is set; it is never returned",
     }),
+    time_zone: Type.Unsafe<string | null>({
+      type: ["string", "null"],
+      description:
+        "IANA time zone of policies' day and time conditions on this network; null: the account's (GET /api/policies/default)",
+    }),
+    vendor: Type.Union(
+      GATEWAY_VENDORS.map((v) => Type.Literal(v)),
+      {
+        description:
+          "the gateway's vendor: which attributes carry a plan's bandwidth (generic: WISPr; chillispot: CoovaChilli and ChilliSpot)",
+      },
+    ),
     created: Type.String({ format: "date-time" }),
     updated: Type.String({ format: "date-time" }),
   },
@@ -232,35 +258,45 @@ export async function networksRoutes(
     async (request) => networks.get(request.principal.accountId, request.params.network_id),
   );
 
-  app.get<{ Querystring: Static<typeof PortalQuery> }>(
-    "/api/captiveportals",
-    {
-      config: portalsRead,
-      schema: {
-        tags: ["captive portals"],
-        summary: "List captive portals",
-        querystring: PortalQuery,
-        response: { 200: ListOf(Type.Ref("CaptivePortal")), ...errorResponses },
+  // IronWiFi's clients (its Terraform provider among them) also call the hyphenated path: the same
+  // operations under both, the alias marked in its summary and operationId.
+  for (const [base, alias] of [
+    ["/api/captiveportals", false],
+    ["/api/captive-portals", true],
+  ] as const) {
+    const suffix = alias ? " (alias of /api/captiveportals)" : "";
+    app.get<{ Querystring: Static<typeof PortalQuery> }>(
+      base,
+      {
+        config: portalsRead,
+        schema: {
+          tags: ["captive portals"],
+          summary: `List captive portals${suffix}`,
+          ...(alias ? { operationId: "listCaptivePortalsAlias" } : {}),
+          querystring: PortalQuery,
+          response: { 200: ListOf(Type.Ref("CaptivePortal")), ...errorResponses },
+        },
       },
-    },
-    async (request) => {
-      const { page = 1, limit = 50, search, network_id, sort } = request.query;
-      const filter = { search, networkId: network_id };
-      return portals.list(request.principal.accountId, filter, { page, limit }, sort);
-    },
-  );
+      async (request) => {
+        const { page = 1, limit = 50, search, network_id, sort } = request.query;
+        const filter = { search, networkId: network_id };
+        return portals.list(request.principal.accountId, filter, { page, limit }, sort);
+      },
+    );
 
-  app.get<{ Params: Static<typeof PortalParams> }>(
-    "/api/captiveportals/:portal_id",
-    {
-      config: portalsRead,
-      schema: {
-        tags: ["captive portals"],
-        summary: "Get a captive portal",
-        params: PortalParams,
-        response: { 200: Type.Ref("CaptivePortal"), ...errorResponses },
+    app.get<{ Params: Static<typeof PortalParams> }>(
+      `${base}/:portal_id`,
+      {
+        config: portalsRead,
+        schema: {
+          tags: ["captive portals"],
+          summary: `Get a captive portal${suffix}`,
+          ...(alias ? { operationId: "getCaptivePortalAlias" } : {}),
+          params: PortalParams,
+          response: { 200: Type.Ref("CaptivePortal"), ...errorResponses },
+        },
       },
-    },
-    async (request) => portals.get(request.principal.accountId, request.params.portal_id),
-  );
+      async (request) => portals.get(request.principal.accountId, request.params.portal_id),
+    );
+  }
 }

@@ -54,6 +54,17 @@ const rowSchemas: Record<ReportId, TSchema> = {
           description: "the name of the account's device with this client MAC, when it has one",
         }),
       ),
+      policy_id: Nullable(
+        Type.Integer({
+          description: "the policy that decided the attempt; null with a policy_name: the default rule",
+        }),
+      ),
+      policy_name: Nullable(
+        Type.String({
+          description:
+            "the deciding policy's name when it decided; null: no policy was evaluated (refused before)",
+        }),
+      ),
     },
     { $id: "Report110Row", description: REPORT_TITLES[110] },
   ),

@@ -25,6 +25,39 @@ const Disconnect = Type.Object(
   { $id: "SessionDisconnect", description: "The last disconnect sent for the session" },
 );
 
+const Coa = Type.Object(
+  {
+    result: StringEnum(["ack", "nak", "timeout", "error"] as const, {
+      description:
+        "ack: CoA-ACK (the change applies now); nak: CoA-NAK; timeout: no valid answer after the retries; error: nothing could be sent",
+    }),
+    cause: nullable("string", {
+      description:
+        "nak: the Error-Cause's name (RFC 5176 section 3.6), e.g. Unsupported-Attribute; error: why",
+    }),
+    at: Type.String({ format: "date-time" }),
+    fallback: Type.Union(
+      [
+        Type.Object({
+          result: Type.String({
+            description: "the Disconnect-Request's outcome: ack, nak, timeout or error",
+          }),
+          cause: nullable("string"),
+        }),
+        Type.Null(),
+      ],
+      {
+        description:
+          "the Disconnect-Request sent after a NAK or no answer (the network's coa_fallback), or null",
+      },
+    ),
+  },
+  {
+    $id: "SessionCoa",
+    description: "The last CoA-Request (RFC 5176) sent for the session when what its user gets changed",
+  },
+);
+
 const Session = Type.Object(
   {
     id: Type.Integer(),
@@ -46,6 +79,7 @@ const Session = Type.Object(
     output_bytes: Type.Integer({ description: "octets to the device, gigawords included" }),
     terminate_cause: nullable("string", { description: "Acct-Terminate-Cause of a closed session" }),
     disconnect: Type.Union([Type.Ref("SessionDisconnect"), Type.Null()]),
+    coa: Type.Union([Type.Ref("SessionCoa"), Type.Null()]),
     device_name: nullable("string", {
       description: "the name of the account's device with this client MAC, when it has one",
     }),
@@ -89,6 +123,7 @@ const DisconnectBody = Type.Object(
 
 export async function sessionsRoutes(app: FastifyInstance, { sessions }: { sessions: SessionsService }) {
   app.addSchema(Disconnect);
+  app.addSchema(Coa);
   app.addSchema(Session);
   const tags = ["sessions"];
   const read = { permission: ["sessions", "read"] as ["sessions", "read"] };

@@ -25,6 +25,10 @@ const User = Type.Object(
     status: StringEnum(USER_STATUSES),
     created: Type.String({ format: "date-time" }),
     updated: Type.String({ format: "date-time" }),
+    plan_id: Type.Unsafe<number | null>({
+      type: ["integer", "null"],
+      description: "the user's own plan; null: its first group's with one (see /api/plans)",
+    }),
   },
   { $id: "User" },
 );
@@ -57,6 +61,11 @@ const fields = {
       "any other password item. Such a user logs in with PAP (and EAP-TTLS/PAP, the portal); CHAP needs a " +
       "cleartext password and MS-CHAP a cleartext or {NTHASH} one. A hash Wisp cannot check is refused (400).",
   }),
+  plan_id: Type.Unsafe<number | null>({
+    type: ["integer", "null"],
+    minimum: 1,
+    description: "a plan of this account (404 otherwise), or null; it wins over the groups' plans",
+  }),
 };
 
 const CreateUser = Type.Object(
@@ -67,6 +76,7 @@ const CreateUser = Type.Object(
     status: Type.Optional(fields.status),
     password: Type.Optional(fields.password),
     password_hash: Type.Optional(fields.password_hash),
+    plan_id: Type.Optional(fields.plan_id),
   },
   { additionalProperties: false },
 );
@@ -79,6 +89,7 @@ const UpdateUser = Type.Object(
     status: Type.Optional(fields.status),
     password: Type.Optional(fields.password),
     password_hash: Type.Optional(fields.password_hash),
+    plan_id: Type.Optional(fields.plan_id),
   },
   { additionalProperties: false },
 );

@@ -115,6 +115,12 @@ const CreateVoucher = Type.Object(
 
 const CreateBatch = Type.Object(
   {
+    plan_id: Type.Optional(
+      Nullable<number>("integer", {
+        minimum: 1,
+        description: "the plan of the batch's vouchers (a plan of this account, 404 otherwise), or null",
+      }),
+    ),
     quantity: Type.Integer({ minimum: 1, maximum: MAX_BATCH, description: "vouchers to generate" }),
     prefix: Type.Optional(
       Type.String({
@@ -131,7 +137,18 @@ const CreateBatch = Type.Object(
 const BatchCreated = Type.Object({
   batch_id: Type.Integer(),
   quantity: Type.Integer(),
+  plan_id: Nullable<number>("integer", { description: "the batch's plan; null: none" }),
   data: Type.Array(Type.Ref("Voucher")),
+});
+
+const BatchParams = Type.Object({ batch_id: Id("the batch's id") }, { additionalProperties: false });
+const UpdateBatch = Type.Object(
+  { plan_id: Nullable<number>("integer", { minimum: 1, description: "a plan of this account, or null" }) },
+  { additionalProperties: false },
+);
+const BatchPlan = Type.Object({
+  batch_id: Type.Integer(),
+  plan_id: Nullable<number>("integer"),
 });
 
 const ListQuery = Type.Object(
@@ -221,6 +238,23 @@ export async function vouchersRoutes(app: FastifyInstance, { vouchers }: { vouch
       return reply.code(201).header("Location", `/api/vouchers?batch_id=${batch.batch_id}`).send(batch);
     },
   );
+
+  for (const method of ["PUT", "PATCH"] as const) {
+    app.route<{ Params: Static<typeof BatchParams>; Body: Static<typeof UpdateBatch> }>({
+      method,
+      url: "/api/vouchers/batch/:batch_id",
+      config: write,
+      schema: {
+        tags,
+        summary: "Set or clear the plan of a batch's vouchers (applies from their next login)",
+        params: BatchParams,
+        body: UpdateBatch,
+        response: { 200: BatchPlan, ...errorResponses },
+      },
+      handler: (request) =>
+        vouchers.setBatchPlan(request.principal.accountId, request.params.batch_id, request.body.plan_id),
+    });
+  }
 
   for (const method of ["PUT", "PATCH"] as const) {
     app.route<{ Params: VoucherParams; Body: Static<typeof UpdateVoucher> }>({

@@ -1,0 +1,345 @@
+// Talking to one directory's servers with ldapts: in failover order, each behind a circuit breaker,
+// with a small pool of connections bound as the service (searches) and another for users' binds
+// (password checks), bounded connect and operation timeouts. A server that does not answer, or
+// answers with a broken connection, counts as a failure; an LDAP result (even invalidCredentials)
+// is an answer. Referrals are never chased: ldapts returns continuation references (RFC 4511
+// section 4.5.3) as text, which are ignored, and a referral result (code 10) is an error.
+import { isIP } from "node:net";
+import type { ConnectionOptions } from "node:tls";
+import { Client, type Entry, ResultCodeError } from "ldapts";
+
+export interface ServerSettings {
+  startTls: boolean;
+  /** PEM certificates to trust instead of the system's; empty: the system's. */
+  caPem: string;
+  connectTimeoutMs: number;
+  timeoutMs: number;
+  poolSize: number;
+  breakerFailures: number;
+  breakerCooldownMs: number;
+}
+
+/** Every server of a directory failed, is open in its breaker, or was busy past the timeout. */
+export class DirectoryUnavailable extends Error {
+  constructor(
+    message: string,
+    /** A few words for the auth log (radpostauth.reason is short): the full story is in message. */
+    readonly summary = "no answer",
+  ) {
+    super(message);
+  }
+}
+
+export type BreakerState = "closed" | "open" | "half-open";
+
+/**
+ * A circuit breaker: open after `threshold` failures in a row, no traffic until `cooldownMs` has
+ * passed, then one probe (half-open): its success closes it, its failure opens it again.
+ */
+export class Breaker {
+  private failures = 0;
+  private openUntil = 0;
+  private probing = false;
+  lastError = "";
+
+  constructor(
+    private readonly threshold: number,
+    private readonly cooldownMs: number,
+  ) {}
+
+  state(now = Date.now()): BreakerState {
+    if (this.failures < this.threshold) return "closed";
+    return now < this.openUntil || this.probing ? "open" : "half-open";
+  }
+
+  /** Whether a request may go to the server now (takes the half-open probe's turn). */
+  allow(now = Date.now()): boolean {
+    const state = this.state(now);
+    if (state === "closed") return true;
+    if (state === "open") return false;
+    this.probing = true;
+    return true;
+  }
+
+  success(): void {
+    this.failures = 0;
+    this.probing = false;
+    this.lastError = "";
+  }
+
+  failure(error: string, now = Date.now()): void {
+    this.probing = false;
+    this.failures++;
+    this.lastError = error;
+    if (this.failures >= this.threshold) this.openUntil = now + this.cooldownMs;
+  }
+}
+
+/** Connections to one server for one purpose, at most `size` open; a waiter gives up after `waitMs`. */
+class Pool {
+  private readonly idle: Client[] = [];
+  private open = 0;
+  private readonly waiters: ((client: Client | null) => void)[] = [];
+
+  constructor(
+    private readonly size: number,
+    private readonly waitMs: number,
+    private readonly connect: () => Promise<Client>,
+  ) {}
+
+  async acquire(): Promise<Client> {
+    while (this.idle.length > 0) {
+      const client = this.idle.pop()!;
+      if (client.isConnected) return client;
+      this.open--; // dropped by the server while idle: its bind is gone too
+    }
+    if (this.open < this.size) {
+      this.open++;
+      try {
+        return await this.connect();
+      } catch (error) {
+        this.open--;
+        throw error;
+      }
+    }
+    const client = await new Promise<Client | null>((resolve) => {
+      const timer = setTimeout(() => {
+        this.waiters.splice(this.waiters.indexOf(give), 1);
+        resolve(null);
+      }, this.waitMs);
+      const give = (c: Client | null) => {
+        clearTimeout(timer);
+        resolve(c);
+      };
+      this.waiters.push(give);
+    });
+    if (!client) throw new DirectoryUnavailable("every connection stayed busy", "busy");
+    return client;
+  }
+
+  release(client: Client, healthy: boolean): void {
+    if (!healthy || !client.isConnected) {
+      this.open--;
+      void client.unbind().catch(() => {});
+      // A waiter gets a fresh connection of its own instead.
+      const waiter = this.waiters.shift();
+      if (waiter) this.acquireFor(waiter);
+      return;
+    }
+    const waiter = this.waiters.shift();
+    if (waiter) waiter(client);
+    else this.idle.push(client);
+  }
+
+  private acquireFor(waiter: (client: Client | null) => void): void {
+    this.open++;
+    this.connect().then(waiter, () => {
+      this.open--;
+      waiter(null);
+    });
+  }
+
+  async close(): Promise<void> {
+    const all = this.idle.splice(0);
+    this.open -= all.length;
+    await Promise.all(all.map((c) => c.unbind().catch(() => {})));
+  }
+}
+
+export interface ServerStatus {
+  url: string;
+  state: BreakerState;
+  last_error: string;
+}
+
+/** An LDAP result code from the server: it answered (wrong password, no such object...). */
+export const isLdapAnswer = (error: unknown) => error instanceof ResultCodeError;
+
+class Server {
+  readonly breaker: Breaker;
+  readonly service: Pool;
+  readonly auth: Pool;
+
+  constructor(
+    readonly url: string,
+    private readonly settings: ServerSettings,
+    bind: { dn: string; password: string },
+  ) {
+    this.breaker = new Breaker(settings.breakerFailures, settings.breakerCooldownMs);
+    this.service = new Pool(settings.poolSize, settings.timeoutMs, async () => {
+      const client = await this.connect();
+      // An empty bind DN: the service searches anonymously (a directory that allows it).
+      if (bind.dn !== "") await this.guard(client, () => client.bind(bind.dn, bind.password));
+      return client;
+    });
+    this.auth = new Pool(settings.poolSize, settings.timeoutMs, () => this.connect());
+  }
+
+  private tlsOptions(): ConnectionOptions {
+    const host = new URL(this.url).hostname.replace(/^\[|\]$/g, "");
+    const options: ConnectionOptions = { minVersion: "TLSv1.2", host };
+    // RFC 6066 section 3: SNI carries DNS names only.
+    if (isIP(host) === 0) options.servername = host;
+    if (this.settings.caPem.trim() !== "") options.ca = this.settings.caPem;
+    return options;
+  }
+
+  private async guard<T>(client: Client, run: () => Promise<T>): Promise<T> {
+    try {
+      return await run();
+    } catch (error) {
+      void client.unbind().catch(() => {});
+      throw error;
+    }
+  }
+
+  private async connect(): Promise<Client> {
+    // ldapts speaks TLS from the start whenever tlsOptions is given: only for ldaps://.
+    const ldaps = this.url.startsWith("ldaps:");
+    const client = new Client({
+      url: this.url,
+      timeout: this.settings.timeoutMs,
+      connectTimeout: this.settings.connectTimeoutMs,
+      ...(ldaps ? { tlsOptions: this.tlsOptions() } : {}),
+      strictDN: false,
+    });
+    // StartTLS (RFC 4511 section 4.14) before any bind, so no password crosses in clear.
+    if (this.settings.startTls && !ldaps) {
+      await this.guard(client, () => client.startTLS(this.tlsOptions()));
+    }
+    return client;
+  }
+
+  status(): ServerStatus {
+    return { url: this.url, state: this.breaker.state(), last_error: this.breaker.lastError };
+  }
+}
+
+export interface SearchSpec {
+  base: string;
+  scope: "sub" | "one" | "base";
+  filter: string;
+  attributes: string[];
+  sizeLimit?: number;
+  /** Attributes returned as octets. */
+  binary?: string[];
+}
+
+export class DirectoryClient {
+  private readonly servers: Server[];
+
+  constructor(urls: readonly string[], settings: ServerSettings, bind: { dn: string; password: string }) {
+    this.servers = urls.map((url) => new Server(url, settings, bind));
+  }
+
+  /**
+   * Runs `op` on the first server whose breaker lets it through, with a connection of `purpose`'s
+   * pool; on a failure (no answer, timeout, TLS) the next server. An LDAP result is an answer.
+   */
+  private async run<T>(purpose: "service" | "auth", op: (client: Client) => Promise<T>): Promise<T> {
+    const reasons: string[] = [];
+    for (const server of this.servers) {
+      if (!server.breaker.allow()) {
+        reasons.push(`${server.url}: circuit open (${server.breaker.lastError || "failing"})`);
+        continue;
+      }
+      const pool = purpose === "service" ? server.service : server.auth;
+      let client: Client | undefined;
+      try {
+        client = await pool.acquire();
+        const result = await op(client);
+        pool.release(client, true);
+        server.breaker.success();
+        return result;
+      } catch (error) {
+        if (isLdapAnswer(error)) {
+          if (client) pool.release(client, true);
+          server.breaker.success();
+          throw error;
+        }
+        if (client) pool.release(client, false);
+        const message = (error as Error)?.message || String(error);
+        if (!(error instanceof DirectoryUnavailable)) server.breaker.failure(message);
+        reasons.push(`${server.url}: ${message}`);
+      }
+    }
+    const skipped = this.servers.every((s) => s.breaker.state() === "open");
+    throw new DirectoryUnavailable(
+      `directory unavailable: ${reasons.join("; ")}`,
+      skipped ? "circuit open" : "no answer",
+    );
+  }
+
+  async search(spec: SearchSpec): Promise<{ entries: Entry[]; references: number }> {
+    return this.run("service", async (client) => {
+      const result = await client.search(spec.base, {
+        scope: spec.scope,
+        filter: spec.filter,
+        attributes: spec.attributes,
+        sizeLimit: spec.sizeLimit ?? 0,
+        ...(spec.binary ? { explicitBufferAttributes: spec.binary } : {}),
+      });
+      return { entries: result.searchEntries, references: result.searchReferences.length };
+    });
+  }
+
+  /**
+   * Pages of a search (RFC 2696 simple paged results), one at a time: the caller handles a page
+   * before the next is read, so memory holds one page. One connection for the whole search (the
+   * paging cookie belongs to it); no failover once it has started.
+   */
+  async *pages(spec: SearchSpec, pageSize: number): AsyncGenerator<Entry[]> {
+    const server = this.servers.find((s) => s.breaker.allow());
+    if (!server)
+      throw new DirectoryUnavailable("directory unavailable: every server's circuit is open", "circuit open");
+    let client: Client;
+    try {
+      client = await server.service.acquire();
+    } catch (error) {
+      if (!(error instanceof DirectoryUnavailable)) server.breaker.failure((error as Error).message);
+      throw new DirectoryUnavailable(`directory unavailable: ${server.url}: ${(error as Error).message}`);
+    }
+    let healthy = false;
+    try {
+      const pages = client.searchPaginated(spec.base, {
+        scope: spec.scope,
+        filter: spec.filter,
+        attributes: spec.attributes,
+        paged: { pageSize },
+      });
+      for await (const page of pages) yield page.searchEntries;
+      healthy = true;
+      server.breaker.success();
+    } catch (error) {
+      if (isLdapAnswer(error)) healthy = true;
+      else server.breaker.failure((error as Error).message);
+      throw error;
+    } finally {
+      server.service.release(client, healthy);
+    }
+  }
+
+  /**
+   * Whether `dn` binds with `password` (a simple bind, RFC 4513 section 5.1.3). Never called with an
+   * empty password: that is an unauthenticated bind (section 5.1.2), which servers accept as
+   * anonymous and which proves nothing.
+   */
+  async checkPassword(dn: string, password: string): Promise<boolean> {
+    if (password === "" || dn === "") return false;
+    try {
+      await this.run("auth", (client) => client.bind(dn, password));
+      return true;
+    } catch (error) {
+      if (isLdapAnswer(error)) return false;
+      throw error;
+    }
+  }
+
+  status(): ServerStatus[] {
+    return this.servers.map((s) => s.status());
+  }
+
+  async close(): Promise<void> {
+    await Promise.all(this.servers.flatMap((s) => [s.service.close(), s.auth.close()]));
+  }
+}
