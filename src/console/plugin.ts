@@ -11,6 +11,7 @@ import type { ConsoleContext } from "./context.ts";
 import { formOf, registerFormParser } from "./forms.ts";
 import { accessPointRoutes } from "./routes/access-points.ts";
 import { accountRoutes } from "./routes/account.ts";
+import { auditRoutes } from "./routes/audit.ts";
 import { authRoutes } from "./routes/auth.ts";
 import { deviceRoutes } from "./routes/devices.ts";
 import { eapRoutes } from "./routes/eap.ts";
@@ -196,6 +197,7 @@ export async function consolePlugin(app: FastifyInstance, options: ConsoleOption
   await app.register(securityRoutes, context);
   await app.register(homeRoutes, context);
   await app.register(accessPointRoutes, context);
+  await app.register(auditRoutes, context);
   await app.register(keyRoutes, context);
   await app.register(networkRoutes, context);
   await app.register(eapRoutes, context);
