@@ -141,6 +141,8 @@ const ROUTES: Record<string, Permission | "public" | "self"> = {
   "POST /console/policies/:id": "policies:write",
   "POST /console/policies/:id/delete": "policies:write",
   "GET /console/access-points": "nodes:read",
+  "GET /console/audit": "audit:read",
+  "GET /console/audit.csv": "audit:read",
   "GET /console/access-points/:mac": "nodes:read",
   "GET /console/security": "self",
   "GET /console/security/totp": "self",
