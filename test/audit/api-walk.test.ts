@@ -493,6 +493,53 @@ for (const { dialect, skip } of await dialects()) {
       }
     });
 
+    test("SCIM writes (users, groups): one row each, naming the SCIM key", async () => {
+      const scimKey = await server.key("default", { name: "entra scim", permissions: "scim:write" });
+      const scimKeyId = String((await server.core.keys.list()).find((k) => k.name === "entra scim")!.id);
+      const scim = async (method: string, path: string, body?: unknown) => {
+        const start = await maxId(server);
+        const headers: Record<string, string> = { authorization: `Bearer ${scimKey}` };
+        if (body !== undefined) headers["content-type"] = "application/scim+json";
+        const init: RequestInit = { method, headers };
+        if (body !== undefined) init.body = JSON.stringify(body);
+        const res = await fetch(`${server.url}/scim/v2${path}`, init);
+        const text = await res.text();
+        assert.ok(res.status < 300, `${method} ${path}: ${res.status} ${text}`);
+        const rows = await lastRows(server, start);
+        assert.equal(rows.length, 1, `${method} ${path}: ${rows.map((r) => `${r.resource}/${r.action}`)}`);
+        assert.equal(rows[0]!.actor_type, "api_key");
+        assert.equal(rows[0]!.actor_id, scimKeyId);
+        assert.equal(rows[0]!.actor_name, "entra scim");
+        return { row: rows[0]!, body: text ? JSON.parse(text) : undefined };
+      };
+      const USER = "urn:ietf:params:scim:schemas:core:2.0:User";
+      const GROUP = "urn:ietf:params:scim:schemas:core:2.0:Group";
+      const PATCH = "urn:ietf:params:scim:api:messages:2.0:PatchOp";
+      const userName = unique("scim-user");
+      const made = await scim("POST", "/Users", {
+        schemas: [USER],
+        userName,
+        password: "scim secret",
+        active: true,
+      });
+      assert.equal(made.row.resource, "user");
+      assert.equal(made.row.action, "create");
+      assert.equal(JSON.parse(made.row.after!).password, MASK);
+      const id = made.body.id as string;
+      const off = [{ op: "replace", path: "active", value: false }];
+      const patched = await scim("PATCH", `/Users/${id}`, { schemas: [PATCH], Operations: off });
+      assert.equal(patched.row.action, "update");
+      await scim("PUT", `/Users/${id}`, { schemas: [USER], userName, active: true });
+      const group = await scim("POST", "/Groups", { schemas: [GROUP], displayName: unique("scim-group") });
+      assert.equal(group.row.resource, "group");
+      const gid = group.body.id as string;
+      const add = [{ op: "add", path: "members", value: [{ value: id }] }];
+      const joined = await scim("PATCH", `/Groups/${gid}`, { schemas: [PATCH], Operations: add });
+      assert.deepEqual(JSON.parse(joined.row.after!).members, [userName]);
+      assert.equal((await scim("DELETE", `/Groups/${gid}`)).row.action, "delete");
+      assert.equal((await scim("DELETE", `/Users/${id}`)).row.action, "delete");
+    });
+
     test("the audit log cannot be changed or deleted through the API", async () => {
       for (const method of ["POST", "PUT", "PATCH", "DELETE"]) {
         for (const path of ["/api/audit", "/api/audit/1"]) {
