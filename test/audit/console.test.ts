@@ -57,6 +57,46 @@ for (const { dialect, skip } of await dialects()) {
       await owner.post(`/console/team/${target}/role`, { role: "help_desk" });
     });
 
+    test("console forms by other roles: one row with their role; a refused form writes none", async () => {
+      const cases: { role: string; path: string; fields: Record<string, string>; resource: string }[] = [
+        { role: "admin", path: "/console/groups", fields: { name: `walk-${dialect}` }, resource: "group" },
+        {
+          role: "help_desk",
+          path: "/console/users",
+          fields: { username: `walker-${dialect}`, password: "a walking password" },
+          resource: "user",
+        },
+        { role: "help_desk", path: "/console/groups", fields: { name: "refused" }, resource: "" },
+      ];
+      for (const c of cases) {
+        const client = new ConsoleClient(server.url);
+        assert.equal((await client.login(email(c.role), PASSWORD)).status, 303);
+        await client.get("/console");
+        const start = (await rows()).length;
+        const answer = await client.post(c.path, c.fields);
+        const added = (await rows()).slice(start);
+        if (!c.resource) {
+          assert.equal(answer.status, 403, `${c.role} ${c.path}`);
+          assert.equal(added.length, 0, `${c.role} ${c.path}: refused, nothing written`);
+          continue;
+        }
+        assert.equal(answer.status, 303, `${c.role} ${c.path}: ${answer.text.slice(0, 300)}`);
+        assert.equal(added.length, 1, `${c.role} ${c.path}: ${added.map((r) => r.resource)}`);
+        assert.deepEqual(
+          [
+            added[0]!.actor_type,
+            added[0]!.actor_name,
+            added[0]!.actor_role,
+            added[0]!.resource,
+            added[0]!.action,
+          ],
+          ["admin", email(c.role), c.role, c.resource, "create"],
+        );
+      }
+      const user = (await rows()).find((r) => r.resource === "user" && r.actor_role === "help_desk")!;
+      assert.doesNotMatch(`${user.after}`, /a walking password/);
+    });
+
     test("network settings added since (vendor, time zone, CoA fallback and rate) are in the row", async () => {
       const { network } = await server.core.networks.create(account.id, {
         name: `site-${dialect}`,
