@@ -77,7 +77,7 @@ export function operationIdFor(method: string, path: string): string {
 
 /** An example value for a schema: its own example when it has one, else one built from its type. */
 export function exampleOf(schema: unknown, doc: Json, name = "", depth = 0): unknown {
-  if (!schema || typeof schema !== "object" || depth > 8) return null;
+  if (!schema || typeof schema !== "object" || depth > 16) return null;
   const s = schema as Json;
   if (Array.isArray(s.examples) && s.examples.length > 0) return s.examples[0];
   if ("example" in s) return s.example;

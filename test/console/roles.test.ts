@@ -140,6 +140,20 @@ const ROUTES: Record<string, Permission | "public" | "self"> = {
   "GET /console/policies/:id": "policies:read",
   "POST /console/policies/:id": "policies:write",
   "POST /console/policies/:id/delete": "policies:write",
+  "GET /console/plans": "plans:read",
+  "POST /console/plans": "plans:write",
+  "GET /console/plans/:id": "plans:read",
+  "POST /console/plans/:id": "plans:write",
+  "POST /console/plans/:id/delete": "plans:write",
+  "GET /console/directories": "directories:read",
+  "GET /console/directories/new": "directories:write",
+  "POST /console/directories": "directories:write",
+  "GET /console/directories/:id": "directories:read",
+  "POST /console/directories/:id": "directories:write",
+  "POST /console/directories/:id/delete": "directories:write",
+  "POST /console/directories/:id/sync": "directories:write",
+  "POST /console/groups/:id/plan": "groups:write",
+  "POST /console/vouchers/batches/:id/plan": "vouchers:write",
   "GET /console/access-points": "nodes:read",
   "GET /console/audit": "audit:read",
   "GET /console/audit.csv": "audit:read",
@@ -258,14 +272,15 @@ describe("console roles, route by route", () => {
     assert.equal((await server.core.networks.list(account.id, {}, { page: 1, limit: 10 })).total, 1);
   });
 
-  test("the voucher desk sees vouchers only", async () => {
+  test("the voucher desk sees vouchers (and the plans they may name) only", async () => {
     const desk = new ConsoleClient(server.url);
     await desk.login("voucher_desk@example.com", PASSWORD);
     const home = await desk.get("/console");
     assert.equal(home.status, 200);
     const menu = [...home.text.matchAll(/<nav[\s\S]*?<\/nav>/g)].map((m) => m[0]).join("");
     const links = [...menu.matchAll(/href="([^"]+)"/g)].map((m) => m[1]);
-    assert.deepEqual(links, ["/console", "/console/vouchers"]);
+    // plans:read is the voucher desk's too (to choose a batch's plan): the plan list is readable.
+    assert.deepEqual(links, ["/console", "/console/vouchers", "/console/plans"]);
     assert.doesNotMatch(home.text, /class="tile" href="\/console\/users"/, "no users tile");
     assert.match(home.text, /class="tile" href="\/console\/vouchers"/);
     assert.equal((await desk.get("/console/vouchers")).status, 200);

@@ -33,6 +33,7 @@ for (const { dialect, skip } of await dialects()) {
     let lab: EapTestServer;
     let key: string;
     let directoryId: number;
+    let staffId: number;
 
     const pap = (username: string, password: string) =>
       radclient(lab.authPort, "auth", lab.secret, [
@@ -87,6 +88,7 @@ for (const { dialect, skip } of await dialects()) {
       lab = await startEapServer({ dialect });
       key = await lab.server.key("default");
       const staff = await lab.server.core.groups.create(lab.accountId, { name: "staff" });
+      staffId = staff.id;
       await lab.server.core.attributes.addToGroup(lab.accountId, staff.id, {
         table: "radgroupreply",
         attribute: "Session-Timeout",
@@ -141,6 +143,23 @@ for (const { dialect, skip } of await dialects()) {
         .where("username", "=", "alice")
         .execute();
       assert.deepEqual(check, [], "no password is kept for a shadow user");
+      // Next login: the shadow is unchanged (nothing written), its items are read once per login
+      // and still fresh: an item added to the group since is in the answer.
+      await lab.server.core.attributes.addToGroup(lab.accountId, staffId, {
+        table: "radgroupreply",
+        attribute: "Idle-Timeout",
+        operator: ":=",
+        value: "321",
+      });
+      const again = await pap("alice", "alice-Pw1");
+      assert.equal(again.code, "Access-Accept");
+      assert.deepEqual(
+        again.attributes.filter(([a]) => a === "Session-Timeout" || a === "Idle-Timeout").sort(),
+        [
+          ["Idle-Timeout", "321"],
+          ["Session-Timeout", "1234"],
+        ],
+      );
       assert.equal((await pap("alice", "wrong")).code, "Access-Reject");
       assert.match((await lastReason("alice"))?.reason ?? "", /wrong password/);
       assert.equal((await pap("local", "local-Pw9")).code, "Access-Accept");

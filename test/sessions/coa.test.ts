@@ -223,5 +223,70 @@ for (const { dialect, skip } of await dialects()) {
       );
       assert.equal(changed.attribute("Mikrotik-Rate-Limit"), "5M/5M");
     });
+
+    test("a new plan, a plan's new figures, a group's plan and a policy reach the sessions", async () => {
+      await server.core.networks.update(account.id, network.id, { vendor: "mikrotik" });
+      try {
+        const { user } = await online("coa-eve", "coa-5");
+        const made = await server.call("POST", "/api/plans", {
+          key,
+          body: { name: "coa-basic", download_kbps: 5000, upload_kbps: 1000 },
+        });
+        assert.equal(made.status, 201, made.text);
+        const rate = (value: string) => async () =>
+          requestsFor("coa-5", "CoA-Request").find((r) => r.attribute("Mikrotik-Rate-Limit") === value);
+        // The user's plan: its bandwidth in the network vendor's attribute (rx/tx: upload first).
+        const given = await server.call("PATCH", `/api/users/${user.id}`, {
+          key,
+          body: { plan_id: made.body.id },
+        });
+        assert.equal(given.status, 200, given.text);
+        const first = await eventually(rate("1000k/5000k"));
+        assert.ok(
+          attributesOf(first.raw).some(
+            ([type, value]) => type === 26 && value.equals(vsa(14988, 8, text("1000k/5000k"))),
+          ),
+          "Mikrotik-Rate-Limit (14988/8) as sent",
+        );
+        // The plan's figures change: everyone on it gets the new rate.
+        const faster = await server.call("PATCH", `/api/plans/${made.body.id}`, {
+          key,
+          body: { download_kbps: 8000 },
+        });
+        assert.equal(faster.status, 200, faster.text);
+        await eventually(rate("1000k/8000k"));
+        // A policy that applies adds its filter to what the session gets.
+        const policy = await server.call("POST", "/api/policies", {
+          key,
+          body: {
+            name: "coa-acl",
+            conditions: { networks: [network.id] },
+            outcome: { action: "accept", filter_id: "coa-acl" },
+          },
+        });
+        assert.equal(policy.status, 201, policy.text);
+        const filtered = await eventually(async () =>
+          requestsFor("coa-5", "CoA-Request").find((r) => r.attribute("Filter-Id") === "coa-acl"),
+        );
+        assert.equal(filtered.attribute("Mikrotik-Rate-Limit"), "1000k/8000k");
+        assert.equal((await server.call("DELETE", `/api/policies/${policy.body.id}`, { key })).status, 204);
+        // A group's plan reaches a member without a plan of their own.
+        const { user: member } = await online("coa-fay", "coa-6");
+        const group = await server.core.groups.create(account.id, { name: "coa-planned" });
+        await server.core.groups.addMember(account.id, group.id, { userid: member.id });
+        const grouped = await server.call("PATCH", `/api/groups/${group.id}`, {
+          key,
+          body: { plan_id: made.body.id },
+        });
+        assert.equal(grouped.status, 200, grouped.text);
+        await eventually(async () =>
+          requestsFor("coa-6", "CoA-Request").find(
+            (r) => r.attribute("Mikrotik-Rate-Limit") === "1000k/8000k",
+          ),
+        );
+      } finally {
+        await server.core.networks.update(account.id, network.id, { vendor: "generic" });
+      }
+    });
   });
 }

@@ -3407,9 +3407,9 @@ export interface operations {
                      *             "counts": {},
                      *             "changes": [
                      *               {
-                     *                 "username": null,
-                     *                 "change": null,
-                     *                 "why": null
+                     *                 "username": "username",
+                     *                 "change": "change",
+                     *                 "why": "why"
                      *               }
                      *             ],
                      *             "more": 1
@@ -8214,7 +8214,7 @@ export interface operations {
                      *               "mon"
                      *             ],
                      *             "times": [
-                     *               "time"
+                     *               "09:00-17:00"
                      *             ],
                      *             "device": "registered"
                      *           },
@@ -8327,7 +8327,7 @@ export interface operations {
                  *           "mon"
                  *         ],
                  *         "times": [
-                 *           "time"
+                 *           "09:00-17:00"
                  *         ],
                  *         "device": "registered"
                  *       },
@@ -8431,7 +8431,7 @@ export interface operations {
                      *           "mon"
                      *         ],
                      *         "times": [
-                     *           "time"
+                     *           "09:00-17:00"
                      *         ],
                      *         "device": "registered"
                      *       },
@@ -8552,7 +8552,7 @@ export interface operations {
                      *           "mon"
                      *         ],
                      *         "times": [
-                     *           "time"
+                     *           "09:00-17:00"
                      *         ],
                      *         "device": "registered"
                      *       },
@@ -8628,7 +8628,7 @@ export interface operations {
                  *           "mon"
                  *         ],
                  *         "times": [
-                 *           "time"
+                 *           "09:00-17:00"
                  *         ],
                  *         "device": "registered"
                  *       },
@@ -8732,7 +8732,7 @@ export interface operations {
                      *           "mon"
                      *         ],
                      *         "times": [
-                     *           "time"
+                     *           "09:00-17:00"
                      *         ],
                      *         "device": "registered"
                      *       },
@@ -8867,7 +8867,7 @@ export interface operations {
                  *           "mon"
                  *         ],
                  *         "times": [
-                 *           "time"
+                 *           "09:00-17:00"
                  *         ],
                  *         "device": "registered"
                  *       },
@@ -8971,7 +8971,7 @@ export interface operations {
                      *           "mon"
                      *         ],
                      *         "times": [
-                     *           "time"
+                     *           "09:00-17:00"
                      *         ],
                      *         "device": "registered"
                      *       },
@@ -9106,7 +9106,7 @@ export interface operations {
                      *               "mon"
                      *             ],
                      *             "times": [
-                     *               "time"
+                     *               "09:00-17:00"
                      *             ],
                      *             "device": "registered"
                      *           },
@@ -9601,7 +9601,7 @@ export interface operations {
                      *               "mon"
                      *             ],
                      *             "times": [
-                     *               "time"
+                     *               "09:00-17:00"
                      *             ],
                      *             "device": "registered"
                      *           },
@@ -10210,8 +10210,8 @@ export interface operations {
                      *             "cause": "cause",
                      *             "at": "2025-06-01T09:30:00Z",
                      *             "fallback": {
-                     *               "result": null,
-                     *               "cause": null
+                     *               "result": "result",
+                     *               "cause": "cause"
                      *             }
                      *           },
                      *           "device_name": "device-name"

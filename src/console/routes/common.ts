@@ -1,5 +1,6 @@
 // Small pieces the page modules share: ids from paths, page numbers, pager links, field errors.
 import type { FastifyRequest } from "fastify";
+import type { Core } from "../../core/index.ts";
 import { ConflictError, NotFoundError, ValidationError } from "../../core/shared/errors.ts";
 import type { Page } from "../../core/shared/pages.ts";
 import { positiveId } from "../forms.ts";
@@ -75,4 +76,20 @@ export async function attempt<T>(
 export function queryText(request: FastifyRequest, name: string): string {
   const value = (request.query as Record<string, unknown>)[name];
   return typeof value === "string" ? value.trim() : "";
+}
+
+/** A plan select's value: "" is none (null); anything but digits NaN, which the service names. */
+export function planIdOf(text: string): number | null {
+  if (text === "") return null;
+  return /^\d{1,10}$/.test(text) ? Number(text) : Number.NaN;
+}
+
+/**
+ * A plan chosen in a select that is not (or no longer) the account's: an error next to the select
+ * rather than the services' 404 page. The services check again inside their transactions.
+ */
+export async function checkChosenPlan(core: Core, accountId: number, planId: number | null): Promise<void> {
+  if (planId === null || !Number.isSafeInteger(planId) || planId < 1) return;
+  if (!(await core.plans.exists(accountId, planId)))
+    throw ValidationError.field("plan_id", "is not one of this account's plans (was it deleted?)");
 }

@@ -2,6 +2,7 @@
 // leads to), a page with the RADIUS and WPA-Enterprise settings to type into an access point and the latest
 // authentications, edit, rotate the secret (shown once, likewise), delete after a confirmation page.
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
+import { GATEWAY_VENDORS } from "../../core/networks/rules.ts";
 import type { Network, NetworkInput } from "../../core/networks/service.ts";
 import { type ConsoleContext, need, sessionOf } from "../context.ts";
 import { type Form, formOf } from "../forms.ts";
@@ -29,6 +30,9 @@ export interface NetworkFormValues {
   mab_password: string;
   /** Write-only: empty keeps the stored one. */
   mab_secret: string;
+  vendor: string;
+  /** IANA name; empty: the account's. */
+  time_zone: string;
 }
 
 /** A whole number typed in a form; empty: not given; anything else NaN, which the service refuses. */
@@ -57,6 +61,8 @@ function readForm(form: Form): NetworkFormValues {
     mab_mode: form.text("mab_mode"),
     mab_password: form.text("mab_password"),
     mab_secret: form.raw("mab_secret"),
+    vendor: form.text("vendor"),
+    time_zone: form.text("time_zone"),
   };
 }
 
@@ -69,6 +75,7 @@ function valuesOf(network: Network): NetworkFormValues {
     coa_rate: String(network.coa_rate),
     interim_interval: String(network.interim_interval),
     stale_after: String(network.stale_after),
+    time_zone: network.time_zone ?? "",
   };
 }
 
@@ -91,6 +98,9 @@ function inputOf(values: NetworkFormValues, withSecret: boolean): NetworkInput {
     mab_mode: values.mab_mode === "" ? undefined : values.mab_mode,
     mab_password: values.mab_password === "" ? undefined : values.mab_password,
     mab_secret: values.mab_secret === "" ? undefined : values.mab_secret,
+    vendor: values.vendor === "" ? undefined : values.vendor,
+    // Empty clears it: the network follows the account's time zone.
+    time_zone: values.time_zone,
   };
 }
 
@@ -107,7 +117,13 @@ export async function networkRoutes(app: FastifyInstance, context: ConsoleContex
     status = 200,
   ) {
     const title = network ? `Edit ${network.name}` : "New network";
-    return show(request, reply, "network-form", { title, ...section, status }, { network, values, errors });
+    return show(
+      request,
+      reply,
+      "network-form",
+      { title, ...section, status },
+      { network, values, errors, vendors: GATEWAY_VENDORS },
+    );
   }
 
   const redirectToSecret = secretPage(app, core, "networks", {
@@ -161,6 +177,8 @@ export async function networkRoutes(app: FastifyInstance, context: ConsoleContex
       mab_mode: "off",
       mab_password: "mac",
       mab_secret: "",
+      vendor: "generic",
+      time_zone: "",
     }),
   );
 

@@ -8,7 +8,16 @@ import type { User, UserInput } from "../../core/users/service.ts";
 import { type ConsoleContext, need, sessionOf } from "../context.ts";
 import { type Form, formOf, positiveId } from "../forms.ts";
 import { type FieldErrors, show } from "../views.ts";
-import { attempt, idParam, PAGE_SIZE, pageNumber, pagerOf, queryText } from "./common.ts";
+import {
+  attempt,
+  checkChosenPlan,
+  idParam,
+  PAGE_SIZE,
+  pageNumber,
+  pagerOf,
+  planIdOf,
+  queryText,
+} from "./common.ts";
 
 interface UserFormValues {
   username: string;
@@ -16,6 +25,8 @@ interface UserFormValues {
   fullname: string;
   status: string;
   password: string;
+  /** A plan's id, or "" for none. */
+  plan_id: string;
 }
 
 interface AttributeFormValues {
@@ -51,6 +62,7 @@ function readUser(form: Form): UserFormValues {
     fullname: form.text("fullname"),
     status: form.text("status"),
     password: form.raw("password"),
+    plan_id: form.text("plan_id"),
   };
 }
 
@@ -61,11 +73,12 @@ function userInput(values: UserFormValues): UserInput {
     fullname: values.fullname,
     status: values.status === "" ? undefined : values.status,
     password: values.password === "" ? undefined : values.password,
+    plan_id: planIdOf(values.plan_id),
   };
 }
 
 function valuesOf(user: User): UserFormValues {
-  return { ...user, password: "" };
+  return { ...user, password: "", plan_id: user.plan_id === null ? "" : String(user.plan_id) };
 }
 
 export async function userRoutes(app: FastifyInstance, { core }: ConsoleContext): Promise<void> {
@@ -78,10 +91,11 @@ export async function userRoutes(app: FastifyInstance, { core }: ConsoleContext)
     state: UserPageState = {},
   ) {
     const { accountId } = sessionOf(request);
-    const [attributes, memberships, groups] = await Promise.all([
+    const [attributes, memberships, groups, plans] = await Promise.all([
       core.attributes.listForUser(accountId, user.id, undefined, { page: 1, limit: ATTRIBUTES_SHOWN }),
       core.activity.groupsOfUser(accountId, user.username),
       core.groups.list(accountId, undefined, { page: 1, limit: GROUP_CHOICES }),
+      core.plans.names(accountId),
     ]);
     const joined = new Set(memberships.map((m) => m.group_id));
     return show(
@@ -103,6 +117,7 @@ export async function userRoutes(app: FastifyInstance, { core }: ConsoleContext)
         membership: state.membership ?? { group_id: "", priority: "1" },
         membershipErrors: state.membershipErrors ?? {},
         statuses: USER_STATUSES,
+        plans,
       },
     );
   }
@@ -127,27 +142,39 @@ export async function userRoutes(app: FastifyInstance, { core }: ConsoleContext)
     );
   });
 
-  app.get("/users/new", need("users:write"), (request, reply) =>
+  app.get("/users/new", need("users:write"), async (request, reply) =>
     show(
       request,
       reply,
       "user-new",
       { title: "New user", ...section },
-      { values: { username: "", email: "", fullname: "", status: "enabled", password: "" }, errors: {} },
+      {
+        values: { username: "", email: "", fullname: "", status: "enabled", password: "", plan_id: "" },
+        errors: {},
+        plans: await core.plans.names(sessionOf(request).accountId),
+      },
     ),
   );
 
   app.post("/users", need("users:write"), async (request, reply) => {
     const { accountId } = sessionOf(request);
     const values = readUser(formOf(request));
-    const result = await attempt(() => core.users.create(accountId, userInput(values)), "username");
+    const input = userInput(values);
+    const result = await attempt(async () => {
+      await checkChosenPlan(core, accountId, input.plan_id ?? null);
+      return core.users.create(accountId, input);
+    }, "username");
     if ("errors" in result) {
       return show(
         request,
         reply,
         "user-new",
         { title: "New user", ...section, status: 400 },
-        { values: { ...values, password: "" }, errors: result.errors },
+        {
+          values: { ...values, password: "" },
+          errors: result.errors,
+          plans: await core.plans.names(accountId),
+        },
       );
     }
     return reply.redirect(`/console/users/${result.ok.id}?notice=user-created`, 303);
@@ -162,7 +189,11 @@ export async function userRoutes(app: FastifyInstance, { core }: ConsoleContext)
     const { accountId } = sessionOf(request);
     const user = await core.users.get(accountId, idParam(request));
     const values = readUser(formOf(request));
-    const result = await attempt(() => core.users.update(accountId, user.id, userInput(values)), "username");
+    const input = userInput(values);
+    const result = await attempt(async () => {
+      await checkChosenPlan(core, accountId, input.plan_id ?? null);
+      return core.users.update(accountId, user.id, input);
+    }, "username");
     if ("errors" in result) {
       return userPage(request, reply, user, {
         values: { ...values, password: "" },

@@ -8,7 +8,16 @@ import type { Voucher } from "../../core/vouchers/service.ts";
 import { type ConsoleContext, need, sessionOf } from "../context.ts";
 import { formOf, positiveId } from "../forms.ts";
 import { type FieldErrors, show } from "../views.ts";
-import { attempt, idParam, PAGE_SIZE, pageNumber, pagerOf, queryText } from "./common.ts";
+import {
+  attempt,
+  checkChosenPlan,
+  idParam,
+  PAGE_SIZE,
+  pageNumber,
+  pagerOf,
+  planIdOf,
+  queryText,
+} from "./common.ts";
 
 interface BatchFormValues {
   quantity: string;
@@ -18,6 +27,8 @@ interface BatchFormValues {
   usage_limit: string;
   session_timeout: string;
   session_timeout_unit: string;
+  /** A plan's id, or "" for none. */
+  plan_id: string;
 }
 
 const UNITS: Record<string, number> = { minutes: 60, hours: 3600, days: 86_400 };
@@ -72,12 +83,13 @@ export async function voucherRoutes(app: FastifyInstance, { core }: ConsoleConte
       search ? core.vouchers.list(accountId, { search }, { page: 1, limit: PAGE_SIZE }) : null,
     ]);
     const pager = pagerOf(batches, "/console/vouchers", { search });
+    const plans = await core.plans.names(accountId);
     return show(
       request,
       reply,
       "vouchers",
       { title: "Vouchers", ...section, status },
-      { batches: batches.data, pager, search, found, values, errors, maxBatch: MAX_BATCH },
+      { batches: batches.data, pager, search, found, values, errors, maxBatch: MAX_BATCH, plans },
     );
   }
 
@@ -90,6 +102,7 @@ export async function voucherRoutes(app: FastifyInstance, { core }: ConsoleConte
       usage_limit: "1",
       session_timeout: "",
       session_timeout_unit: "hours",
+      plan_id: "",
     }),
   );
 
@@ -104,39 +117,57 @@ export async function voucherRoutes(app: FastifyInstance, { core }: ConsoleConte
       usage_limit: form.text("usage_limit"),
       session_timeout: form.text("session_timeout"),
       session_timeout_unit: form.text("session_timeout_unit"),
+      plan_id: form.text("plan_id"),
     };
-    const result = await attempt(() =>
-      core.vouchers.createBatch(accountId, {
+    const result = await attempt(async () => {
+      await checkChosenPlan(core, accountId, planIdOf(values.plan_id));
+      return core.vouchers.createBatch(accountId, {
         quantity: wholeNumber(values.quantity),
         prefix: values.prefix,
         validity: seconds(values.validity, values.validity_unit),
         usage_limit: wholeNumber(values.usage_limit),
         session_timeout: seconds(values.session_timeout, values.session_timeout_unit) ?? null,
-      }),
-    );
+        plan_id: planIdOf(values.plan_id),
+      });
+    });
     if ("errors" in result) return vouchersPage(request, reply, values, result.errors, 400);
     return reply.redirect(`/console/vouchers/batches/${result.ok.batch_id}?notice=batch-created`, 303);
   });
 
-  app.get("/vouchers/batches/:id", need("vouchers:read"), async (request, reply) => {
+  async function batchPage(request: FastifyRequest, reply: FastifyReply, planError?: string) {
     const { accountId } = sessionOf(request);
     const batch = await core.activity.getBatch(accountId, idParam(request));
-    const [vouchers, networks] = await Promise.all([
+    const [vouchers, networks, plans] = await Promise.all([
       core.vouchers.list(
         accountId,
         { batchId: batch.id },
         { page: pageNumber(queryText(request, "page")), limit: 100 },
       ),
       core.networks.list(accountId, {}, { page: 1, limit: NETWORK_CHOICES }),
+      core.plans.names(accountId),
     ]);
     const pager = pagerOf(vouchers, `/console/vouchers/batches/${batch.id}`, {});
     return show(
       request,
       reply,
       "batch",
-      { title: `Voucher batch ${batch.id}`, ...section },
-      { batch, vouchers: vouchers.data, pager, networks: networks.data },
+      { title: `Voucher batch ${batch.id}`, ...section, status: planError ? 400 : 200 },
+      { batch, vouchers: vouchers.data, pager, networks: networks.data, plans, planError },
     );
+  }
+
+  app.get("/vouchers/batches/:id", need("vouchers:read"), (request, reply) => batchPage(request, reply));
+
+  app.post("/vouchers/batches/:id/plan", need("vouchers:write"), async (request, reply) => {
+    const { accountId } = sessionOf(request);
+    const id = idParam(request);
+    const planId = planIdOf(formOf(request).text("plan_id"));
+    const result = await attempt(async () => {
+      await checkChosenPlan(core, accountId, planId);
+      return core.vouchers.setBatchPlan(accountId, id, planId);
+    }, "plan_id");
+    if ("errors" in result) return batchPage(request, reply, result.errors.plan_id ?? result.errors._form);
+    return reply.redirect(`/console/vouchers/batches/${id}?notice=batch-plan-saved`, 303);
   });
 
   app.get("/vouchers/batches/:id/print", need("vouchers:read"), async (request, reply) => {

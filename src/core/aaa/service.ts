@@ -11,7 +11,7 @@ import { type GatewayVendor, gatewayVendorOf } from "../networks/rules.ts";
 import type { PolicyRequest, PolicyVerdict } from "../policies/engine.ts";
 import { unixNow } from "../shared/clock.ts";
 import { acctStatus, type SessionValues, sessionValues } from "./accounting.ts";
-import { authorize } from "./authorize.ts";
+import { type Authorization, authorize } from "./authorize.ts";
 import { type Credentials, decideLogin, wireReply } from "./decide.ts";
 import { firstValue, type Pair } from "./pairs.ts";
 import { type AttemptRecord, type AuthMethod, RecordingRepo, type SessionContext } from "./recording.ts";
@@ -73,7 +73,8 @@ export type MacLogin = (input: {
 
 /** A directory's verdict on a login: proven (the shadow user to go on with) or refused, and why. */
 export type DirectoryVerdict =
-  | { proven: true; userId: number; username: string }
+  /** written: the shadow user's row (or its groups) was written by this login. */
+  | { proven: true; userId: number; username: string; written: boolean }
   | { proven: false; userId: number | null; reason: string };
 
 /**
@@ -375,8 +376,19 @@ export class AaaService {
         result = { accepted: voucher.accepted, reply: voucher.reply ?? [], reason: voucher.reason };
       } else if (directory) {
         const shadow = directory.userId === null ? user : { id: directory.userId };
+        // The items read above are the shadow's when it existed under this very name and the
+        // login wrote nothing (the steady case): not read a second time.
+        const unchanged =
+          directory.proven && !directory.written && shadowOf !== null && directory.username === username;
         return {
-          result: await this.decideShadow(accountId, request, directory, now),
+          result: await this.decideShadow(
+            accountId,
+            request,
+            directory,
+            now,
+            vendor,
+            unchanged ? authz : null,
+          ),
           user: shadow,
           voucherId,
         };
@@ -401,10 +413,12 @@ export class AaaService {
     request: Pair[],
     verdict: DirectoryVerdict,
     now: number,
+    vendor: GatewayVendor,
+    known: Authorization | null,
   ): Promise<LoginResult> {
     if (!verdict.proven) return { accepted: false, reply: [], reason: verdict.reason };
     const name = verdict.username;
-    const authz = authorize(request, await this.logins.userItems(accountId, name));
+    const authz = known ?? authorize(request, await this.logins.userItems(accountId, name), vendor);
     const counters = this.logins.counters(accountId, name);
     const decision = await decideLogin({ ...authz, found: true }, { directory: true }, counters, now);
     return decision.accepted

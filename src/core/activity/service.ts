@@ -39,6 +39,8 @@ export interface VoucherBatch {
   validity: number;
   usage_limit: number;
   session_timeout: number | null;
+  /** The plan of the batch's vouchers (core/plans); null: none. */
+  plan_id: number | null;
   created: string;
 }
 
@@ -66,6 +68,7 @@ function batch(row: BatchRow): VoucherBatch {
     validity: row.validity,
     usage_limit: row.usage_limit,
     session_timeout: row.session_timeout,
+    plan_id: row.plan_id === null || row.plan_id === undefined ? null : Number(row.plan_id),
     created: row.created,
   };
 }

@@ -119,7 +119,7 @@ export class DirectoryLogins {
     const fingerprint = JSON.stringify([user.username, user.dn, user.email, user.fullname, user.groups]);
     const memo = this.memo.get(key);
     if (memo && memo.fingerprint === fingerprint && memo.expires > Date.now())
-      return { proven: true, userId: memo.userId, username: user.username };
+      return { proven: true, userId: memo.userId, username: user.username, written: false };
     const [result] = await this.repo.transaction((repo) =>
       writeShadows(repo, accountId, source.row.id, [user], source.managed, null),
     );
@@ -132,7 +132,7 @@ export class DirectoryLogins {
     if (result.status !== "enabled") return { proven: false, userId: result.userId, reason: "user disabled" };
     if (this.memo.size > 50_000) this.memo.clear();
     this.memo.set(key, { fingerprint, userId: result.userId, expires: Date.now() + SHADOW_MEMO_MS });
-    return { proven: true, userId: result.userId, username: user.username };
+    return { proven: true, userId: result.userId, username: user.username, written: true };
   }
 
   /** Shadows changed elsewhere (a sync, an operator): write them again at the next login. */

@@ -1,10 +1,12 @@
 // The SQL of directories (migration 036): the sources, their group mapping, and the shadow users
 // they keep in users (directory_id, directory_dn, directory_seen) with their mapped groups.
+
 import type { Insertable, Kysely, Selectable, Updateable } from "kysely";
 import type { DialectName } from "../../db/database.ts";
 import type { DirectoriesTable, Schema } from "../../db/schema.ts";
 import { type AuditEntry, recordAudit } from "../audit/record.ts";
 import { insertEvents, type NewEvent } from "../events/repo.ts";
+import { groupIdsByName } from "../groups/repo.ts";
 import { queueDisconnect } from "../sessions/jobs.ts";
 import type { DirectoryUser } from "./shadows.ts";
 
@@ -138,15 +140,8 @@ export class DirectoriesRepo {
       .execute();
   }
 
-  async groupIdsByName(accountId: number, names: string[]): Promise<Map<string, number>> {
-    if (names.length === 0) return new Map();
-    const rows = await this.db
-      .selectFrom("groups")
-      .select(["id", "name"])
-      .where("account_id", "=", accountId)
-      .where("name", "in", names)
-      .execute();
-    return new Map(rows.map((r) => [r.name, r.id]));
+  groupIdsByName(accountId: number, names: string[]): Promise<Map<string, number>> {
+    return groupIdsByName(this.db, accountId, names);
   }
 
   /** Users by name, case-insensitively (a shadow's name is the directory's spelling). */

@@ -11,6 +11,23 @@ import { planExists } from "../plans/repo.ts";
 import { queueReauthorization } from "../sessions/reauthorize.ts";
 import { offsetOf, type PageRequest } from "../shared/pages.ts";
 import type { Sort } from "../shared/sort.ts";
+
+/** The ids of the account's groups with these names (group mappings of directories and IdPs). */
+export async function groupIdsByName(
+  db: Kysely<Schema>,
+  accountId: number,
+  names: string[],
+): Promise<Map<string, number>> {
+  if (names.length === 0) return new Map();
+  const rows = await db
+    .selectFrom("groups")
+    .select(["id", "name"])
+    .where("account_id", "=", accountId)
+    .where("name", "in", names)
+    .execute();
+  return new Map(rows.map((r) => [r.name, r.id]));
+}
+
 import { likePattern } from "../shared/text.ts";
 import type { GroupSortField, MemberSortField } from "./rules.ts";
 

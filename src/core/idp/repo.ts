@@ -8,6 +8,7 @@ import type {
   Schema,
 } from "../../db/schema.ts";
 import { type AuditEntry, recordAudit } from "../audit/record.ts";
+import { groupIdsByName } from "../groups/repo.ts";
 
 export type ProviderRow = Selectable<IdentityProvidersTable>;
 export type ProviderChanges = Omit<Updateable<IdentityProvidersTable>, "id" | "account_id" | "created">;
@@ -177,15 +178,8 @@ export class IdpRepo {
       .execute();
   }
 
-  async groupIdsByName(accountId: number, names: string[]): Promise<Map<string, number>> {
-    if (names.length === 0) return new Map();
-    const rows = await this.db
-      .selectFrom("groups")
-      .select(["id", "name"])
-      .where("account_id", "=", accountId)
-      .where("name", "in", names)
-      .execute();
-    return new Map(rows.map((r) => [r.name, r.id]));
+  groupIdsByName(accountId: number, names: string[]): Promise<Map<string, number>> {
+    return groupIdsByName(this.db, accountId, names);
   }
 
   async hasGroups(accountId: number, ids: number[]): Promise<boolean> {

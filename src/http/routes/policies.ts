@@ -35,7 +35,7 @@ const Conditions = Type.Object(
     ),
     days: values(StringEnum(DAYS), "local weekdays (the network's time zone, else the account's)"),
     times: values(
-      Type.String({ pattern: "^\\d\\d:\\d\\d-\\d\\d:\\d\\d$" }),
+      Type.String({ pattern: "^\\d\\d:\\d\\d-\\d\\d:\\d\\d$", examples: ["09:00-17:00"] }),
       '"HH:MM-HH:MM" local times, end excluded; a start after the end runs over midnight',
     ),
     device: Type.Optional(
