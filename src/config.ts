@@ -162,6 +162,7 @@ function retentionDays(env: NodeJS.ProcessEnv): RetentionDays {
     events: days("RETENTION_EVENTS_DAYS", d.events),
     jobs: days("RETENTION_JOBS_DAYS", d.jobs),
     reports: days("RETENTION_REPORTS_DAYS", d.reports),
+    audit: days("RETENTION_AUDIT_DAYS", d.audit),
   };
 }
 

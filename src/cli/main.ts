@@ -1,6 +1,8 @@
 // The `wisp` command line: operators' and scripts' door to the same core the API uses.
+import os from "node:os";
 import { Command, CommanderError, InvalidArgumentError } from "commander";
 import { loadConfig } from "../config.ts";
+import { type Actor, runAs } from "../core/audit/context.ts";
 import { type Core, createCore } from "../core/index.ts";
 import { databaseLocation } from "../db/database.ts";
 import { DasClient } from "../radius/das-client.ts";
@@ -68,11 +70,24 @@ const withCore: WithCore = async (fn) => {
   if (announceDatabase) console.error(`wisp: database ${databaseLocation(options)}`);
   const database = await openMigratedDatabase(options);
   try {
-    return await fn(createCore(database, { ...config, das: new DasClient() }));
+    // Every change the command makes is audited as the operating-system user's (core/audit).
+    return await runAs(cliActor(), () => fn(createCore(database, { ...config, das: new DasClient() })));
   } finally {
     await database.close();
   }
 };
+
+/** The audit log's actor of a command: the operating-system user running it, on this machine. */
+function cliActor(): Actor {
+  let user = process.env.USER ?? "";
+  try {
+    user = os.userInfo().username;
+  } catch {
+    // No passwd entry for this uid (some containers): the environment's name, else the uid.
+    user ||= String(process.getuid?.() ?? "");
+  }
+  return { type: "cli", id: user, name: user, role: "", address: "local" };
+}
 
 export function positiveInteger(text: string): number {
   if (!/^\d{1,9}$/.test(text) || Number(text) < 1)

@@ -4,12 +4,14 @@
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import { roleLabel } from "../core/admins/roles.ts";
 import { sameSecret } from "../core/admins/service.ts";
+import { type Actor, withActor } from "../core/audit/context.ts";
 import { AppError, TooManyRequestsError } from "../core/shared/errors.ts";
 import { BUSY_RETRY_AFTER_S, isDatabaseBusy } from "../db/sqlite-writer.ts";
 import type { ConsoleContext } from "./context.ts";
 import { formOf, registerFormParser } from "./forms.ts";
 import { accessPointRoutes } from "./routes/access-points.ts";
 import { accountRoutes } from "./routes/account.ts";
+import { auditRoutes } from "./routes/audit.ts";
 import { authRoutes } from "./routes/auth.ts";
 import { deviceRoutes } from "./routes/devices.ts";
 import { directoryRoutes } from "./routes/directories.ts";
@@ -74,6 +76,23 @@ function renderError(request: FastifyRequest, reply: FastifyReply, status: numbe
   );
 }
 
+/**
+ * The audit log's actor of a console request: the admin and their role (core/admins/roles.ts),
+ * from the address after trusted proxies. Nobody signed in yet (setup, sign-in
+ * through a provider): an admin actor without id.
+ */
+function adminActor(request: FastifyRequest): Actor {
+  const session = request.consoleSession;
+  if (!session) return { type: "admin", id: "", name: "", role: "", address: request.ip };
+  return {
+    type: "admin",
+    id: String(session.adminId),
+    name: session.email,
+    role: session.role,
+    address: request.ip,
+  };
+}
+
 export async function consolePlugin(app: FastifyInstance, options: ConsoleOptions): Promise<void> {
   const { core } = options;
   app.decorateRequest("consoleSession", null);
@@ -81,12 +100,14 @@ export async function consolePlugin(app: FastifyInstance, options: ConsoleOption
   registerFormParser(app);
   // Console pages are not part of the API document. A route that declares neither the permission
   // it needs nor that it is public stops the start: no page is open to every role by omission.
+  // Every change a page makes is audited as the signed-in admin's, with the role (core/audit/context.ts).
   app.addHook("onRoute", (route) => {
     route.schema = { ...route.schema, hide: true };
     const config = route.config as { consolePublic?: boolean; consolePermission?: string } | undefined;
     if (config?.consolePublic !== true && !config?.consolePermission) {
       throw new Error(`console route ${String(route.method)} ${route.url} declares no consolePermission`);
     }
+    route.handler = withActor(route.handler, adminActor);
   });
 
   app.addHook("onRequest", async (request) => {
@@ -178,6 +199,7 @@ export async function consolePlugin(app: FastifyInstance, options: ConsoleOption
   await app.register(securityRoutes, context);
   await app.register(homeRoutes, context);
   await app.register(accessPointRoutes, context);
+  await app.register(auditRoutes, context);
   await app.register(keyRoutes, context);
   await app.register(networkRoutes, context);
   await app.register(eapRoutes, context);

@@ -146,6 +146,7 @@ const eta = new Eta({ views: VIEWS, cache: true, autoEscape: true, autoTrim: [fa
 export const VIEW_NAMES = [
   "access-point",
   "access-points",
+  "audit",
   "batch-print",
   "batch",
   "chart",

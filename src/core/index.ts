@@ -9,6 +9,7 @@ import { type AdminsService, createAdmins, type SessionLimits } from "./admins/s
 import { createTeam, type Team } from "./admins/team.ts";
 import { AttributesRepo } from "./attributes/repo.ts";
 import { AttributesService } from "./attributes/service.ts";
+import { AuditService } from "./audit/service.ts";
 import type { EapFiles } from "./certs/files.ts";
 import { type CertsService, createCerts } from "./certs/service.ts";
 import { MacAuthenticator } from "./devices/mab.ts";
@@ -103,6 +104,8 @@ export interface Core {
   /** Console single sign-on through an account's providers (issue 26 point 4). */
   consoleSso: ConsoleSso;
   imports: ImportService;
+  /** The audit log, read-only (issue 29 point 3); written by services through recordAudit. */
+  audit: AuditService;
   /** SCIM 2.0 provisioning from identity providers (the /scim/v2 door). */
   scim: ScimService;
   /** Policies (issue 25): ordered rules applied to logins after the credential check. */
@@ -251,6 +254,7 @@ export function createCore(database: Database, options: CoreOptions): Core {
     consoleSso,
     radsec,
     radsecConnections: NO_RADSEC_CONNECTIONS,
+    audit: new AuditService(db),
     policies,
     plans,
     directories: new DirectoriesService(directoriesRepo, directoryBox, directoryRuntime, directoryLogins),

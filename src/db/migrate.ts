@@ -33,6 +33,7 @@ import * as plans from "./migrations/031_plans.ts";
 import * as coa from "./migrations/032_coa.ts";
 import * as consoleRoles from "./migrations/033_console_roles.ts";
 import * as consoleTwoFactor from "./migrations/034_console_two_factor.ts";
+import * as auditLog from "./migrations/035_audit_log.ts";
 import * as directories from "./migrations/036_directories.ts";
 import * as scim from "./migrations/037_scim.ts";
 import * as guestOrigin from "./migrations/038_guest_origin.ts";
@@ -71,6 +72,7 @@ const steps: Record<string, Step> = {
   "032_coa": coa,
   "033_console_roles": consoleRoles,
   "034_console_two_factor": consoleTwoFactor,
+  "035_audit_log": auditLog,
   "036_directories": directories,
   "037_scim": scim,
   "038_guest_origin": guestOrigin,

@@ -577,6 +577,7 @@ export interface Schema {
   idp_flows: IdpFlowsTable;
   idp_assertions: IdpAssertionsTable;
   import_progress: ImportProgressTable;
+  audit_log: AuditLogTable;
   policies: PoliciesTable;
   plans: PlansTable;
   directories: DirectoriesTable;
@@ -673,6 +674,25 @@ export interface DirectoryGroupsTable {
   /** The group's name (its name attribute) or its DN, compared without case. */
   directory_group: string;
   group_id: number;
+}
+
+/** One change made through a door (migration 035; core/audit). Never updated. */
+export interface AuditLogTable {
+  id: Generated<number>;
+  account_id: number;
+  created: string;
+  /** api_key, admin, cli, worker, radius, portal, system (core/audit/context.ts). */
+  actor_type: string;
+  actor_id: Generated<string>;
+  actor_name: Generated<string>;
+  actor_role: Generated<string>;
+  address: Generated<string>;
+  resource: string;
+  resource_id: Generated<string>;
+  action: string;
+  /** JSON of the fields before and after, secrets masked; null when there is none (create, delete). */
+  before: string | null;
+  after: string | null;
 }
 
 /** An account's OpenID Connect or SAML identity provider (migration 028; core/idp). */

@@ -10,6 +10,7 @@ import { completeDocument } from "./openapi.ts";
 import type { CounterStore } from "./rate-limit.ts";
 import { accountRoutes } from "./routes/account.ts";
 import { attributesRoutes } from "./routes/attributes.ts";
+import { auditRoutes } from "./routes/audit.ts";
 import { devicesRoutes } from "./routes/devices.ts";
 import { directoriesRoutes } from "./routes/directories.ts";
 import { groupsRoutes } from "./routes/groups.ts";
@@ -87,6 +88,7 @@ export async function apiPlugin(app: FastifyInstance, options: ApiOptions): Prom
   await app.register(sessionsRoutes, { sessions: options.core.sessions });
   await app.register(identityProvidersRoutes, { idp: options.core.idp });
   await app.register(devicesRoutes, { devices: options.core.devices });
+  await app.register(auditRoutes, { audit: options.core.audit });
   await app.register(policiesRoutes, { policies: options.core.policies });
   await app.register(plansRoutes, { plans: options.core.plans });
   await app.register(directoriesRoutes, { directories: options.core.directories });

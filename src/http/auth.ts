@@ -12,6 +12,7 @@
 // indexed read, batched per turn; keys are 238 random bits, so the limit is a brake on careless
 // clients and scanners, not what keeps keys from being guessed.
 import type { FastifyInstance, FastifyReply, FastifyRequest, onRequestHookHandler } from "fastify";
+import { type Actor, withActor } from "../core/audit/context.ts";
 import type { Action, Resource } from "../core/keys/permissions.ts";
 import type { KeyPrincipal, KeysService } from "../core/keys/service.ts";
 import { sendError as sendApiError } from "./errors.ts";
@@ -48,6 +49,18 @@ type Outcome = undefined | FastifyReply;
 
 function isPromise<T>(value: T | Promise<T>): value is Promise<T> {
   return value instanceof Promise;
+}
+
+/** The audit log's actor of an authenticated request: the key, from the address after trusted proxies. */
+function keyActor(request: FastifyRequest): Actor {
+  const principal = request.principal;
+  return {
+    type: "api_key",
+    id: String(principal.keyId),
+    name: principal.keyName,
+    role: "",
+    address: request.ip,
+  };
 }
 
 export function registerAuth(app: FastifyInstance, options: AuthOptions): void {
@@ -192,5 +205,7 @@ export function registerAuth(app: FastifyInstance, options: AuthOptions): void {
       authenticate(request, reply, permission, done);
     const existing = route.onRequest ? [route.onRequest].flat() : [];
     route.onRequest = [hook, ...existing];
+    // Every change the handler makes is audited as this key's (core/audit/context.ts).
+    route.handler = withActor(route.handler, keyActor);
   });
 }

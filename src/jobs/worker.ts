@@ -2,8 +2,10 @@
 // are registered per kind; a handler that throws RetryLater is queued again for that time, any
 // other error fails the job. Long jobs keep their lease alive while they run. Kinds run in pools,
 // each with slots of its own: jobs of one pool (report files) never take another's (webhooks).
+
 import { randomBytes } from "node:crypto";
 import { hostname } from "node:os";
+import { runAs, WORKER } from "../core/audit/context.ts";
 import type { Job, JobQueue } from "../core/jobs/queue.ts";
 
 export class RetryLater extends Error {
@@ -155,7 +157,8 @@ export class Worker {
     };
     let outcome: () => Promise<void>;
     try {
-      const result = await handler(job, context);
+      // A job's changes (a disconnect, a report) are the worker's in the audit log.
+      const result = await runAs(WORKER, () => handler(job, context));
       outcome = () => this.queue.complete(job.id, this.id, result);
     } catch (error) {
       const message = (error as Error)?.message ?? String(error);

@@ -3,9 +3,11 @@
 // password with the RADIUS rules (core: checkSignIn) and hands the guest back to the gateway in its
 // vendor's protocol (gateway.ts). Security headers, a double-submit CSRF token and attempt limits
 // per client address and device MAC are applied here, for every portal route.
+
 import { createHash, timingSafeEqual } from "node:crypto";
 import { fileURLToPath } from "node:url";
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
+import { withActor } from "../core/audit/context.ts";
 import { canonicalMac, isRandomised } from "../core/devices/mac.ts";
 import { kindOf } from "../core/guests/service.ts";
 import type { Core } from "../core/index.ts";
@@ -202,8 +204,17 @@ export async function portalPlugin(app: FastifyInstance, options: PortalOptions)
   const perDevice = options.attemptsPerDevice ?? 10;
   const windowMs = options.windowMs ?? 60_000;
 
+  // A guest's changes (registration, their own devices) are audited as the portal's, from the
+  // guest's address (core/audit/context.ts).
   app.addHook("onRoute", (route) => {
     route.schema = { ...route.schema, hide: true };
+    route.handler = withActor(route.handler, (request: FastifyRequest) => ({
+      type: "portal",
+      id: "",
+      name: "portal",
+      role: "",
+      address: request.ip,
+    }));
   });
   app.addContentTypeParser(
     "application/x-www-form-urlencoded",

@@ -2,8 +2,10 @@
 // network) by source address, checks the packet's authenticators, answers duplicates from a
 // cache, and hands the attributes to the AAA service, which decides. Bad packets are dropped and
 // logged, never answered.
+
 import { createSocket, type RemoteInfo, type Socket } from "node:dgram";
 import type { AaaService } from "../core/aaa/service.ts";
+import { RADIUS, runAs } from "../core/audit/context.ts";
 import type { RadiusClient } from "../core/networks/service.ts";
 import {
   type AnswerDeps,
@@ -83,7 +85,10 @@ export class RadiusServer {
   private bind(host: string, port: number, kind: "auth" | "acct"): Promise<number> {
     const socket = createSocket({ type: host.includes(":") ? "udp6" : "udp4", reuseAddr: false });
     socket.on("message", (message, remote) => {
-      this.receive(socket, kind, message, remote).catch((error) => {
+      // What a packet changes on its own (a voucher activated, a quota disconnect queued) is audited
+      // as RADIUS's, from the client's address (core/audit/context.ts).
+      const actor = { ...RADIUS, address: remote.address };
+      runAs(actor, () => this.receive(socket, kind, message, remote)).catch((error) => {
         this.options.observer?.dropped(message[0] ?? 0, undefined, "error");
         this.options.log.error({ err: error, client: remote.address }, "RADIUS request failed; not answered");
       });

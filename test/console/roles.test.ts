@@ -155,6 +155,8 @@ const ROUTES: Record<string, Permission | "public" | "self"> = {
   "POST /console/groups/:id/plan": "groups:write",
   "POST /console/vouchers/batches/:id/plan": "vouchers:write",
   "GET /console/access-points": "nodes:read",
+  "GET /console/audit": "audit:read",
+  "GET /console/audit.csv": "audit:read",
   "GET /console/access-points/:mac": "nodes:read",
   "GET /console/security": "self",
   "GET /console/security/totp": "self",

@@ -19,15 +19,23 @@ const databases = await dialects();
 describe("retention settings", () => {
   test("RETENTION_*_DAYS: defaults, 0 for ever, bad values refused naming the variable", () => {
     assert.deepEqual(loadConfig({}).retention, DEFAULT_RETENTION_DAYS);
-    assert.deepEqual(DEFAULT_RETENTION_DAYS, { auth: 90, sessions: 365, events: 30, jobs: 14, reports: 1 });
+    assert.deepEqual(DEFAULT_RETENTION_DAYS, {
+      auth: 90,
+      sessions: 365,
+      events: 30,
+      jobs: 14,
+      reports: 1,
+      audit: 365,
+    });
     const set = loadConfig({
       RETENTION_AUTH_DAYS: "0",
       RETENTION_SESSIONS_DAYS: "730",
       RETENTION_EVENTS_DAYS: "7",
       RETENTION_JOBS_DAYS: "1",
       RETENTION_REPORTS_DAYS: "3650",
+      RETENTION_AUDIT_DAYS: "0",
     }).retention;
-    assert.deepEqual(set, { auth: 0, sessions: 730, events: 7, jobs: 1, reports: 3650 });
+    assert.deepEqual(set, { auth: 0, sessions: 730, events: 7, jobs: 1, reports: 3650, audit: 0 });
     for (const name of [
       "RETENTION_AUTH_DAYS",
       "RETENTION_SESSIONS_DAYS",
@@ -111,7 +119,14 @@ for (const { dialect, skip } of databases) {
 
         const dry = await core.retention.prune({ dryRun: true });
         const dryRows = Object.fromEntries(dry.map((o) => [o.table, o.rows]));
-        assert.deepEqual(dryRows, { radpostauth: 10, radacct: 2, events: 3, jobs: 2, report_tasks: 1 });
+        assert.deepEqual(dryRows, {
+          radpostauth: 10,
+          radacct: 2,
+          events: 3,
+          jobs: 2,
+          audit_log: 0,
+          report_tasks: 1,
+        });
         assert.equal(await seed.count("radpostauth"), 14, "a dry run deletes nothing");
         assert.equal(await seed.count("events"), 6);
 
@@ -124,6 +139,7 @@ for (const { dialect, skip } of databases) {
           webhook_deliveries: 2,
           webhook_attempts: 5,
           jobs: 2,
+          audit_log: 0,
           report_tasks: 1,
         });
 

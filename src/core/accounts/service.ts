@@ -19,7 +19,17 @@ export class AccountsService {
     }
     if (await this.repo.findByName(name)) throw new ConflictError(`account "${name}" already exists`);
     try {
-      return await this.repo.insert(name, isoNow());
+      return await this.repo.transaction(async (repo) => {
+        const row = await repo.insert(name, isoNow());
+        await repo.audit({
+          accountId: row.id,
+          resource: "account",
+          id: row.id,
+          action: "create",
+          after: row,
+        });
+        return row;
+      });
     } catch (error) {
       if (isUniqueViolation(error)) throw new ConflictError(`account "${name}" already exists`);
       throw error;

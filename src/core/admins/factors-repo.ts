@@ -4,6 +4,7 @@
 // a passkey by its credential ID (a passkey sign-in does not know who signs in until then).
 import type { Kysely, Selectable } from "kysely";
 import type { Schema } from "../../db/schema.ts";
+import { type AuditEntry, recordAudit } from "../audit/record.ts";
 import {
   type AdminDb,
   type ConsolePasskeysTable,
@@ -24,12 +25,22 @@ export interface FactorColumns {
 export class FactorsRepo {
   private readonly a: AdminDb;
 
-  constructor(private readonly db: Kysely<Schema>) {
+  constructor(
+    private readonly db: Kysely<Schema>,
+    private readonly inTransaction = false,
+  ) {
     this.a = withAdminTables(db);
   }
 
+  /** The change's audit row, with this repository's connection (the change's transaction). */
+  audit(entry: AuditEntry): Promise<void> {
+    return recordAudit(this.db, entry);
+  }
+
+  /** Runs fn in one transaction (this one, when the repository is bound to one already). */
   transaction<T>(fn: (repo: FactorsRepo) => Promise<T>): Promise<T> {
-    return this.db.transaction().execute((trx) => fn(new FactorsRepo(trx)));
+    if (this.inTransaction) return fn(this);
+    return this.db.transaction().execute((trx) => fn(new FactorsRepo(trx, true)));
   }
 
   factorsOf(accountId: number, adminId: number): Promise<FactorColumns | undefined> {

@@ -1,8 +1,10 @@
 // SQL of console users and their sessions. Sessions are found by the hash of their token; every
 // other query is scoped by account_id or by the admin's id.
+
 import type { Kysely, Selectable } from "kysely";
 import type { DialectName } from "../../db/database.ts";
 import type { Schema } from "../../db/schema.ts";
+import { type AuditEntry, recordAudit } from "../audit/record.ts";
 import {
   type AdminDb,
   type ConsoleAdminsTable,
@@ -56,6 +58,11 @@ export class AdminsRepo {
     private readonly dialect: DialectName = "sqlite",
   ) {
     this.a = withAdminTables(db);
+  }
+
+  /** The change's audit row, with this repository's connection (the change's transaction). */
+  audit(entry: AuditEntry): Promise<void> {
+    return recordAudit(this.db, entry);
   }
 
   transaction<T>(fn: (repo: AdminsRepo) => Promise<T>): Promise<T> {

@@ -43,8 +43,14 @@ export const ROLES: Readonly<Record<Role, RoleDefinition>> = {
   },
   admin: {
     label: "Admin",
-    summary: "Every area, API keys and webhooks included; sees the team but cannot change it.",
-    grants: [...writeAll(RESOURCES), ...writeAll(CONSOLE_RESOURCES.filter((r) => r !== "team")), "team:read"],
+    summary:
+      "Every area, API keys and webhooks included; sees the team and the audit log but cannot change the team.",
+    grants: [
+      ...writeAll(RESOURCES),
+      ...writeAll(CONSOLE_RESOURCES.filter((r) => r !== "team")),
+      "team:read",
+      "audit:read",
+    ],
   },
   network_engineer: {
     label: "Network engineer",
@@ -95,8 +101,9 @@ export const ROLES: Readonly<Record<Role, RoleDefinition>> = {
   },
   read_only: {
     label: "Read-only",
-    summary: "Sees every area (API keys masked, the team), changes nothing: for auditors.",
-    grants: ["read"],
+    summary: "Sees every area (API keys masked, the team) and the audit log, changes nothing: for auditors.",
+    // "read" alone does not hold audit:read (core/keys/permissions.ts): this role is for auditors.
+    grants: ["read", "audit:read"],
   },
 };
 

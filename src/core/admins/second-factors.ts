@@ -3,6 +3,7 @@
 // admin has one. TOTP secrets are sealed at rest with the webhook secrets' key and shown only while
 // being set up; recovery codes are kept as keyed hashes and shown once.
 import { randomBytes } from "node:crypto";
+import type { AuditEntry } from "../audit/record.ts";
 import { AppError, ConflictError, NotFoundError, ValidationError } from "../shared/errors.ts";
 import { isoNow } from "../shared/time.ts";
 import type { SecretBox } from "../webhooks/crypto.ts";
@@ -152,11 +153,11 @@ export class SecondFactors {
     if (step === null)
       throw ValidationError.field("code", "is not the app's current 6-digit code (check the phone's clock)");
     const first = !(await this.hasSecondFactor(who));
-    await this.repo.confirmTotp(
-      who.accountId,
-      who.adminId,
-      this.box.seal(secret, this.sealContext(who)),
-      step,
+    await this.audited(
+      who,
+      { resource: "totp", id: who.adminId, action: "create", after: { totp: true } },
+      (repo) =>
+        repo.confirmTotp(who.accountId, who.adminId, this.box.seal(secret, this.sealContext(who)), step),
     );
     return first ? this.newRecoveryCodesIfNone(who) : null;
   }
@@ -165,7 +166,27 @@ export class SecondFactors {
     const status = await this.status(who);
     if (!status.totp) throw new NotFoundError("no authenticator app is set up");
     this.refuseLastFactor(status, status.passkeys.length === 0);
-    await this.repo.removeTotp(who.accountId, who.adminId);
+    await this.audited(
+      who,
+      { resource: "totp", id: who.adminId, action: "delete", before: { totp: true } },
+      (repo) => repo.removeTotp(who.accountId, who.adminId),
+    );
+  }
+
+  /**
+   * Runs a change of `who`'s factors with its audit row in one transaction (the admin's own email
+   * names them; secrets never go in: the rows say on/off, a passkey's name).
+   */
+  private audited<T>(
+    who: AdminRef,
+    entry: Omit<AuditEntry, "accountId">,
+    change: (repo: FactorsRepo) => Promise<T>,
+  ): Promise<T> {
+    return this.repo.transaction(async (repo) => {
+      const result = await change(repo);
+      await repo.audit({ accountId: who.accountId, ...entry });
+      return result;
+    });
   }
 
   private refuseLastFactor(status: FactorStatus, last: boolean): void {
@@ -191,7 +212,7 @@ export class SecondFactors {
       throw new ConflictError(
         "set up an authenticator app or a passkey first: recovery codes stand in for them",
       );
-    return this.replaceRecoveryCodes(who);
+    return this.replaceRecoveryCodes(who, true);
   }
 
   private async newRecoveryCodesIfNone(who: AdminRef): Promise<string[] | null> {
@@ -199,10 +220,22 @@ export class SecondFactors {
     return counts.unused > 0 ? null : this.replaceRecoveryCodes(who);
   }
 
-  private async replaceRecoveryCodes(who: AdminRef): Promise<string[]> {
+  /** New codes; `asked`: the admin asked for them (an audited change; first codes come with a factor). */
+  private async replaceRecoveryCodes(who: AdminRef, asked = false): Promise<string[]> {
     const codes = generateRecoveryCodes();
     const hashes = codes.map((code) => hashRecoveryCode(this.recoveryKey(), normalizeRecoveryCode(code)!));
-    await this.repo.replaceRecoveryCodes(who.accountId, who.adminId, hashes, isoNow());
+    const replace = (repo: FactorsRepo) =>
+      repo.replaceRecoveryCodes(who.accountId, who.adminId, hashes, isoNow());
+    if (!asked) await replace(this.repo);
+    else {
+      const entry = {
+        resource: "recovery_codes",
+        id: who.adminId,
+        action: "regenerate",
+        after: { count: codes.length },
+      };
+      await this.audited(who, entry, replace);
+    }
     return codes;
   }
 
@@ -247,24 +280,36 @@ export class SecondFactors {
     if (await this.repo.findPasskey(credential.id))
       throw new ConflictError("this passkey is registered already");
     const first = !(await this.hasSecondFactor(who));
-    const passkey = await this.repo.insertPasskey({
-      account_id: who.accountId,
-      admin_id: who.adminId,
-      credential_id: credential.id,
-      public_key: credential.publicKey,
-      counter: credential.counter,
-      transports: JSON.stringify(credential.transports),
-      name,
-      backed_up: credential.backedUp ? 1 : 0,
-      created: isoNow(),
-      last_used: null,
+    const passkey = await this.repo.transaction(async (repo) => {
+      const row = await repo.insertPasskey({
+        account_id: who.accountId,
+        admin_id: who.adminId,
+        credential_id: credential.id,
+        public_key: credential.publicKey,
+        counter: credential.counter,
+        transports: JSON.stringify(credential.transports),
+        name,
+        backed_up: credential.backedUp ? 1 : 0,
+        created: isoNow(),
+        last_used: null,
+      });
+      const after = { id: row.id, name: row.name, backed_up: row.backed_up === 1 };
+      await repo.audit({
+        accountId: who.accountId,
+        resource: "passkey",
+        id: row.id,
+        action: "create",
+        after,
+      });
+      return row;
     });
     return { passkey, recoveryCodes: first ? await this.newRecoveryCodesIfNone(who) : null };
   }
 
   async renamePasskey(who: AdminRef, id: number, nameText: string): Promise<void> {
     const name = passkeyName(nameText);
-    if (!(await this.repo.renamePasskey(who.accountId, who.adminId, id, name)))
+    const entry = { resource: "passkey", id, action: "update", after: { name } };
+    if (!(await this.audited(who, entry, (repo) => repo.renamePasskey(who.accountId, who.adminId, id, name))))
       throw new NotFoundError("no such passkey of yours");
   }
 
@@ -272,7 +317,10 @@ export class SecondFactors {
     const status = await this.status(who);
     if (!status.passkeys.some((p) => p.id === id)) throw new NotFoundError("no such passkey of yours");
     this.refuseLastFactor(status, !status.totp && status.passkeys.length === 1);
-    await this.repo.deletePasskey(who.accountId, who.adminId, id);
+    const before = { id, name: status.passkeys.find((p) => p.id === id)?.name };
+    await this.audited(who, { resource: "passkey", id, action: "delete", before }, (repo) =>
+      repo.deletePasskey(who.accountId, who.adminId, id),
+    );
   }
 
   /** Options to sign in with a passkey: the admin's own keys, or (null) any discoverable one. */
@@ -320,7 +368,15 @@ export class SecondFactors {
   async setRequired(who: AdminRef, sessionId: number, on: boolean): Promise<void> {
     if (on && !(await this.hasSecondFactor(who)))
       throw new ConflictError("set up a second factor for yourself before requiring one of everyone");
-    await this.repo.setSecondFactorRequired(who.accountId, on, sessionId);
+    const before = { second_factor_required: await this.repo.secondFactorRequired(who.accountId) };
+    const entry = {
+      resource: "account_security",
+      id: who.accountId,
+      action: "update",
+      before,
+      after: { second_factor_required: on },
+    };
+    await this.audited(who, entry, (repo) => repo.setSecondFactorRequired(who.accountId, on, sessionId));
   }
 
   /** The session proved a factor after it was made (its admin just set one up in it). */
@@ -330,6 +386,8 @@ export class SecondFactors {
 
   /** Removes every second factor of an admin (the CLI, for a lost device and lost codes). */
   clear(who: AdminRef): Promise<void> {
-    return this.repo.clearFactors(who.accountId, who.adminId);
+    return this.audited(who, { resource: "second_factors", id: who.adminId, action: "delete" }, (repo) =>
+      repo.clearFactors(who.accountId, who.adminId),
+    );
   }
 }

@@ -285,6 +285,14 @@ export class AdminsService {
     await this.repo.transaction(async (repo) => {
       await repo.setPassword(row.account_id, row.id, hash, isoNow());
       await repo.deleteSessionsOf(row.account_id, row.id);
+      const after = { email: row.email, password };
+      await repo.audit({
+        accountId: row.account_id,
+        resource: "admin",
+        id: row.id,
+        action: "reset_password",
+        after,
+      });
     });
     return { admin: present(row, row.account_name), password };
   }
@@ -380,6 +388,13 @@ export class AdminsService {
     await this.repo.transaction(async (repo) => {
       await repo.setPasswordLogin(accountId, on);
       if (!on) await repo.deletePasswordSessions(accountId);
+      await repo.audit({
+        accountId,
+        resource: "account",
+        id: accountId,
+        action: "update",
+        after: { password_login: on },
+      });
     });
   }
 
@@ -507,16 +522,28 @@ export class AdminsService {
     if (await this.repo.findByEmail(email)) throw taken(email);
     const now = isoNow();
     try {
-      const row = await this.repo.insert({
-        account_id: account.id,
-        email,
-        password_hash: await this.passwordWork.run(client, () => hashPassword(password)),
-        created: now,
-        updated: now,
-        last_login: null,
-        role,
+      const password_hash = await this.passwordWork.run(client, () => hashPassword(password));
+      const admin = await this.repo.transaction(async (repo) => {
+        const row = await repo.insert({
+          account_id: account.id,
+          email,
+          password_hash,
+          created: now,
+          updated: now,
+          last_login: null,
+          role,
+        });
+        const created = present(row, account.name);
+        await repo.audit({
+          accountId: account.id,
+          resource: "admin",
+          id: row.id,
+          action: "create",
+          after: created,
+        });
+        return created;
       });
-      return present(row, account.name);
+      return admin;
     } catch (error) {
       if (isUniqueViolation(error)) throw taken(email);
       throw error;

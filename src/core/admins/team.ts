@@ -113,7 +113,7 @@ export class Team {
     const now = this.now();
     const row = await this.deps.repo.transaction(async (repo) => {
       await repo.revokeInvites(account.id, { email }, isoNow(new Date(now)));
-      return repo.insertInvite({
+      const invite = await repo.insertInvite({
         account_id: account.id,
         email,
         role,
@@ -124,11 +124,19 @@ export class Team {
         accepted: null,
         revoked: null,
       });
+      await repo.audit({
+        accountId: account.id,
+        resource: "invitation",
+        id: invite.id,
+        action: "create",
+        after: present(invite),
+      });
+      return invite;
     });
     try {
       await this.mail(account.name, inviter.email, row, token);
     } catch (error) {
-      await this.deps.repo.revokeInvites(account.id, { id: row.id }, isoNow(new Date(this.now())));
+      await this.revoke(account.id, row.id);
       throw new InvitationMailError((error as Error).message);
     }
     return present(row);
@@ -213,6 +221,14 @@ export class Team {
           last_login: null,
           role: invitation.role,
         });
+        const after = { id: row.id, email: row.email, role: row.role, invitation: invitation.id };
+        await repo.audit({
+          accountId: invitation.accountId,
+          resource: "admin",
+          id: row.id,
+          action: "create",
+          after,
+        });
         return row.id;
       });
     } catch (error) {
@@ -226,9 +242,17 @@ export class Team {
   }
 
   async withdraw(accountId: number, id: number): Promise<void> {
-    if ((await this.deps.repo.revokeInvites(accountId, { id }, isoNow(new Date(this.now())))) === 0) {
+    if (!(await this.revoke(accountId, id)))
       throw new NotFoundError(`no open invitation ${id} in this account`);
-    }
+  }
+
+  /** Revokes one open invitation with its audit row; false: there was none. */
+  private revoke(accountId: number, id: number): Promise<boolean> {
+    return this.deps.repo.transaction(async (repo) => {
+      if ((await repo.revokeInvites(accountId, { id }, isoNow(new Date(this.now())))) === 0) return false;
+      await repo.audit({ accountId, resource: "invitation", id, action: "revoke" });
+      return true;
+    });
   }
 
   /** A new role for a member, from their next request on. The last owner stays an owner. */
@@ -242,6 +266,14 @@ export class Team {
         throw new ConflictError(`${member.email} ${LAST_OWNER}`);
       }
       await repo.setRole(accountId, adminId, role, isoNow(new Date(this.now())));
+      await repo.audit({
+        accountId,
+        resource: "admin",
+        id: adminId,
+        action: "update",
+        before: { email: member.email, role: member.role },
+        after: { email: member.email, role },
+      });
     });
     return this.member(accountId, adminId);
   }
@@ -257,6 +289,7 @@ export class Team {
         throw new ConflictError(`${row.email} ${LAST_OWNER}`);
       }
       await repo.deleteAdmin(accountId, adminId);
+      await repo.audit({ accountId, resource: "admin", id: adminId, action: "delete", before: member });
     });
     return member;
   }

@@ -1,11 +1,13 @@
 // SQL for the four FreeRADIUS attribute tables. radcheck/radreply key rows by username,
 // radgroupcheck/radgroupreply by groupname; otherwise the tables are alike, so one repository
 // serves both kinds of owner.
+
 import { type Generated, type Insertable, type Kysely, sql } from "kysely";
 import type { DialectName } from "../../db/database.ts";
 import { lockedInTransaction } from "../../db/locking.ts";
 import type { Schema } from "../../db/schema.ts";
 import { ordered, type SortPlan } from "../../db/sort.ts";
+import { type AuditEntry, recordAudit } from "../audit/record.ts";
 import { queueReauthorization, type ReauthorizationTarget } from "../sessions/reauthorize.ts";
 import { offsetOf, type PageRequest } from "../shared/pages.ts";
 import type { Sort } from "../shared/sort.ts";
@@ -70,6 +72,11 @@ export class AttributesRepo {
     private readonly inTransaction = false,
   ) {
     this.tables = db as unknown as AttributeTables;
+  }
+
+  /** The change's audit row, with this repository's connection (the change's transaction). */
+  audit(entry: AuditEntry): Promise<void> {
+    return recordAudit(this.db, entry);
   }
 
   /** Runs fn with a repository bound to one transaction. */

@@ -147,6 +147,13 @@ export class AttributesService {
       // A live user's new limit reaches their sessions now (CoA-Request), not at the next login.
       if (table === "radreply" && isCoaAttribute(stored.attribute))
         await repo.pushToSessions(accountId, { usernames: [user.username] }, "reply items changed");
+      await repo.audit({
+        accountId,
+        resource: "user_attribute",
+        id: `${table}/${item.id}`,
+        action: "create",
+        after: item,
+      });
       return item;
     });
   }
@@ -156,6 +163,13 @@ export class AttributesService {
     await this.repo.transaction(async (repo) => {
       const item = await userAttribute(repo, accountId, name, id);
       await repo.delete(accountId, name, id);
+      await repo.audit({
+        accountId,
+        resource: "user_attribute",
+        id: `${name}/${id}`,
+        action: "delete",
+        before: item,
+      });
       if (name === "radreply" && isCoaAttribute(item.attribute)) {
         const user = await repo.findUser(accountId, item.userid);
         if (user) await repo.pushToSessions(accountId, { usernames: [user.username] }, "reply items changed");
@@ -193,6 +207,13 @@ export class AttributesService {
       const owner: Owner = { kind: "group", name: group.name };
       if (await repo.hasSame(accountId, table, owner, stored)) throw duplicate(table);
       const item = groupItem(await repo.insert(accountId, table, owner, stored), group.id);
+      await repo.audit({
+        accountId,
+        resource: "group_attribute",
+        id: `${table}/${item.id}`,
+        action: "create",
+        after: item,
+      });
       // The members' live sessions get the group's new limit too.
       if (table === "radgroupreply" && isCoaAttribute(stored.attribute))
         await repo.pushToSessions(accountId, { group: group.name }, "group reply items changed");
@@ -205,6 +226,13 @@ export class AttributesService {
     await this.repo.transaction(async (repo) => {
       const item = await groupAttribute(repo, accountId, groupId, name, id);
       await repo.delete(accountId, name, id);
+      await repo.audit({
+        accountId,
+        resource: "group_attribute",
+        id: `${name}/${id}`,
+        action: "delete",
+        before: item,
+      });
       if (name === "radgroupreply" && isCoaAttribute(item.attribute)) {
         const group = await repo.findGroup(accountId, groupId);
         if (group) await repo.pushToSessions(accountId, { group: group.name }, "group reply items changed");

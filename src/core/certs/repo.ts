@@ -1,6 +1,8 @@
 // SQL of the certificates (migration 017): the deployment's one CA row and the client certificates.
+
 import type { Generated, Kysely, Selectable } from "kysely";
 import type { Schema } from "../../db/schema.ts";
+import { type AuditEntry, recordAudit } from "../audit/record.ts";
 
 export interface EapAuthorityTable {
   id: number;
@@ -38,6 +40,16 @@ export class CertsRepo {
 
   constructor(db: Kysely<Schema>) {
     this.db = db.withTables<Tables>();
+  }
+
+  /** Runs fn with a repository bound to one transaction (a change and its audit row). */
+  transaction<T>(fn: (repo: CertsRepo) => Promise<T>): Promise<T> {
+    return this.db.transaction().execute((trx) => fn(new CertsRepo(trx as unknown as Kysely<Schema>)));
+  }
+
+  /** The change's audit row, with this repository's connection (the change's transaction). */
+  audit(entry: AuditEntry): Promise<void> {
+    return recordAudit(this.db, entry);
   }
 
   async authority(): Promise<AuthorityRow | undefined> {

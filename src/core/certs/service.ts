@@ -195,14 +195,25 @@ export class CertsService {
       password: request.password,
     });
     // Recorded only once the file exists: a failure above leaves no row for a certificate nobody has.
-    const row = await this.repo.insertClient({
-      account_id: accountId,
-      serial: normalizeSerial(cert.serialNumber)!,
-      username: request.username,
-      not_before: iso(cert.validFrom),
-      not_after: iso(cert.validTo),
-      fingerprint: fingerprint(leaf.der),
-      created: isoNow(now),
+    const row = await this.repo.transaction(async (repo) => {
+      const inserted = await repo.insertClient({
+        account_id: accountId,
+        serial: normalizeSerial(cert.serialNumber)!,
+        username: request.username,
+        not_before: iso(cert.validFrom),
+        not_after: iso(cert.validTo),
+        fingerprint: fingerprint(leaf.der),
+        created: isoNow(now),
+      });
+      const after = this.present(inserted);
+      await repo.audit({
+        accountId,
+        resource: "client_certificate",
+        id: inserted.serial,
+        action: "create",
+        after,
+      });
+      return inserted;
     });
     return { certificate: this.present(row), cert: leaf.cert, pkcs12 };
   }
@@ -216,7 +227,11 @@ export class CertsService {
     if (!serial) throw ValidationError.field("serial", "must be the certificate's serial number in hex");
     const found = await this.repo.findClient(accountId, serial);
     if (!found) throw new NotFoundError(`no client certificate with serial ${serial} in this account`);
-    await this.repo.revoke(accountId, serial, isoNow(this.now()));
+    await this.repo.transaction(async (repo) => {
+      await repo.revoke(accountId, serial, isoNow(this.now()));
+      const before = this.present(found);
+      await repo.audit({ accountId, resource: "client_certificate", id: serial, action: "revoke", before });
+    });
     return this.present((await this.repo.findClient(accountId, serial))!);
   }
 

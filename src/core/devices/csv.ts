@@ -233,6 +233,14 @@ export async function importDevices(
         problems.sort((a, b) => a.line - b.line),
         count,
       );
+    // One audit row for the whole file, not one per device.
+    await trx.audit({
+      accountId,
+      resource: "device_import",
+      id: "",
+      action: "import",
+      after: { rows, created },
+    });
     return { created };
   });
 }

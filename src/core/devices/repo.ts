@@ -1,9 +1,11 @@
 // The devices table, and what the device pages read beside it (its sessions and authentications,
 // found by its MAC). Every statement names the account.
+
 import { type Insertable, type Kysely, type Selectable, sql, type Updateable } from "kysely";
 import type { DialectName } from "../../db/database.ts";
 import type { DevicesTable, Schema } from "../../db/schema.ts";
 import { ordered, type SortPlan } from "../../db/sort.ts";
+import { type AuditEntry, recordAudit } from "../audit/record.ts";
 import { type EventKind, insertEvents } from "../events/repo.ts";
 import { queueDisconnect } from "../sessions/jobs.ts";
 import { offsetOf, type PageRequest } from "../shared/pages.ts";
@@ -47,6 +49,11 @@ export class DevicesRepo {
     readonly db: Kysely<Schema>,
     readonly dialect: DialectName,
   ) {}
+
+  /** The change's audit row, with this repository's connection (the change's transaction). */
+  audit(entry: AuditEntry): Promise<void> {
+    return recordAudit(this.db, entry);
+  }
 
   transaction<T>(fn: (repo: DevicesRepo) => Promise<T>): Promise<T> {
     return this.db.transaction().execute((trx) => fn(new DevicesRepo(trx, this.dialect)));

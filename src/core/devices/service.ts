@@ -280,6 +280,7 @@ export class DevicesService {
         });
         const device = presentDevice(row);
         await repo.recordEvents(accountId, "device.created", [{ ...device }]);
+        await repo.audit({ accountId, resource: "device", id: device.id, action: "create", after: device });
         return device;
       });
     } catch (error) {
@@ -307,6 +308,8 @@ export class DevicesService {
         }
         const device = presentDevice(row);
         await repo.recordEvents(accountId, "device.updated", [{ ...device }]);
+        const before = presentDevice(current);
+        await repo.audit({ accountId, resource: "device", id, action: "update", before, after: device });
         return device;
       });
     } catch (error) {
@@ -324,6 +327,7 @@ export class DevicesService {
       await repo.disconnectDevice(accountId, current.mac, reason);
       const device = presentDevice(current);
       await repo.recordEvents(accountId, "device.deleted", [{ ...device }]);
+      await repo.audit({ accountId, resource: "device", id, action: "delete", before: device });
       return device;
     });
   }
@@ -386,6 +390,15 @@ export class DevicesService {
       if (!row) return null;
       const device = presentDevice(row);
       await repo.recordEvents(accountId, current ? "device.updated" : "device.created", [{ ...device }]);
+      const action = current ? "update" : "create";
+      await repo.audit({
+        accountId,
+        resource: "device",
+        id: device.id,
+        action,
+        before: current && presentDevice(current),
+        after: device,
+      });
       return device;
     });
   }

@@ -4,6 +4,7 @@
 import type { Insertable, Kysely, Selectable, Updateable } from "kysely";
 import type { DialectName } from "../../db/database.ts";
 import type { DirectoriesTable, Schema } from "../../db/schema.ts";
+import { type AuditEntry, recordAudit } from "../audit/record.ts";
 import { insertEvents, type NewEvent } from "../events/repo.ts";
 import { groupIdsByName } from "../groups/repo.ts";
 import { queueDisconnect } from "../sessions/jobs.ts";
@@ -32,6 +33,11 @@ export class DirectoriesRepo {
     readonly db: Kysely<Schema>,
     readonly dialect: DialectName,
   ) {}
+
+  /** The change's audit row, with this repository's connection (the change's transaction). */
+  audit(entry: AuditEntry): Promise<void> {
+    return recordAudit(this.db, entry);
+  }
 
   /** This repository on a transaction; `run` commits when it resolves. */
   transaction<T>(run: (repo: DirectoriesRepo) => Promise<T>): Promise<T> {
@@ -275,12 +281,16 @@ export class DirectoriesRepo {
     return queueDisconnect(this.db, this.dialect, accountId, { usernames, reason });
   }
 
+  /** The sync's report, and its one audit row (the shadow users it wrote are not audited one by one). */
   async recordSync(accountId: number, id: number, at: number, report: string): Promise<void> {
-    await this.db
-      .updateTable("directories")
-      .set({ last_sync_at: at, last_sync: report })
-      .where("account_id", "=", accountId)
-      .where("id", "=", id)
-      .execute();
+    await this.transaction(async (repo) => {
+      await repo.db
+        .updateTable("directories")
+        .set({ last_sync_at: at, last_sync: report })
+        .where("account_id", "=", accountId)
+        .where("id", "=", id)
+        .execute();
+      await repo.audit({ accountId, resource: "directory", id, action: "sync", after: JSON.parse(report) });
+    });
   }
 }

@@ -200,6 +200,14 @@ function fieldProblems(input: DirectoryInput): FieldProblem[] {
   return problems;
 }
 
+/** A directory as audited: its columns without the last sync's report (the sync row has it). */
+function audited(row: DirectoryRow): Record<string, unknown> {
+  const { last_sync, last_sync_at, ...rest } = row;
+  void last_sync;
+  void last_sync_at;
+  return rest;
+}
+
 export class DirectoriesService {
   constructor(
     readonly repo: DirectoriesRepo,
@@ -305,7 +313,15 @@ export class DirectoriesService {
         if (input.bind_password)
           changes.bind_password = this.box.seal(input.bind_password, sealContext(accountId, inserted.id));
         await this.writeMappings(repo, accountId, inserted.id, input.group_mappings);
-        return (await repo.update(accountId, inserted.id, changes)) ?? inserted;
+        const row = (await repo.update(accountId, inserted.id, changes)) ?? inserted;
+        await repo.audit({
+          accountId,
+          resource: "directory",
+          id: row.id,
+          action: "create",
+          after: audited(row),
+        });
+        return row;
       });
       this.changed(accountId);
       return this.present(row);
@@ -331,7 +347,22 @@ export class DirectoriesService {
     if (changes.updated === current.updated) changes.updated = new Date(Date.now() + 1).toISOString();
     const row = await this.repo.transaction(async (repo) => {
       await this.writeMappings(repo, accountId, current.id, input.group_mappings);
-      return repo.update(accountId, current.id, changes);
+      const row = await repo.update(accountId, current.id, changes);
+      if (row) {
+        const after = {
+          ...audited(row),
+          ...(input.group_mappings ? { group_mappings: input.group_mappings } : {}),
+        };
+        await repo.audit({
+          accountId,
+          resource: "directory",
+          id: row.id,
+          action: "update",
+          before: audited(current),
+          after,
+        });
+      }
+      return row;
     });
     if (!row) throw new NotFoundError(`directory ${idOrName} not found`);
     this.changed(accountId);
@@ -340,7 +371,16 @@ export class DirectoriesService {
 
   async delete(accountId: number, idOrName: number | string): Promise<void> {
     const current = await this.row(accountId, idOrName);
-    await this.repo.transaction((repo) => repo.delete(accountId, current.id));
+    await this.repo.transaction(async (repo) => {
+      await repo.delete(accountId, current.id);
+      await repo.audit({
+        accountId,
+        resource: "directory",
+        id: current.id,
+        action: "delete",
+        before: audited(current),
+      });
+    });
     this.changed(accountId);
   }
 

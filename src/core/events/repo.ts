@@ -24,7 +24,11 @@ export type EventKind =
   | "session.stopped"
   | "session.disconnected"
   | "session.coa"
-  | "report.ready";
+  | "report.ready"
+  // Opt-in (not in "all"): one per audit row (core/audit/record.ts).
+  | "audit.created"
+  | "audit.updated"
+  | "audit.deleted";
 
 export interface NewEvent {
   accountId: number;

@@ -138,7 +138,9 @@ export class GroupsService {
           created: now,
           updated: now,
         });
-        return present(row);
+        const group = present(row);
+        await repo.audit({ accountId, resource: "group", id: group.id, action: "create", after: group });
+        return group;
       });
     } catch (error) {
       if (isUniqueViolation(error)) throw duplicate(name);
@@ -171,7 +173,16 @@ export class GroupsService {
         if (input.plan_id !== undefined && input.plan_id !== (current.plan_id ?? null)) {
           await repo.pushToGroup(accountId, row.name, "group plan changed");
         }
-        return present(row);
+        const group = present(row);
+        await repo.audit({
+          accountId,
+          resource: "group",
+          id,
+          action: "update",
+          before: present(current),
+          after: group,
+        });
+        return group;
       });
     } catch (error) {
       if (isUniqueViolation(error) && input.name !== undefined) throw duplicate(input.name);
@@ -186,6 +197,7 @@ export class GroupsService {
       if (!current) throw groupNotFound(id);
       await repo.deleteRadiusRows(accountId, current.name);
       await repo.delete(accountId, id);
+      await repo.audit({ accountId, resource: "group", id, action: "delete", before: present(current) });
     });
   }
 
@@ -229,7 +241,15 @@ export class GroupsService {
         if (await repo.findMember(accountId, group.name, user.id)) throw already();
         await repo.insertMember(accountId, group.name, user.username, priority);
         await repo.pushToSessions(accountId, [user.username], `joined group ${group.name}`);
-        return { group_id: group.id, userid: user.id, username: user.username, priority };
+        const member = { group_id: group.id, userid: user.id, username: user.username, priority };
+        await repo.audit({
+          accountId,
+          resource: "group_member",
+          id: `${group.id}/${user.id}`,
+          action: "create",
+          after: member,
+        });
+        return member;
       });
     } catch (error) {
       if (isUniqueViolation(error)) throw already();
@@ -244,6 +264,14 @@ export class GroupsService {
       const user = await repo.findUser(accountId, userId);
       if (!user) throw userNotFound(userId);
       if (!(await repo.deleteMember(accountId, group.name, user.username))) throw notMember(userId, groupId);
+      const before = { group_id: group.id, userid: user.id, username: user.username };
+      await repo.audit({
+        accountId,
+        resource: "group_member",
+        id: `${group.id}/${user.id}`,
+        action: "delete",
+        before,
+      });
       await repo.pushToSessions(accountId, [user.username], `left group ${group.name}`);
     });
   }

@@ -1,7 +1,9 @@
 // SQL of verified guests: verifications in progress and the messages sent (the caps count them).
 // Every statement names the account (the guest pages know it from the portal in the address).
+
 import type { Insertable, Kysely, Selectable, Updateable } from "kysely";
 import type { GuestSendsTable, GuestVerificationsTable, Schema } from "../../db/schema.ts";
+import { type AuditEntry, recordAudit } from "../audit/record.ts";
 import { insertEvents, type NewEvent } from "../events/repo.ts";
 
 export type VerificationRow = Selectable<GuestVerificationsTable>;
@@ -18,6 +20,11 @@ export type SendScope =
 
 export class GuestsRepo {
   constructor(private readonly db: Kysely<Schema>) {}
+
+  /** The change's audit row, with this repository's connection (the change's transaction). */
+  audit(entry: AuditEntry): Promise<void> {
+    return recordAudit(this.db, entry);
+  }
 
   transaction<T>(fn: (repo: GuestsRepo) => Promise<T>): Promise<T> {
     return this.db.transaction().execute((trx) => fn(new GuestsRepo(trx)));

@@ -7,6 +7,7 @@ import type {
   IdpFlowsTable,
   Schema,
 } from "../../db/schema.ts";
+import { type AuditEntry, recordAudit } from "../audit/record.ts";
 import { groupIdsByName } from "../groups/repo.ts";
 
 export type ProviderRow = Selectable<IdentityProvidersTable>;
@@ -16,6 +17,11 @@ export type FlowRow = Selectable<IdpFlowsTable>;
 
 export class IdpRepo {
   constructor(private readonly db: Kysely<Schema>) {}
+
+  /** The change's audit row, with this repository's connection (the change's transaction). */
+  audit(entry: AuditEntry): Promise<void> {
+    return recordAudit(this.db, entry);
+  }
 
   transaction<T>(fn: (repo: IdpRepo) => Promise<T>): Promise<T> {
     return this.db.transaction().execute((trx) => fn(new IdpRepo(trx)));

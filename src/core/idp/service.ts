@@ -401,6 +401,8 @@ export class IdpService {
         }
         this.complete(row);
         await new IdpService(repo, this.options).writeMappings(accountId, row.id, clean.group_mappings);
+        const after = { ...row, group_mappings: clean.group_mappings };
+        await repo.audit({ accountId, resource: "identity_provider", id: row.id, action: "create", after });
         return row;
       });
       this.onChange();
@@ -436,6 +438,8 @@ export class IdpService {
       )
         await this.keepConsoleDoor(repo, accountId, row);
       await new IdpService(repo, this.options).writeMappings(accountId, id, clean.group_mappings);
+      const after = { ...row, group_mappings: clean.group_mappings };
+      await repo.audit({ accountId, resource: "identity_provider", id, action: "update", before, after });
       return row;
     });
     this.onChange();
@@ -455,6 +459,7 @@ export class IdpService {
     await this.repo.transaction(async (repo) => {
       if (row.enabled === 1 && row.console_login === 1) await this.keepConsoleDoor(repo, accountId, row);
       if (!(await repo.delete(accountId, id))) throw new NotFoundError(`identity provider ${id} not found`);
+      await repo.audit({ accountId, resource: "identity_provider", id, action: "delete", before: row });
     });
     this.onChange();
     return shown;

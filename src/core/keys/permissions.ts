@@ -22,7 +22,12 @@ export const RESOURCES = [
   "plans",
   "directories",
 ] as const;
-export type Resource = (typeof RESOURCES)[number];
+/**
+ * "audit" is outside RESOURCES: only `audit:read` (or "full") reads it, not the "read" shorthand,
+ * since who changed what, from which address, is for auditors; and there is no audit:write.
+ */
+export type Resource = (typeof RESOURCES)[number] | "audit";
+export const AUDIT_READ = "audit:read";
 export type Action = "read" | "write";
 /**
  * Areas only the console has (no API route serves them): webhook endpoints and the team of console
@@ -39,6 +44,7 @@ const ALL_GRANTS = new Set<string>([
   "full",
   "read",
   ...RESOURCES.flatMap((r) => [`${r}:read`, `${r}:write`]),
+  AUDIT_READ,
 ]);
 
 /**
@@ -54,7 +60,7 @@ export function parsePermissions(text: string): string[] {
   for (const grant of grants) {
     if (!ALL_GRANTS.has(grant)) {
       throw new Error(
-        `unknown permission "${grant}" (use full, read, or <resource>:read|write for ${RESOURCES.join(", ")})`,
+        `unknown permission "${grant}" (use full, read, audit:read, or <resource>:read|write for ${RESOURCES.join(", ")})`,
       );
     }
   }
@@ -69,6 +75,10 @@ export function allows(
 ): boolean {
   for (const grant of grants) {
     if (grant === "full") return true;
+    if (resource === "audit") {
+      if (grant === AUDIT_READ && action === "read") return true;
+      continue;
+    }
     if (grant === "read" && action === "read") return true;
     if (grant === `${resource}:write`) return true;
     if (grant === `${resource}:read` && action === "read") return true;

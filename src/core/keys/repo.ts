@@ -2,6 +2,7 @@ import { type Kysely, type Selectable, sql } from "kysely";
 import { type DialectName, readerFor } from "../../db/database.ts";
 import { prepared } from "../../db/prepared.ts";
 import type { ApiKeysTable, Schema } from "../../db/schema.ts";
+import { type AuditEntry, recordAudit } from "../audit/record.ts";
 import { offsetOf, type PageRequest } from "../shared/pages.ts";
 
 export type ApiKeyRow = Selectable<ApiKeysTable>;
@@ -41,6 +42,11 @@ export class KeysRepo {
     );
   }
 
+  /** The change's audit row, with this repository's connection (the change's transaction). */
+  audit(entry: AuditEntry): Promise<void> {
+    return recordAudit(this.db, entry);
+  }
+
   /**
    * Whether the keys may have changed since the last call. SQLite's data_version, read on the
    * read connection, changes exactly when another connection commits: the CLI, another Wisp
@@ -76,6 +82,11 @@ export class KeysRepo {
       .orderBy("api_keys.id");
     if (accountId !== undefined) query = query.where("api_keys.account_id", "=", accountId);
     return query.execute();
+  }
+
+  /** Runs fn with a repository bound to one transaction (a key's change and its audit row). */
+  transaction<T>(fn: (repo: KeysRepo) => Promise<T>): Promise<T> {
+    return this.db.transaction().execute((trx) => fn(new KeysRepo(trx, this.dialect)));
   }
 
   /** One page of an account's keys, by id. */

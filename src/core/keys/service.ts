@@ -27,6 +27,8 @@ export interface NewKeyRequest {
 /** What a verified key may do, for the request it came with. */
 export interface KeyPrincipal {
   keyId: number;
+  /** The key's name, for the audit log (core/audit). */
+  keyName: string;
   accountId: number;
   rateLimit: number | null;
   can(resource: Resource, action: Action): boolean;
@@ -71,6 +73,7 @@ function principalOf(row: ApiKeyRow): KeyPrincipal {
   const allowList = new IpAllowList(JSON.parse(row.allow_ips));
   return {
     keyId: row.id,
+    keyName: row.name,
     accountId: row.account_id,
     rateLimit: row.rate_limit,
     can: (resource, action) => allows(grants, resource, action),
@@ -157,15 +160,26 @@ export class KeysService {
   async create(account: AccountRow, request: NewKeyRequest): Promise<{ key: string; row: ApiKeyRow }> {
     const { name, grants, cidrs, rateLimit } = this.normalize(request);
     const key = generateKey();
-    const row = await this.repo.insert({
-      account_id: account.id,
-      name,
-      key_hash: hashKey(key),
-      key_tail: key.slice(-4),
-      permissions: JSON.stringify(grants),
-      allow_ips: JSON.stringify(cidrs),
-      rate_limit: rateLimit,
-      created: isoNow(),
+    const row = await this.repo.transaction(async (repo) => {
+      const inserted = await repo.insert({
+        account_id: account.id,
+        name,
+        key_hash: hashKey(key),
+        key_tail: key.slice(-4),
+        permissions: JSON.stringify(grants),
+        allow_ips: JSON.stringify(cidrs),
+        rate_limit: rateLimit,
+        created: isoNow(),
+      });
+      const after = presentKey({ ...inserted, account_name: account.name });
+      await repo.audit({
+        accountId: account.id,
+        resource: "api_key",
+        id: inserted.id,
+        action: "create",
+        after,
+      });
+      return inserted;
     });
     return { key, row };
   }
@@ -181,7 +195,19 @@ export class KeysService {
   }
 
   async revoke(id: number): Promise<void> {
-    const revoked = await this.repo.revoke(id, isoNow());
+    const revoked = await this.repo.transaction(async (repo) => {
+      const row = await repo.findById(id);
+      const done = row !== undefined && (await repo.revoke(id, isoNow()));
+      if (done)
+        await repo.audit({
+          accountId: row.account_id,
+          resource: "api_key",
+          id,
+          action: "revoke",
+          before: row,
+        });
+      return done;
+    });
     // After the write: a verify racing the revocation must not keep the key it read before.
     this.forget();
     if (revoked) return;

@@ -2,6 +2,7 @@ import { type Kysely, type Selectable, sql, type Updateable } from "kysely";
 import type { DialectName } from "../../db/database.ts";
 import type { NasTable, Schema } from "../../db/schema.ts";
 import { NAMED_ROWS, ordered, type SortPlan } from "../../db/sort.ts";
+import { type AuditEntry, recordAudit } from "../audit/record.ts";
 import { offsetOf, type PageRequest } from "../shared/pages.ts";
 import type { Sort } from "../shared/sort.ts";
 import { likePattern } from "../shared/text.ts";
@@ -67,6 +68,11 @@ export class NetworksRepo {
     private readonly db: Kysely<Schema>,
     private readonly dialect: DialectName,
   ) {}
+
+  /** The change's audit row, with this repository's connection (the change's transaction). */
+  audit(entry: AuditEntry): Promise<void> {
+    return recordAudit(this.db, entry);
+  }
 
   /** Runs fn with a repository bound to one transaction. */
   transaction<T>(fn: (repo: NetworksRepo) => Promise<T>): Promise<T> {

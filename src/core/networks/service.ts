@@ -455,7 +455,7 @@ export class NetworksService {
       row = await this.repo.transaction(async (repo) => {
         await repo.lockAddresses();
         const range = await claimAddress(repo, accountId, nasIp);
-        return repo.insert({
+        const inserted = await repo.insert({
           account_id: accountId,
           nasname: nasIp,
           ...range,
@@ -480,6 +480,14 @@ export class NetworksService {
           created: now,
           updated: now,
         });
+        await repo.audit({
+          accountId,
+          resource: "network",
+          id: inserted.id,
+          action: "create",
+          after: inserted,
+        });
+        return inserted;
       });
     } catch (error) {
       if (isUniqueViolation(error)) throw addressTaken(nasIp);
@@ -540,6 +548,14 @@ export class NetworksService {
         if (missing) throw missing;
         const updated = await repo.update(accountId, id, changes);
         if (!updated) throw notFound(id);
+        await repo.audit({
+          accountId,
+          resource: "network",
+          id,
+          action: "update",
+          before: current,
+          after: updated,
+        });
         return updated;
       });
     } catch (error) {
@@ -553,8 +569,20 @@ export class NetworksService {
   /** Replaces the shared secret with a generated one and returns it (shown once). */
   async rotateSecret(accountId: number, id: number): Promise<NetworkWithSecret> {
     const secret = generateSecret();
-    const row = await this.repo.update(accountId, id, { secret, updated: isoNow() });
-    if (!row) throw notFound(id);
+    const row = await this.repo.transaction(async (repo) => {
+      const current = await repo.findById(accountId, id);
+      const updated = current && (await repo.update(accountId, id, { secret, updated: isoNow() }));
+      if (!updated) throw notFound(id);
+      await repo.audit({
+        accountId,
+        resource: "network",
+        id,
+        action: "rotate_secret",
+        before: current,
+        after: updated,
+      });
+      return updated;
+    });
     return { network: await this.presentOne(row), secret };
   }
 
@@ -563,8 +591,18 @@ export class NetworksService {
     // Presented as it was, before the transaction (on SQLite a read beside it would wait for it).
     const network = await this.get(accountId, id);
     const portalsDeleted = await this.repo.transaction(async (repo) => {
-      if (!(await repo.findById(accountId, id))) throw notFound(id);
-      return repo.deleteWithPortals(accountId, id, isoNow());
+      const current = await repo.findById(accountId, id);
+      if (!current) throw notFound(id);
+      const deleted = await repo.deleteWithPortals(accountId, id, isoNow());
+      await repo.audit({
+        accountId,
+        resource: "network",
+        id,
+        action: "delete",
+        before: current,
+        after: { portalsDeleted: deleted },
+      });
+      return deleted;
     });
     return { network, portalsDeleted };
   }

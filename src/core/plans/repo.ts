@@ -5,6 +5,7 @@ import type { DialectName } from "../../db/database.ts";
 import { lockedInTransaction } from "../../db/locking.ts";
 import type { PlansTable, Schema } from "../../db/schema.ts";
 import { NAMED_ROWS, ordered } from "../../db/sort.ts";
+import { type AuditEntry, recordAudit } from "../audit/record.ts";
 import { NotFoundError } from "../shared/errors.ts";
 import { offsetOf, type PageRequest } from "../shared/pages.ts";
 import type { Sort } from "../shared/sort.ts";
@@ -26,6 +27,11 @@ export class PlansRepo {
     readonly db: Kysely<Schema>,
     readonly dialect: DialectName,
   ) {}
+
+  /** The change's audit row, with this repository's connection (the change's transaction). */
+  audit(entry: AuditEntry): Promise<void> {
+    return recordAudit(this.db, entry);
+  }
 
   transaction<T>(fn: (repo: PlansRepo) => Promise<T>): Promise<T> {
     return this.db.transaction().execute((trx) => fn(new PlansRepo(trx, this.dialect)));

@@ -206,15 +206,19 @@ export class PlansService {
     const pairing = pairingProblems(planLimitsOf({ ...EMPTY, ...columns, name: columns.name ?? "" }));
     if (pairing.length > 0) fail(pairing);
     try {
-      const row = await this.repo.insert({
-        ...EMPTY,
-        ...columns,
-        name: columns.name ?? "",
-        account_id: accountId,
-        created: now,
-        updated: now,
+      return await this.repo.transaction(async (repo) => {
+        const row = await repo.insert({
+          ...EMPTY,
+          ...columns,
+          name: columns.name ?? "",
+          account_id: accountId,
+          created: now,
+          updated: now,
+        });
+        const plan = presentPlan(row);
+        await repo.audit({ accountId, resource: "plan", id: row.id, action: "create", after: plan });
+        return plan;
       });
-      return presentPlan(row);
     } catch (error) {
       if (isUniqueViolation(error)) throw nameTaken(columns.name ?? "");
       throw error;
@@ -237,6 +241,14 @@ export class PlansService {
         // The new figures reach the open sessions of everyone on the plan by CoA.
         const usernames = await repo.affectedUsernames(accountId, id);
         await queueReauthorization(repo.db, repo.dialect, accountId, { usernames }, "plan changed");
+        await repo.audit({
+          accountId,
+          resource: "plan",
+          id,
+          action: "update",
+          before: presentPlan(current),
+          after: presentPlan(updated),
+        });
         return updated;
       });
       return presentPlan(row);
@@ -257,6 +269,7 @@ export class PlansService {
       const use = await repo.uses(accountId, id);
       if (use.users + use.groups + use.batches > 0) throw inUse(current.name, use);
       await repo.delete(accountId, id);
+      await repo.audit({ accountId, resource: "plan", id, action: "delete", before: presentPlan(current) });
       return current;
     });
     return presentPlan(row);

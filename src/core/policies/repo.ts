@@ -6,6 +6,7 @@ import { type Insertable, type Kysely, type Selectable, sql } from "kysely";
 import type { DialectName } from "../../db/database.ts";
 import { prepared } from "../../db/prepared.ts";
 import type { PoliciesTable, Schema } from "../../db/schema.ts";
+import { type AuditEntry, recordAudit } from "../audit/record.ts";
 import { queueReauthorization } from "../sessions/reauthorize.ts";
 
 export type PolicyRow = Selectable<PoliciesTable>;
@@ -124,6 +125,11 @@ export class PoliciesRepo {
           .limit(1),
       4,
     );
+  }
+
+  /** The change's audit row, with this repository's connection (the change's transaction). */
+  audit(entry: AuditEntry): Promise<void> {
+    return recordAudit(this.db, entry);
   }
 
   transaction<T>(fn: (repo: PoliciesRepo) => Promise<T>): Promise<T> {

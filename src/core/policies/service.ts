@@ -229,7 +229,9 @@ export class PoliciesService {
       const ids = rows.map((r) => r.id);
       ids.splice(position - 1, 0, row.id);
       await repo.renumber(accountId, ids);
-      return this.get(accountId, row.id, repo);
+      const created = await this.get(accountId, row.id, repo);
+      await repo.audit({ accountId, resource: "policy", id: row.id, action: "create", after: created });
+      return created;
     });
   }
 
@@ -239,6 +241,7 @@ export class PoliciesService {
     return this.changing(accountId, async (repo) => {
       const rows = await repo.list(accountId);
       if (!rows.some((r) => r.id === id)) throw notFound(id);
+      const before = await this.get(accountId, id, repo);
       await repo.update(accountId, id, {
         ...(clean.name === undefined ? {} : { name: clean.name }),
         ...(clean.description === undefined ? {} : { description: clean.description }),
@@ -247,7 +250,9 @@ export class PoliciesService {
         updated: isoNow(),
       });
       if (input.position !== undefined) await this.place(repo, accountId, rows, id, input.position);
-      return this.get(accountId, id, repo);
+      const after = await this.get(accountId, id, repo);
+      await repo.audit({ accountId, resource: "policy", id, action: "update", before, after });
+      return after;
     });
   }
 
@@ -270,6 +275,14 @@ export class PoliciesService {
       const rows = await repo.list(accountId);
       if (!rows.some((r) => r.id === id)) throw notFound(id);
       await this.place(repo, accountId, rows, id, position);
+      await repo.audit({
+        accountId,
+        resource: "policy",
+        id,
+        action: "move",
+        before: { position: rows.find((r) => r.id === id)?.position },
+        after: { position },
+      });
       return this.list(accountId, repo);
     });
   }
@@ -287,6 +300,14 @@ export class PoliciesService {
         );
       }
       await repo.renumber(accountId, ids);
+      await repo.audit({
+        accountId,
+        resource: "policy_order",
+        id: accountId,
+        action: "update",
+        before: { ids: rows.map((r) => r.id) },
+        after: { ids },
+      });
       return this.list(accountId, repo);
     });
   }
@@ -295,11 +316,13 @@ export class PoliciesService {
     await this.changing(accountId, async (repo) => {
       const rows = await repo.list(accountId);
       if (!rows.some((r) => r.id === id)) throw notFound(id);
+      const before = await this.get(accountId, id, repo);
       await repo.delete(accountId, id);
       await repo.renumber(
         accountId,
         rows.map((r) => r.id).filter((x) => x !== id),
       );
+      await repo.audit({ accountId, resource: "policy", id, action: "delete", before });
     });
   }
 
@@ -324,8 +347,18 @@ export class PoliciesService {
       throw new ValidationError(problems.map((p) => `${p.field} ${p.message}`).join("; "), problems);
     if (outcome) await this.checkPlan(accountId, outcome);
     await this.changing(accountId, async (repo) => {
+      const before = (await this.list(accountId, repo)).default;
       if (outcome) await repo.setDefault(accountId, JSON.stringify(outcome));
       if (zone !== undefined) await repo.setTimeZone(accountId, zone);
+      const after = (await this.list(accountId, repo)).default;
+      await repo.audit({
+        accountId,
+        resource: "policy_default",
+        id: accountId,
+        action: "update",
+        before,
+        after,
+      });
     });
     return this.getDefault(accountId);
   }

@@ -3,6 +3,7 @@ import type { DialectName } from "../../db/database.ts";
 import { prepared } from "../../db/prepared.ts";
 import type { CaptivePortalsTable, PortalLoginsTable, PortalLogosTable, Schema } from "../../db/schema.ts";
 import { ordered, type SortPlan } from "../../db/sort.ts";
+import { type AuditEntry, recordAudit } from "../audit/record.ts";
 import { offsetOf, type PageRequest } from "../shared/pages.ts";
 import type { Sort } from "../shared/sort.ts";
 import { likePattern } from "../shared/text.ts";
@@ -45,6 +46,11 @@ export class PortalsRepo {
     private readonly db: Kysely<Schema>,
     private readonly dialect: DialectName,
   ) {}
+
+  /** The change's audit row, with this repository's connection (the change's transaction). */
+  audit(entry: AuditEntry): Promise<void> {
+    return recordAudit(this.db, entry);
+  }
 
   /** Runs fn with a repository bound to one transaction. */
   transaction<T>(fn: (repo: PortalsRepo) => Promise<T>): Promise<T> {

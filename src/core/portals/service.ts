@@ -707,6 +707,7 @@ export class PortalsService {
           row = (await repo.update(accountId, row.id, { sms_secret })) ?? row;
         }
         checkCombination(row);
+        await repo.audit({ accountId, resource: "portal", id: row.id, action: "create", after: row });
         return this.present(row);
       });
     } catch (error) {
@@ -758,6 +759,7 @@ export class PortalsService {
         const row = await repo.update(accountId, id, changes);
         if (!row) throw notFound(id);
         checkCombination(row);
+        await repo.audit({ accountId, resource: "portal", id, action: "update", before, after: row });
         return this.present(row);
       });
     } catch (error) {
@@ -772,6 +774,7 @@ export class PortalsService {
     const deleted = await this.repo.transaction(async (repo) => {
       const row = await repo.findById(accountId, id);
       if (!row || !(await repo.delete(accountId, id))) throw notFound(id);
+      await repo.audit({ accountId, resource: "portal", id, action: "delete", before: row });
       return this.present(row);
     });
     this.changed(id);
@@ -813,6 +816,8 @@ export class PortalsService {
         height: image.height,
         updated,
       });
+      const after = { content_type: image.type, width: image.width, height: image.height, sha256 };
+      await repo.audit({ accountId, resource: "portal_logo", id, action: "update", after });
     });
     this.changed(id);
     return {
@@ -828,7 +833,11 @@ export class PortalsService {
   /** Removes the logo; true when there was one. */
   async removeLogo(accountId: number, id: number): Promise<boolean> {
     await this.get(accountId, id);
-    const removed = await this.repo.deleteLogo(accountId, id);
+    const removed = await this.repo.transaction(async (repo) => {
+      const gone = await repo.deleteLogo(accountId, id);
+      if (gone) await repo.audit({ accountId, resource: "portal_logo", id, action: "delete" });
+      return gone;
+    });
     this.changed(id);
     return removed;
   }

@@ -1,6 +1,7 @@
 // SQL of RadSec certificates (migration 024): Wisp's RadSec client CA, the certificates it issued for
 // networks, and the CAs uploaded for networks. Statements that span accounts are the handshake's
 // (authorities, by serial, by issuer): the account is not known until the certificate names it.
+
 import type { Kysely, Selectable } from "kysely";
 import type {
   NasTable,
@@ -9,6 +10,7 @@ import type {
   RadsecTrustTable,
   Schema,
 } from "../../db/schema.ts";
+import { type AuditEntry, recordAudit } from "../audit/record.ts";
 
 export type RadsecAuthorityRow = Omit<RadsecAuthorityTable, "id">;
 export type RadsecCertificateRow = Selectable<RadsecCertificatesTable>;
@@ -19,6 +21,11 @@ export type NasRow = Selectable<NasTable>;
 
 export class RadsecRepo {
   constructor(private readonly db: Kysely<Schema>) {}
+
+  /** The change's audit row, with this repository's connection (the change's transaction). */
+  audit(entry: AuditEntry): Promise<void> {
+    return recordAudit(this.db, entry);
+  }
 
   transaction<T>(fn: (repo: RadsecRepo) => Promise<T>): Promise<T> {
     return this.db.transaction().execute((trx) => fn(new RadsecRepo(trx)));

@@ -239,16 +239,27 @@ export class RadsecService implements RadsecTrust {
       passphrase: request.password,
     }) as string;
     // Recorded once the files exist: a failure above leaves no row for a certificate nobody has.
-    const row = await this.repo.insertCertificate({
-      account_id: accountId,
-      network_id: networkId,
-      serial: normalizeSerial(cert.serialNumber)!,
-      subject: cert.subject,
-      not_before: iso(cert.validFrom),
-      not_after: iso(cert.validTo),
-      fingerprint: fingerprint(leaf.der),
-      cert: leaf.cert,
-      created: isoNow(now),
+    const row = await this.repo.transaction(async (repo) => {
+      const inserted = await repo.insertCertificate({
+        account_id: accountId,
+        network_id: networkId,
+        serial: normalizeSerial(cert.serialNumber)!,
+        subject: cert.subject,
+        not_before: iso(cert.validFrom),
+        not_after: iso(cert.validTo),
+        fingerprint: fingerprint(leaf.der),
+        cert: leaf.cert,
+        created: isoNow(now),
+      });
+      const after = { network_id: networkId, ...this.present(inserted) };
+      await repo.audit({
+        accountId,
+        resource: "radsec_certificate",
+        id: inserted.serial,
+        action: "create",
+        after,
+      });
+      return inserted;
     });
     return { certificate: this.present(row), cert: leaf.cert, key, ca: caPem, pkcs12 };
   }
@@ -256,7 +267,17 @@ export class RadsecService implements RadsecTrust {
   /** Revokes the certificate: the listener refuses it from the next handshake. */
   async revoke(accountId: number, networkId: number, serialText: string): Promise<RadsecCertificate> {
     const row = await this.findCertificate(accountId, networkId, serialText);
-    await this.repo.revoke(accountId, networkId, row.serial, isoNow(this.now()));
+    await this.repo.transaction(async (repo) => {
+      await repo.revoke(accountId, networkId, row.serial, isoNow(this.now()));
+      const before = { network_id: networkId, ...this.present(row) };
+      await repo.audit({
+        accountId,
+        resource: "radsec_certificate",
+        id: row.serial,
+        action: "revoke",
+        before,
+      });
+    });
     return this.present((await this.repo.certificate(accountId, networkId, row.serial))!);
   }
 
@@ -289,18 +310,31 @@ export class RadsecService implements RadsecTrust {
     const cert = await checkUploadedCa(request.ca, now);
     await this.refuseOwnAuthorities(cert);
     await this.network(accountId, networkId);
-    const row = await this.repo.putTrust({
-      account_id: accountId,
-      network_id: networkId,
-      ca_cert: cert.toString(),
-      ca_subject: cert.subject.slice(0, 1024),
-      ca_subject_hash: subjectHash(cert.subject),
-      ca_fingerprint: fingerprint(cert.raw),
-      ca_not_after: iso(cert.validTo),
-      match_field: match.field,
-      match_patterns: JSON.stringify(match.patterns),
-      created: isoNow(now),
-      updated: isoNow(now),
+    const row = await this.repo.transaction(async (repo) => {
+      const before = await repo.trust(accountId, networkId);
+      const stored = await repo.putTrust({
+        account_id: accountId,
+        network_id: networkId,
+        ca_cert: cert.toString(),
+        ca_subject: cert.subject.slice(0, 1024),
+        ca_subject_hash: subjectHash(cert.subject),
+        ca_fingerprint: fingerprint(cert.raw),
+        ca_not_after: iso(cert.validTo),
+        match_field: match.field,
+        match_patterns: JSON.stringify(match.patterns),
+        created: isoNow(now),
+        updated: isoNow(now),
+      });
+      const after = presentTrust(stored);
+      await repo.audit({
+        accountId,
+        resource: "radsec_ca",
+        id: networkId,
+        action: "update",
+        before: before && presentTrust(before),
+        after,
+      });
+      return stored;
     });
     return presentTrust(row);
   }
@@ -324,9 +358,19 @@ export class RadsecService implements RadsecTrust {
 
   async untrust(accountId: number, networkId: number): Promise<void> {
     await this.network(accountId, networkId);
-    if (!(await this.repo.deleteTrust(accountId, networkId))) {
-      throw new NotFoundError(`network ${networkId} has no uploaded RadSec CA`);
-    }
+    await this.repo.transaction(async (repo) => {
+      const before = await repo.trust(accountId, networkId);
+      if (!before || !(await repo.deleteTrust(accountId, networkId))) {
+        throw new NotFoundError(`network ${networkId} has no uploaded RadSec CA`);
+      }
+      await repo.audit({
+        accountId,
+        resource: "radsec_ca",
+        id: networkId,
+        action: "delete",
+        before: presentTrust(before),
+      });
+    });
   }
 
   /** Which of the account's networks have RadSec set up (a certificate not revoked, or a CA). */

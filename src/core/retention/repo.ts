@@ -244,6 +244,35 @@ export class RetentionRepo {
     return { ids: rows.filter((r) => r.updated < cutoff).map((r) => Number(r.id)), next: scanned.next };
   }
 
+  /** Audit rows of an account made before the cutoff, through (account_id, created). */
+  async oldAudit(scope: number, before: Date, after: TimeKey | undefined, limit: number) {
+    const cutoff = isoNow(before);
+    let query = this.db
+      .selectFrom("audit_log")
+      .select(["id", "created"])
+      .where("account_id", "=", scope)
+      .where("created", "<", cutoff);
+    if (after) {
+      const at = String(after.at);
+      query = query.where((eb) =>
+        eb.or([eb("created", ">", at), eb.and([eb("created", "=", at), eb("id", ">", after.id)])]),
+      );
+    }
+    const rows = await query.orderBy("created").orderBy("id").limit(limit).execute();
+    return found(rows, limit, (r) => ({ at: r.created, id: Number(r.id) }));
+  }
+
+  async deleteAudit(scope: number, ids: readonly number[], before: Date): Promise<number> {
+    if (ids.length === 0) return 0;
+    const result = await this.db
+      .deleteFrom("audit_log")
+      .where("account_id", "=", scope)
+      .where("id", "in", ids)
+      .where("created", "<", isoNow(before))
+      .executeTakeFirst();
+    return Number(result.numDeletedRows);
+  }
+
   async deleteJobs(ids: readonly number[]): Promise<number> {
     const result = await this.db
       .deleteFrom("jobs")

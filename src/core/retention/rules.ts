@@ -18,6 +18,8 @@ export interface RetentionDays {
   jobs: number;
   /** Report tasks and their files, from when the task finished. */
   reports: number;
+  /** Audit log rows (core/audit), by when the change was made: a security review asks for a year. */
+  audit: number;
 }
 
 export const DEFAULT_RETENTION_DAYS: RetentionDays = {
@@ -26,6 +28,7 @@ export const DEFAULT_RETENTION_DAYS: RetentionDays = {
   events: 30,
   jobs: 14,
   reports: 1,
+  audit: 365,
 };
 
 /** Ten years: a longer period is a typo, not a policy. */

@@ -122,7 +122,15 @@ export class RetentionService {
       find: (status, before, after, limit) => repo.oldJobs(status, before, after, limit),
       remove: async (_status, ids) => ({ jobs: await repo.deleteJobs(ids) }),
     };
-    return [auth, sessions, events, jobs];
+    // The audit log: deleted only here (no door edits or deletes it), by when the change was made.
+    const audit: Step<number, TimeKey> = {
+      table: "audit_log",
+      days: this.days.audit,
+      scopes: async () => (await repo.accountScopes()).filter((s): s is number => s !== null),
+      find: (scope, before, after, limit) => repo.oldAudit(scope, before, after, limit),
+      remove: async (scope, ids, before) => ({ audit_log: await repo.deleteAudit(scope, ids, before) }),
+    };
+    return [auth, sessions, events, jobs, audit];
   }
 
   private async run<S, K>(step: Step<S, K>, now: Date, options: PruneOptions): Promise<TableOutcome[]> {

@@ -132,6 +132,8 @@ export class ScimService {
           });
           if (password !== undefined) await this.setPassword(tx, accountId, row.username, password);
           await tx.users.recordEvent(accountId, "user.created", { ...presentUser(row) });
+          const after = { ...presentUser(row), password };
+          await tx.users.audit({ accountId, resource: "user", id: row.id, action: "create", after });
           return this.userOf(tx.scim, accountId, row, base);
         }),
     );
@@ -207,6 +209,14 @@ export class ScimService {
             await tx.users.disconnectSessions(accountId, row.username, "user disabled");
           }
           await tx.users.recordEvent(accountId, "user.updated", { ...presentUser(row) });
+          await tx.users.audit({
+            accountId,
+            resource: "user",
+            id,
+            action: "update",
+            before: presentUser(current),
+            after: { ...presentUser(row), password },
+          });
           return this.userOf(tx.scim, accountId, row, base);
         }),
     );
@@ -259,6 +269,8 @@ export class ScimService {
           });
           const members = await membersFor(tx, accountId, memberIds);
           await tx.scim.setMembers(accountId, row.name, [], members);
+          const after = { id: row.id, name: row.name, members: members.map((m) => m.username) };
+          await tx.groups.audit({ accountId, resource: "group", id: row.id, action: "create", after });
           return groupResource(row, members, base);
         }),
     );
@@ -310,6 +322,14 @@ export class ScimService {
           if (!row) throw notFound(`Group ${idText} not found`);
           const members = await membersFor(tx, accountId, memberIds);
           await tx.scim.setMembers(accountId, row.name, had, members);
+          await tx.groups.audit({
+            accountId,
+            resource: "group",
+            id,
+            action: "update",
+            before: { id, name: current.name, members: had.map((m) => m.username) },
+            after: { id, name: row.name, members: members.map((m) => m.username) },
+          });
           return groupResource(row, members, base);
         }),
     );

@@ -1,9 +1,11 @@
 // The sessions of radacct as the API, the console and the worker read them, always within one
 // account; the outcome of disconnects; the sweeps' queries (stale sessions, expired users).
+
 import { type ExpressionBuilder, type Kysely, type Selectable, sql } from "kysely";
 import type { DialectName } from "../../db/database.ts";
 import type { RadacctTable, Schema } from "../../db/schema.ts";
 import { ordered, type SortPlan } from "../../db/sort.ts";
+import { type AuditEntry, recordAudit } from "../audit/record.ts";
 import { insertEvents, type NewEvent } from "../events/repo.ts";
 import { offsetOf, type PageRequest } from "../shared/pages.ts";
 import type { Sort } from "../shared/sort.ts";
@@ -51,6 +53,11 @@ export class SessionsRepo {
     readonly db: Kysely<Schema>,
     readonly dialect: DialectName,
   ) {}
+
+  /** The change's audit row, with this repository's connection (the change's transaction). */
+  audit(entry: AuditEntry): Promise<void> {
+    return recordAudit(this.db, entry);
+  }
 
   transaction<T>(fn: (repo: SessionsRepo) => Promise<T>): Promise<T> {
     return this.db.transaction().execute((trx) => fn(new SessionsRepo(trx, this.dialect)));
@@ -272,6 +279,7 @@ export class SessionsRepo {
         .where("radacctid", "=", id)
         .execute();
       await insertEvents(repo.db, events);
+      await repo.audit({ accountId, resource: "session", id, action: "disconnect", after: outcome });
     });
   }
 

@@ -465,6 +465,7 @@ export class SessionsService {
         .where("radacctid", "=", id)
         .execute();
       await queueDisconnect(repo.db, repo.dialect, accountId, { session_id: id, reason });
+      await repo.audit({ accountId, resource: "session", id, action: "queue_disconnect", after: { reason } });
     });
     return true;
   }

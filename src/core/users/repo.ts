@@ -6,6 +6,7 @@ import { deleteRadiusRows, renameRadiusRows } from "../../db/radius-rows.ts";
 import type { Schema, UsersTable } from "../../db/schema.ts";
 import { ordered, orderTerms, type SortPlan } from "../../db/sort.ts";
 import { TurnBatch } from "../../db/turn-batch.ts";
+import { type AuditEntry, recordAudit } from "../audit/record.ts";
 import { type EventKind, insertEvents } from "../events/repo.ts";
 import { planExists } from "../plans/repo.ts";
 import { queueDisconnect } from "../sessions/jobs.ts";
@@ -88,6 +89,11 @@ export class UsersRepo {
       (accountId: number) => db.selectFrom("accounts").select("user_count").where("id", "=", accountId),
       1,
     );
+  }
+
+  /** The change's audit row, with this repository's connection (the change's transaction). */
+  audit(entry: AuditEntry): Promise<void> {
+    return recordAudit(this.db, entry);
   }
 
   private selectById(accountId: number, id: number) {

@@ -119,6 +119,11 @@ export function presentUser(row: UserRow): User {
   };
 }
 
+/** The user as audited: a new password shows as set (masked), never its value. */
+function audited(user: User, input: UserInput): Record<string, unknown> {
+  return { ...user, password: input.password, password_hash: input.password_hash };
+}
+
 /** The plan a user names must be this account's: another account's reads as none (404). */
 async function checkPlan(repo: UsersRepo, accountId: number, planId: number | null | undefined) {
   if (planId !== undefined && planId !== null && !(await repo.planExists(accountId, planId))) {
@@ -208,6 +213,13 @@ export class UsersService {
         if (password) await repo.setPassword(accountId, username, password, STORED_PASSWORD_ATTRIBUTES);
         const user = presentUser(row);
         await repo.recordEvent(accountId, "user.created", { ...user });
+        await repo.audit({
+          accountId,
+          resource: "user",
+          id: user.id,
+          action: "create",
+          after: audited(user, input),
+        });
         return user;
       });
     } catch (error) {
@@ -266,6 +278,14 @@ export class UsersService {
       await repo.setCheckItem(accountId, guest.username, "Expiration", String(guest.expiration));
       await repo.joinGroup(accountId, guest.groupname, guest.username);
       const user = presentUser(row);
+      await repo.audit({
+        accountId,
+        resource: "user",
+        id: user.id,
+        action: existing ? "update" : "create",
+        before: existing ? presentUser(existing) : undefined,
+        after: { ...user, password: guest.password },
+      });
       if (existing) {
         await repo.recordEvent(accountId, "user.updated", { ...user });
       } else {
@@ -330,6 +350,14 @@ export class UsersService {
       await repo.setCheckItem(accountId, input.username, "Expiration", String(input.expiration));
       await repo.setManagedGroups(accountId, input.username, input.managedGroups, input.groups);
       const user = presentUser(row);
+      await repo.audit({
+        accountId,
+        resource: "user",
+        id: user.id,
+        action: existing ? "update" : "create",
+        before: existing ? presentUser(existing) : undefined,
+        after: { ...user, password: input.password },
+      });
       if (!existing) await repo.recordEvent(accountId, "user.created", { ...user });
       else if (existing.email !== input.email || existing.fullname !== input.fullname)
         await repo.recordEvent(accountId, "user.updated", { ...user });
@@ -372,6 +400,15 @@ export class UsersService {
         }
         const user = presentUser(row);
         await repo.recordEvent(accountId, "user.updated", { ...user });
+        const before = presentUser(current);
+        await repo.audit({
+          accountId,
+          resource: "user",
+          id,
+          action: "update",
+          before,
+          after: audited(user, input),
+        });
         return user;
       });
     } catch (error) {
@@ -389,6 +426,7 @@ export class UsersService {
       await repo.delete(accountId, id);
       await repo.disconnectSessions(accountId, current.username, "user deleted");
       await repo.recordEvent(accountId, "user.deleted", { ...presentUser(current) });
+      await repo.audit({ accountId, resource: "user", id, action: "delete", before: presentUser(current) });
     });
   }
 }

@@ -11,6 +11,7 @@ import type { Pair } from "../aaa/pairs.ts";
 import { dataReply } from "../aaa/quotas.ts";
 import { sessionCounters, sumOctets } from "../aaa/repo.ts";
 import type { VoucherCheck, VoucherLogin } from "../aaa/service.ts";
+import { recordAudit } from "../audit/record.ts";
 import { insertEvents } from "../events/repo.ts";
 import type { GatewayVendor } from "../networks/rules.ts";
 import { planControl, planReply } from "../plans/attributes.ts";
@@ -186,6 +187,13 @@ export function createVoucherLogin(dialect: DialectName): VoucherLogin {
       if (first) {
         const data = { voucher_id: row.id, code, batch_id: row.batch_id, expires, client_mac: clientMac };
         await insertEvents(trx, [{ accountId, kind: "voucher.activated", data }], at);
+        await recordAudit(trx, {
+          accountId,
+          resource: "voucher",
+          id: row.id,
+          action: "activate",
+          after: data,
+        });
       }
       return {
         voucherId: row.id,

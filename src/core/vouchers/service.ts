@@ -246,7 +246,9 @@ export class VouchersService {
       else if (await repo.findByCode(accountId, code)) throw duplicate(code);
       const template = this.template(accountId, input, null, now);
       const [id] = await repo.insertMany(template, [code!]);
-      return fresh(id!, code!, template);
+      const voucher = fresh(id!, code!, template);
+      await repo.audit({ accountId, resource: "voucher", id: voucher.id, action: "create", after: voucher });
+      return voucher;
     });
   }
 
@@ -293,6 +295,16 @@ export class VouchersService {
       const data = codes.map((code, i) => fresh(ids[i]!, code, template));
       // Ids follow the VALUES order on both databases; sort only if that ever stops being so.
       if (!data.every((v, i) => i === 0 || data[i - 1]!.id < v.id)) data.sort((a, b) => a.id - b.id);
+      // One row for the batch, not one per voucher: its terms and the range of ids it made.
+      const after = { prefix, quantity, validity, usage_limit, session_timeout, data_limit, plan_id: planId };
+      const ids_range = [data[0]?.id, data.at(-1)?.id];
+      await repo.audit({
+        accountId,
+        resource: "voucher_batch",
+        id: batchId,
+        action: "create",
+        after: { ...after, ids: ids_range },
+      });
       return { batch_id: batchId, quantity: data.length, plan_id: planId, data };
     });
   }
@@ -310,6 +322,13 @@ export class VouchersService {
       if (!(await repo.setBatchPlan(accountId, batchId, planId))) {
         throw new NotFoundError(`voucher batch ${batchId} not found`);
       }
+      await repo.audit({
+        accountId,
+        resource: "voucher_batch",
+        id: batchId,
+        action: "update",
+        after: { plan_id: planId },
+      });
       return { batch_id: batchId, plan_id: planId };
     });
   }
@@ -322,6 +341,8 @@ export class VouchersService {
       const row = await repo.findById(accountId, id);
       if (!row || !(await repo.delete(accountId, id))) throw new NotFoundError(`voucher ${id} not found`);
       if (row.first_used !== null) await repo.disconnectSessions(accountId, row.code, "voucher deleted");
+      const before = present(row, isoNow());
+      await repo.audit({ accountId, resource: "voucher", id, action: "delete", before });
     });
   }
 
@@ -345,7 +366,17 @@ export class VouchersService {
       if (!enabled && row.status !== "disabled" && row.first_used !== null) {
         await repo.disconnectSessions(accountId, row.code, "voucher disabled");
       }
-      return present({ ...row, status }, isoNow());
+      const now = isoNow();
+      const after = present({ ...row, status }, now);
+      await repo.audit({
+        accountId,
+        resource: "voucher",
+        id,
+        action: "update",
+        before: present(row, now),
+        after,
+      });
+      return after;
     });
   }
 

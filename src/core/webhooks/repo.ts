@@ -1,7 +1,9 @@
 // SQL of webhook endpoints, deliveries and attempts. Every query is scoped by account_id.
+
 import { type Kysely, type Selectable, sql, type Updateable } from "kysely";
 import type { DialectName } from "../../db/database.ts";
 import type { Schema } from "../../db/schema.ts";
+import { type AuditEntry, recordAudit } from "../audit/record.ts";
 import {
   type WebhookAttemptsTable,
   type WebhookDb,
@@ -45,6 +47,11 @@ export class WebhooksRepo {
     readonly dialect: DialectName,
   ) {
     this.w = withWebhookTables(db);
+  }
+
+  /** The change's audit row, with this repository's connection (the change's transaction). */
+  audit(entry: AuditEntry): Promise<void> {
+    return recordAudit(this.db, entry);
   }
 
   transaction<T>(fn: (repo: WebhooksRepo) => Promise<T>): Promise<T> {

@@ -23,6 +23,9 @@ export const EVENT_KINDS = [
   "session.disconnected",
   "session.coa",
   "report.ready",
+  "audit.created",
+  "audit.updated",
+  "audit.deleted",
 ] as const satisfies readonly EventKind[];
 // Fails to compile when events/repo.ts gains a kind this list lacks.
 type Missing = Exclude<EventKind, (typeof EVENT_KINDS)[number]>;
@@ -95,8 +98,11 @@ export function parseKinds(input: string | readonly string[]): { kinds: string[]
   return { kinds: [...new Set(list)].sort() };
 }
 
+/** Audit kinds go only to endpoints that name them: "all" predates them and would double every change. */
 export function subscribes(kinds: readonly string[], kind: string): boolean {
-  return kind !== TEST_EVENT && (kinds.includes(ALL_KINDS) || kinds.includes(kind));
+  if (kind === TEST_EVENT) return false;
+  if (kind.startsWith("audit.")) return kinds.includes(kind);
+  return kinds.includes(ALL_KINDS) || kinds.includes(kind);
 }
 
 /** The delay before try number `tries + 1`, or null when the schedule is spent. */

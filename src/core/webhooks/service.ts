@@ -195,6 +195,13 @@ export class WebhooksService {
       const stored = await repo.updateEndpoint(accountId, inserted.id, { secret: sealed });
       await repo.ensureCursor(accountId);
       await this.ensureDispatcherIn(repo);
+      await repo.audit({
+        accountId,
+        resource: "webhook",
+        id: inserted.id,
+        action: "create",
+        after: present(stored!),
+      });
       return stored!;
     });
     return { webhook: present(row), secret };
@@ -231,19 +238,35 @@ export class WebhooksService {
       changes.enabled = input.enabled ? 1 : 0;
       changes.disabled_reason = null;
     }
-    const row = await this.repo.updateEndpoint(accountId, id, changes);
-    if (!row) throw new NotFoundError(`webhook endpoint ${id} not found`);
+    const row = await this.repo.transaction(async (repo) => {
+      const before = await repo.endpoint(accountId, id);
+      const updated = before && (await repo.updateEndpoint(accountId, id, changes));
+      if (!updated) throw new NotFoundError(`webhook endpoint ${id} not found`);
+      await repo.audit({
+        accountId,
+        resource: "webhook",
+        id,
+        action: "update",
+        before: present(before),
+        after: present(updated),
+      });
+      return updated;
+    });
     return present(row);
   }
 
   /** A new secret, in use from the next attempt on; the old one stops working at once. */
   async rotateSecret(accountId: number, id: number): Promise<WebhookWithSecret> {
     const secret = generateSecret();
-    const row = await this.repo.updateEndpoint(accountId, id, {
-      secret: this.box.seal(secret, sealContext(accountId, id)),
-      updated: isoNow(),
+    const row = await this.repo.transaction(async (repo) => {
+      const updated = await repo.updateEndpoint(accountId, id, {
+        secret: this.box.seal(secret, sealContext(accountId, id)),
+        updated: isoNow(),
+      });
+      if (!updated) throw new NotFoundError(`webhook endpoint ${id} not found`);
+      await repo.audit({ accountId, resource: "webhook", id, action: "rotate_secret", after: { secret } });
+      return updated;
     });
-    if (!row) throw new NotFoundError(`webhook endpoint ${id} not found`);
     return { webhook: present(row), secret };
   }
 
@@ -255,6 +278,7 @@ export class WebhooksService {
       await repo.deleteEndpoint(accountId, id);
       // No endpoints left: the dispatcher stops reading this account's events.
       if ((await repo.countEndpoints(accountId)) === 0) await repo.deleteCursor(accountId);
+      await repo.audit({ accountId, resource: "webhook", id, action: "delete", before: present(row) });
       return present(row);
     });
   }
@@ -273,6 +297,13 @@ export class WebhooksService {
       const eventId = await repo.insertEvent(accountId, TEST_EVENT, data, now);
       const row = this.engine.newDelivery(accountId, id, eventId, Date.now(), now);
       const [deliveryId] = await this.engine.createWithJobs(repo, [row]);
+      await repo.audit({
+        accountId,
+        resource: "webhook",
+        id,
+        action: "test",
+        after: { delivery_id: deliveryId },
+      });
       return presentDelivery({ ...row, id: deliveryId! }, [], TEST_EVENT);
     });
   }
@@ -320,6 +351,7 @@ export class WebhooksService {
       }
       await repo.restartDelivery(accountId, id, Date.now(), isoNow());
       await this.enqueue(repo.db, [{ kind: DELIVER_JOB, accountId, payload: { endpoint: row.endpoint_id } }]);
+      await repo.audit({ accountId, resource: "webhook_delivery", id, action: "resend" });
     });
     return this.delivery(accountId, id);
   }

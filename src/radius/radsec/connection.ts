@@ -3,7 +3,9 @@
 // in flight ignored, a malformed stream closing this connection only (RFC 6613 section 2.6.4), and
 // Disconnect/CoA requests of ours sent down it with their answers read back (RFC 5176 over the
 // NAS's own connection, as draft-ietf-radext-radiusdtls-bis section 3.6 allows).
+
 import type { TLSSocket } from "node:tls";
+import { RADIUS, runAs } from "../../core/audit/context.ts";
 import type { RadiusClient } from "../../core/networks/service.ts";
 import type { RadsecConnection } from "../../core/radsec/types.ts";
 import type { DasAnswer, DasAttribute } from "../../core/sessions/das.ts";
@@ -69,7 +71,9 @@ export class NasConnection {
     private readonly hooks: ConnectionHooks,
   ) {
     this.address = info.remote.slice(0, info.remote.lastIndexOf(":"));
-    socket.on("data", (chunk: Buffer) => this.receive(chunk));
+    // Changes a packet makes on its own are audited as RADIUS's (core/audit/context.ts).
+    const actor = { ...RADIUS, address: socket.remoteAddress ?? "" };
+    socket.on("data", (chunk: Buffer) => runAs(actor, () => this.receive(chunk)));
     socket.on("error", () => this.close("connection error"));
     socket.on("close", () => this.finish());
     this.touch();
