@@ -228,7 +228,7 @@ for (const { dialect, skip } of await dialects()) {
         ),
       ]);
       assert.equal(admin.code, 0, describeRun(admin));
-      assert.equal(admin.stdout, "created console user ops@example.com (id 1) for account ops\n");
+      assert.equal(admin.stdout, "created console user ops@example.com (id 1, owner) for account ops\n");
       assert.equal(network.code, 0, describeRun(network));
       assert.equal(network.stdout, `${secret}\n`);
 

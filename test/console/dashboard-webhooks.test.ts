@@ -224,7 +224,10 @@ describe("console webhooks and dashboard over HTTP (sqlite)", () => {
     assert.match(html, /<svg class="chart"[\s\S]*<rect class="bar-accepted"/);
     assert.match(html, /<rect class="bar-sessions"/);
     assert.match(html, /<table class="chart-table">/, "a table fallback");
-    const rows = html.match(/<tr><td><code>[0-9a-f:]{17}<\/code><\/td>/g) ?? [];
+    const rows =
+      html.match(
+        /<tr><td><a href="\/console\/access-points\/[0-9a-f:]{17}"><code>[0-9a-f:]{17}<\/code><\/a><\/td>/g,
+      ) ?? [];
     assert.ok(rows.length > 0, "top access points listed");
     // The other account sees none of it.
     const theirs = await other.get("/console");

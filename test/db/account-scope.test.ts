@@ -101,6 +101,19 @@ const ALLOWED: { table: string; match: RegExp; reason: string }[] = [
     reason:
       "a network's addresses must not overlap another account's: the check spans accounts (reference table)",
   },
+  {
+    table: "nas",
+    match:
+      /\(select "nas"\."time_zone" from "nas" where "nas"\."id" = \$1 and "nas"\."account_id" = "a"\."id"\) as "network_tz" from "accounts" as "a" where "a"\."id" = \$2/,
+    reason:
+      "policies at login: the network's time zone in a subquery bound to the account row (a.id = $2) it is correlated with (reference table)",
+  },
+  {
+    table: "directories",
+    match: /^select \* from "directories" where "enabled" = \$1 order by "id"$/,
+    reason:
+      "the worker's scheduled directory sync: which directories of every account are due (a small table of settings, one row per directory)",
+  },
   // RadSec handshakes: the certificate names the network, and so the account.
   {
     table: "radsec_certificates",

@@ -6,7 +6,7 @@ import { sql } from "kysely";
 import { migrate } from "../../src/db/migrate.ts";
 import { dialects, withDatabase } from "../support/databases.ts";
 
-const FIELDS = ["id", "username", "email", "fullname", "status", "created", "updated"] as const;
+const FIELDS = ["id", "username", "email", "fullname", "status", "created", "updated", "plan_id"] as const;
 const NOW = "2026-01-01T00:00:00Z";
 
 for (const { dialect, skip } of await dialects()) {

@@ -39,20 +39,23 @@ export async function up(db: Kysely<unknown>, dialect: DialectName): Promise<voi
   }
   await run("alter table nas add column vendor varchar(16) not null default 'generic'");
 
-  await run(`update users set api_json = ${userJson(dialect, "")}`);
-  if (dialect === "sqlite") {
-    await run("drop trigger wisp_users_json_insert");
-    await run("drop trigger wisp_users_json_update");
-    const refresh = `update users set api_json = ${userJson(dialect, "NEW.")} where id = NEW.id;`;
-    await run(`create trigger wisp_users_json_insert after insert on users begin ${refresh} end`);
-    await run(
-      `create trigger wisp_users_json_update after update of ${FIELDS.join(", ")} on users begin ${refresh} end`,
-    );
-    return;
-  }
-  await run(`create or replace function wisp_users_json() returns trigger language plpgsql as $$
+  if (dialect === "postgres") {
+    // Before the backfill: PostgreSQL's trigger fires on every update of users and would write the
+    // JSON again with the old function.
+    await run(`create or replace function wisp_users_json() returns trigger language plpgsql as $$
     begin
       NEW.api_json := ${userJson(dialect, "NEW.")};
       return NEW;
     end $$`);
+    await run(`update users set api_json = ${userJson(dialect, "")}`);
+    return;
+  }
+  await run(`update users set api_json = ${userJson(dialect, "")}`);
+  await run("drop trigger wisp_users_json_insert");
+  await run("drop trigger wisp_users_json_update");
+  const refresh = `update users set api_json = ${userJson(dialect, "NEW.")} where id = NEW.id;`;
+  await run(`create trigger wisp_users_json_insert after insert on users begin ${refresh} end`);
+  await run(
+    `create trigger wisp_users_json_update after update of ${FIELDS.join(", ")} on users begin ${refresh} end`,
+  );
 }
