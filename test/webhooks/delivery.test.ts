@@ -159,6 +159,7 @@ describe("webhooks", { concurrency: true }, async () => {
             "email",
             "fullname",
             "id",
+            "plan_id",
             "status",
             "updated",
             "username",
