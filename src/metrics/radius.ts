@@ -26,6 +26,8 @@ export const REJECT_REASONS: readonly string[] = [
   ...papRejectReasons(),
   "no credentials in the request",
   "already logged in",
+  "outside the allowed login time",
+  "the allowed login time ends within a minute",
   "quota exhausted: daily time",
   "quota exhausted: monthly time",
   "quota exhausted: daily data",
