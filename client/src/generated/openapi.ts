@@ -59,6 +59,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/audit": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List the audit log (needs audit:read or full; the read shorthand does not include it)
+         * @description One entry per change made through any door (API, console, CLI, worker, RADIUS, portal), newest first. Bad dates, from after to, or a range over 366 days answer 400.
+         */
+        get: operations["getAudit"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/captive-portals": {
         parameters: {
             query?: never;
@@ -1034,6 +1054,33 @@ export interface components {
             userid: number;
             /** @description the value. Secret values (any *-Password such as Cleartext-Password or NT-Password, password hashes, attributes encrypted on the wire) are never returned: they read as "********". */
             value: string;
+        };
+        AuditEntry: {
+            /** @description create, update, delete, or the area's verb (revoke, rotate_secret, ...) */
+            action: string;
+            /** @description the key's id, the admin's id, the OS user; empty for automatic actors */
+            actor_id: string;
+            /** @description the key's name, the admin's email, the OS user */
+            actor_name: string;
+            /** @description the console admin's role; empty for others */
+            actor_role: string;
+            /** @description api_key, admin, cli, worker, radius, portal or system */
+            actor_type: string;
+            /** @description the client address (after trusted proxies); local for the CLI */
+            address: string;
+            /** @description the fields after the change (secrets masked); null: none */
+            after: unknown;
+            /** @description the fields before the change (secrets masked as ********); null: none */
+            before: unknown;
+            id: number;
+            /** @description user, group, network, webhook, voucher_batch, ... */
+            resource: string;
+            resource_id: string;
+            /**
+             * Format: date-time
+             * @description when the change was committed
+             */
+            time: string;
         };
         /** @description A captive portal (guest sign-in page). Read-only here: managed in the console and the CLI. */
         CaptivePortal: {
@@ -2266,6 +2313,115 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content?: never;
+            };
+        };
+    };
+    getAudit: {
+        parameters: {
+            query?: {
+                /** @description e.g. create, update, delete */
+                action?: string;
+                /** @description the actor's id or name, exactly (a key id, an admin's email, an OS user) */
+                actor?: string;
+                actor_type?: "api_key" | "admin" | "cli" | "worker" | "radius" | "portal" | "system";
+                /** @description csv: the same page as CSV, with a header row */
+                format?: "json" | "csv";
+                /** @description ISO 8601 date or date-time; default: 30 days before `to` */
+                from?: string;
+                /** @description page size */
+                limit?: number;
+                /** @description 1-based page */
+                page?: number;
+                /** @description e.g. user, network */
+                resource?: string;
+                /** @description the resource's id */
+                resource_id?: string;
+                /** @description default -time (newest first); ties by id */
+                sort?: "time" | "-time";
+                /** @description default: now; at most 366 days after from */
+                to?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Every non-2xx answer has this shape */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": true,
+                     *       "message": "name must be 1-64 characters",
+                     *       "code": 400,
+                     *       "details": [
+                     *         {
+                     *           "field": "name",
+                     *           "message": "must be 1-64 characters"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Every non-2xx answer has this shape */
+            "5XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": true,
+                     *       "message": "internal server error",
+                     *       "code": 500
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description a page of entries (format=csv: the same page as CSV) */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": [
+                     *         {
+                     *           "id": 1,
+                     *           "time": "2025-06-01T09:30:00Z",
+                     *           "actor_type": "actor-type",
+                     *           "actor_id": "actor-id",
+                     *           "actor_name": "actor-name",
+                     *           "actor_role": "actor-role",
+                     *           "address": "192.0.2.10",
+                     *           "resource": "resource",
+                     *           "resource_id": "resource-id",
+                     *           "action": "action",
+                     *           "before": null,
+                     *           "after": null
+                     *         }
+                     *       ],
+                     *       "page": 1,
+                     *       "total": 1,
+                     *       "limit": 1
+                     *     }
+                     */
+                    "application/json": {
+                        data: components["schemas"]["AuditEntry"][];
+                        limit: number;
+                        page: number;
+                        total: number;
+                    };
+                    "text/csv": string;
+                };
             };
         };
     };
