@@ -2,10 +2,16 @@
 // server status and last sync, a form for new ones and edits, delete, and "Sync now" showing the
 // sync's report. The bind password is write-only: the form never shows it back, only whether one
 // is set. Every rule is the service's (src/core/directories).
+
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import type { ServerStatus } from "../../core/directories/ldap.ts";
 import { DISABLED_MODES, NUMBER_FIELDS, type NumberField, SCOPES } from "../../core/directories/rules.ts";
-import type { Directory, DirectoryInput, GroupMapping } from "../../core/directories/service.ts";
+import {
+  TEXT_FIELDS as DIRECTORY_TEXT_FIELDS,
+  type Directory,
+  type DirectoryInput,
+  type GroupMapping,
+} from "../../core/directories/service.ts";
 import type { SyncReport } from "../../core/directories/sync.ts";
 import { ValidationError } from "../../core/shared/errors.ts";
 import { type ConsoleContext, need, sessionOf } from "../context.ts";
@@ -13,27 +19,7 @@ import { type Form, formOf } from "../forms.ts";
 import { type FieldErrors, show } from "../views.ts";
 import { attempt, idParam } from "./common.ts";
 
-const TEXT_FIELDS = [
-  "name",
-  "servers",
-  "ca_pem",
-  "bind_dn",
-  "user_base",
-  "user_scope",
-  "user_filter",
-  "username_attribute",
-  "name_attribute",
-  "email_attribute",
-  "disabled_mode",
-  "disabled_attribute",
-  "disabled_value",
-  "nt_hash_attribute",
-  "group_base",
-  "group_filter",
-  "group_member_attribute",
-  "group_name_attribute",
-  "group_mappings",
-] as const;
+const TEXT_FIELDS = ["name", "servers", ...DIRECTORY_TEXT_FIELDS, "group_mappings"] as const;
 const NUMBERS = Object.keys(NUMBER_FIELDS) as NumberField[];
 const NUMBER_LABELS: Record<NumberField, string> = {
   sync_interval: "Sync interval (minutes; 0: no scheduled sync)",

@@ -75,7 +75,8 @@ export interface Directory {
   updated: string;
 }
 
-const TEXT_FIELDS = [
+/** The directory's plain text settings (the console's form reads the same fields). */
+export const TEXT_FIELDS = [
   "bind_dn",
   "user_base",
   "user_scope",
