@@ -38,7 +38,7 @@ import {
   userDn,
   userLdif,
 } from "../test/support/slapd.ts";
-import { runRadclient, SECRET } from "./radius-load.ts";
+import { median, runRadclient, SECRET } from "./radius-load.ts";
 import {
   BenchError,
   installExitHandlers,
@@ -342,12 +342,6 @@ async function measure(scenario: Scenario, settings: Settings, slapdPid: number)
     load1,
   };
 }
-
-const median = (values: number[]) => {
-  const s = [...values].sort((a, b) => a - b);
-  const mid = Math.floor(s.length / 2);
-  return s.length % 2 ? s[mid]! : (s[mid - 1]! + s[mid]!) / 2;
-};
 
 function describe(r: RunResult): string {
   return (

@@ -19,7 +19,7 @@ import { parseArgs } from "node:util";
 import { createCore } from "../src/core/index.ts";
 import { openDatabase } from "../src/db/database.ts";
 import { migrate } from "../src/db/migrate.ts";
-import { authFiles, type RadclientRun, runRadclient, seed } from "./radius-load.ts";
+import { authFiles, median, type RadclientRun, runRadclient, seed, wrongOf } from "./radius-load.ts";
 import {
   BenchError,
   installExitHandlers,
@@ -98,16 +98,6 @@ function mabFiles(): { requests: string; filter: string; packets: number } {
     );
   }
   return { requests: `${requests.join("\n\n")}\n`, filter: `${filters.join("\n\n")}\n`, packets: DEVICES };
-}
-
-const median = (values: number[]) => {
-  const sorted = [...values].sort((a, b) => a - b);
-  const mid = Math.floor(sorted.length / 2);
-  return sorted.length % 2 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
-};
-
-function wrongOf(run: RadclientRun): number {
-  return run.wrongVerdicts + run.wrongReplies + run.lost + run.failedFilter;
 }
 
 async function main(): Promise<void> {

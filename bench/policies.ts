@@ -17,7 +17,7 @@ import { parseArgs } from "node:util";
 import { createCore } from "../src/core/index.ts";
 import { openDatabase } from "../src/db/database.ts";
 import { migrate } from "../src/db/migrate.ts";
-import { authFiles, type RadclientRun, runRadclient, seed } from "./radius-load.ts";
+import { authFiles, median, type RadclientRun, runRadclient, seed, wrongOf } from "./radius-load.ts";
 import { installExitHandlers, makeTempDir, runBench, startWisp, writeResults } from "./radius-servers.ts";
 
 const USERS = 1000;
@@ -68,13 +68,6 @@ async function withCore<T>(dataDir: string, fn: (core: Core, accountId: number) 
     await database.close();
   }
 }
-
-const median = (values: number[]) => {
-  const sorted = [...values].sort((a, b) => a - b);
-  const mid = Math.floor(sorted.length / 2);
-  return sorted.length % 2 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
-};
-const wrongOf = (run: RadclientRun) => run.wrongVerdicts + run.wrongReplies + run.lost + run.failedFilter;
 
 async function main(): Promise<void> {
   const { values } = parseArgs({

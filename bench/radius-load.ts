@@ -321,3 +321,15 @@ export function runRadclient(options: RadclientOptions): Promise<RadclientRun> {
     });
   });
 }
+
+/** The middle of the rounds' figures (the mean of the two middle ones for an even count). */
+export function median(values: number[]): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  const mid = Math.floor(sorted.length / 2);
+  return sorted.length % 2 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
+}
+
+/** Answers that were wrong, lost or failed radclient's filter in one run. */
+export function wrongOf(run: RadclientRun): number {
+  return run.wrongVerdicts + run.wrongReplies + run.lost + run.failedFilter;
+}
