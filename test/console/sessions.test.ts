@@ -102,6 +102,25 @@ describe("console: Online now", () => {
     assert.match(refused.text, /nak \(Session-Context-Not-Found\)/);
   });
 
+  test("a session's last CoA outcome shows on the live page, with its fallback", async () => {
+    await server.core.database.db
+      .updateTable("radacct")
+      .set({
+        coa_result: "nak",
+        coa_cause: "Unsupported-Attribute",
+        coa_at: "2026-11-27T08:00:00Z",
+        coa_fallback_result: "ack",
+      })
+      .where("acctsessionid", "=", "cs-2")
+      .execute();
+    const live = await client.get("/console/sessions/live");
+    const walker = /<tr>\s*<td>walker<\/td>[\s\S]*?<\/tr>/.exec(live.text)?.[0] ?? "";
+    assert.match(
+      walker,
+      /<span title="2026-11-27T08:00:00Z">nak \(Unsupported-Attribute\), then disconnect: ack<\/span>/,
+    );
+  });
+
   test("the network form edits the CoA switch and port, the interim interval and the stale time", async () => {
     await client.get(`/console/networks/${network.id}/edit`);
     const fields = {
