@@ -190,7 +190,18 @@ describe("the built server (npm run build, then dist/main.js)", () => {
     assert.match(user.text, /Wisp-Max-All-Octets/);
     const assets = [...users.text.matchAll(/(?:href|src)="(\/console\/static\/[^"]+)"/g)].map((m) => m[1]!);
     assert.equal(assets.length, 2, `the stylesheet and the script: ${assets.join(", ")}`);
-    for (const asset of assets) {
+    // The sign-in security page also loads the passkey scripts (@simplewebauthn/browser's build).
+    const security = await client.get("/console/security");
+    assert.equal(security.status, 200, security.text);
+    const scripts = [...security.text.matchAll(/(?:href|src)="(\/console\/static\/[^"]+)"/g)].map(
+      (m) => m[1]!,
+    );
+    for (const name of ["webauthn.js", "passkeys.js"])
+      assert.ok(
+        scripts.some((a) => a.startsWith(`/console/static/${name}?`)),
+        `${name}: ${scripts.join(", ")}`,
+      );
+    for (const asset of [...assets, ...scripts]) {
       const response = await fetch(`${server!.url}${asset.replace(/&amp;/g, "&")}`);
       assert.equal(response.status, 200, asset);
       assert.ok((await response.arrayBuffer()).byteLength > 0, asset);
