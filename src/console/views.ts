@@ -204,6 +204,7 @@ export const VIEW_NAMES = [
   "sessions-live",
   "sessions",
   "setup",
+  "sso-choose",
   "sso-going",
   "team-remove",
   "team",

@@ -1,5 +1,7 @@
 // Console single sign-on (issue 26 point 4) against the real oidc-provider and the test's SAML IdP.
-// Over HTTP: the login page's button (its CSRF token), the IdP's login, back through the portal
+// Over HTTP: the login page's single sign-on form, which names no provider: an email finds its
+// account's providers and those listing its domain (one starts at once, several are buttons, none
+// is refused), never another account's; a provider's button (its CSRF token), the IdP's login, back through the portal
 // door's callback to the console's finish page, a session; the console user matched by verified
 // email, created only for the provider's admin domains, never one of another account; the
 // refusals (no console user, unverified email, another browser, a replayed finish, a provider
@@ -41,14 +43,19 @@ describe("console single sign-on", () => {
     return { page, csrf: /name="_csrf" value="([^"]+)"/.exec(page)?.[1] ?? "" };
   }
 
-  /** Presses a provider's button: the page that goes on to the IdP, and the IdP's address. */
-  async function start(jar: Jar, providerId: number, csrf?: string) {
+  /** Posts a login page form: single sign-on's email form, or a provider's button. */
+  async function post(jar: Jar, path: string, fields: Record<string, string>, csrf?: string) {
     const token = csrf ?? (await loginPage(jar)).csrf;
-    const response = await jar.fetch(url(`/console/sso/${providerId}`), {
+    return jar.fetch(url(path), {
       method: "POST",
       headers: { "content-type": "application/x-www-form-urlencoded" },
-      body: new URLSearchParams({ _csrf: token }),
+      body: new URLSearchParams({ _csrf: token, ...fields }),
     });
+  }
+
+  /** Presses a provider's button: the page that goes on to the IdP, and the IdP's address. */
+  async function start(jar: Jar, providerId: number, csrf?: string, email = "alice@uni.example") {
+    const response = await post(jar, `/console/sso/${providerId}`, { email }, csrf);
     const text = await response.text();
     const idpUrl = /<a id="sso-link" class="button" href="([^"]+)"/.exec(text)?.[1]?.replace(/&amp;/g, "&");
     return { status: response.status, text, idpUrl: idpUrl ?? "" };
@@ -86,12 +93,57 @@ describe("console single sign-on", () => {
   const admins = async () =>
     (await lab.server.core.admins.list()).map((a) => `${a.account}:${a.email}`).sort();
 
+  test("the login page names no provider: an email finds its own account's and its domain's", async () => {
+    assert.doesNotMatch((await loginPage(new Jar())).page, /sso-continue/, "no provider, no form");
+    const uni = await consoleProvider();
+    const others = await lab.server.core.idp.create(other.id, {
+      name: "other-op",
+      kind: "oidc",
+      display_name: "Other login",
+      issuer: lab.op.issuer,
+      client_id: lab.op.clientId,
+      client_secret: lab.op.clientSecret,
+      console_login: true,
+      admin_domains: ["other.example"],
+    });
+    const { page } = await loginPage(new Jar());
+    assert.match(page, /id="sso-continue"/);
+    assert.doesNotMatch(page, /Uni login|Other login/);
+    const going = async (email: string) => {
+      const response = await post(new Jar(), "/console/sso", { email });
+      const text = await response.text();
+      return `${response.status} ${/<h1>([^<]*)<\/h1>/.exec(text)?.[1]}`;
+    };
+    assert.equal(await going("Alice@Uni.Example"), "200 Logging in through Uni login");
+    // mallory is a console user of the other account; carol's domain is its provider's admin domain.
+    assert.equal(await going("mallory@uni.example"), "200 Logging in through Other login");
+    assert.equal(await going("carol@other.example"), "200 Logging in through Other login");
+    assert.equal(await going("nobody@nowhere.example"), "403 Log in");
+    const none = await post(new Jar(), "/console/sso", { email: "nobody@nowhere.example" });
+    assert.match(await none.text(), /No single sign-on is set up for this email address/);
+    // Another account's provider by its id, with alice's email: refused, and its name not shown.
+    const foreign = await start(new Jar(), others.id);
+    assert.equal(foreign.status, 403);
+    assert.doesNotMatch(foreign.text, /Other login/);
+    // Two providers for alice's account: both offered as buttons carrying the email.
+    const city = await lab.samlProvider({ display_name: "City SSO", console_login: true });
+    const jar = new Jar();
+    const chooser = await (await post(jar, "/console/sso", { email: "alice@uni.example" })).text();
+    for (const id of [uni.id, city.id]) assert.match(chooser, new RegExp(`id="sso-${id}"`));
+    assert.doesNotMatch(chooser, /Other login/);
+    assert.match(chooser, /name="email" value="alice@uni.example"/);
+    const csrf = /name="_csrf" value="([^"]+)"/.exec(chooser)?.[1];
+    const started = await start(jar, city.id, csrf);
+    assert.equal(started.status, 200, started.text.slice(0, 300));
+    assert.match(started.text, /Logging in through City SSO/);
+    await lab.server.core.idp.update(lab.accountId, city.id, { console_login: false });
+    await lab.server.core.idp.update(other.id, others.id, { console_login: false });
+  });
+
   test("an existing console user logs in through OIDC; log-out ends the session", async () => {
     const provider = await consoleProvider();
     lab.op.accounts.set("alice", { email: "Alice@Uni.Example", email_verified: true, name: "Alice" });
     const jar = new Jar();
-    const { page } = await loginPage(jar);
-    assert.match(page, new RegExp(`id="sso-${provider.id}" class="secondary">Continue with Uni login<`));
     const finish = await throughOp(jar, provider.id, "alice");
     const done = await finishPage(jar, finish);
     assert.equal(done.status, 303, done.text.slice(0, 300));
@@ -264,8 +316,13 @@ describe("console single sign-on", () => {
       const browser = await launchBrowser();
       try {
         const { page } = browser;
-        await page.goto(url("/console/login"));
-        await page.click(`#sso-${oidc.id}`);
+        const choose = async (id: number) => {
+          await page.goto(url("/console/login"));
+          await page.fill("#sso-email", "alice@uni.example");
+          await page.click("#sso-continue");
+          await page.click(`#sso-${id}`);
+        };
+        await choose(oidc.id);
         await page.waitForURL(new RegExp(`^${lab.op.issuer}/interaction/`));
         await page.fill('input[name="login"]', "alice");
         await page.fill('input[name="password"]', "any");
@@ -277,7 +334,7 @@ describe("console single sign-on", () => {
         await page.click('.who button[type="submit"]');
         await page.waitForURL(/\/console\/login\?notice=logged-out$/);
 
-        await page.click(`#sso-${saml.id}`);
+        await choose(saml.id);
         await page.waitForURL(new RegExp(`^${lab.saml.url}/sso`));
         await page.fill("#user", "alice-browser");
         await page.click("#signin");

@@ -54,7 +54,7 @@ export async function authRoutes(app: FastifyInstance, { core, counters }: Conso
     status = 200,
   ) {
     const csrf = preSessionToken(request, reply);
-    const sso = await core.consoleSso.buttons();
+    const sso = await core.consoleSso.offered();
     return show(request, reply, "login", { title: "Log in", status, csrf }, { values, error, sso });
   }
 

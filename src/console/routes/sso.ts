@@ -1,7 +1,12 @@
 // Console single sign-on (issue 26 point 4), beside the password login:
-//   POST /console/sso/<provider>                  a button of the login page (its CSRF token as every
-//                                                 login form's): starts the sign-in, sets the
-//                                                 browser's cookie, a page that goes on to the IdP
+//   POST /console/sso                             the login page's single sign-on form (an email, its
+//                                                 CSRF token as every login form's): the providers
+//                                                 for that email (core/idp/console.ts); one starts
+//                                                 at once, several are offered as buttons, none is a
+//                                                 failed login of the address
+//   POST /console/sso/<provider>                  one of those buttons (with the same email): starts
+//                                                 the sign-in, sets the browser's cookie, a page that
+//                                                 goes on to the IdP
 //   GET  /console/sso/<provider>/finish/<token>   back from the IdP (the portal door's OIDC callback
 //                                                 or SAML ACS sent the browser here): the console
 //                                                 user the verified email names gets a session
@@ -13,7 +18,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import { type IdpProblem, IdpRefusal } from "../../core/idp/rules.ts";
 import { addressGroup } from "../../http/rate-limit.ts";
 import type { ConsoleContext } from "../context.ts";
-import { positiveId } from "../forms.ts";
+import { formOf, positiveId } from "../forms.ts";
 import {
   clearSsoCookie,
   preSessionToken,
@@ -58,18 +63,14 @@ export async function ssoRoutes(app: FastifyInstance, { core, counters }: Consol
       { provider: providerId, reason: error.problem, detail: error.detail },
       `console single sign-on refused: ${error.problem}`,
     );
+    return loginPage(request, reply, REFUSALS[error.problem], statusOf(error.problem));
+  }
+
+  async function loginPage(request: FastifyRequest, reply: FastifyReply, error: string, status: number) {
     const csrf = preSessionToken(request, reply);
-    return core.consoleSso
-      .buttons()
-      .then((sso) =>
-        show(
-          request,
-          reply,
-          "login",
-          { title: "Log in", status: statusOf(error.problem), csrf },
-          { values: { next: "/console" }, error: REFUSALS[error.problem], sso },
-        ),
-      );
+    const sso = await core.consoleSso.offered();
+    const values = { next: "/console" };
+    return show(request, reply, "login", { title: "Log in", status, csrf }, { values, error, sso });
   }
 
   /** Whether the address is over the failed-login limit; counts nothing itself. */
@@ -83,30 +84,59 @@ export async function ssoRoutes(app: FastifyInstance, { core, counters }: Consol
     return true;
   }
 
+  const tooMany = (request: FastifyRequest, reply: FastifyReply) =>
+    show(
+      request,
+      reply,
+      "error",
+      { title: "Too many attempts", status: 429 },
+      { message: "Too many failed attempts from your address. Try again later." },
+    );
+
+  /** Starts the sign-in through one provider: the browser's cookie, a page going on to the IdP. */
+  async function start(request: FastifyRequest, reply: FastifyReply, providerId: number) {
+    const provider = await core.consoleSso.provider(providerId);
+    if (!provider) throw new IdpRefusal("provider_off", "no such provider with console login");
+    const started = await core.consoleSso.start(provider);
+    setSsoCookie(request, reply, started.browser);
+    // A page, not a redirect: the console's form-action 'self' would stop a redirect elsewhere.
+    const name = provider.display_name;
+    return show(
+      request,
+      reply,
+      "sso-going",
+      { title: `Log in through ${name}` },
+      { name, url: started.url, refresh: `0;url=${started.url}` },
+    );
+  }
+
+  app.post("/sso", open, async (request, reply) => {
+    if (await overLimit(request, reply)) return tooMany(request, reply);
+    const email = formOf(request).text("email");
+    const providers = await core.consoleSso.providersFor(email);
+    if (providers.length === 0) {
+      // Counted like a wrong password: the form must not become a cheap way to probe addresses.
+      await counters.hit(addressCounter(request), LOGIN_WINDOW_MS).catch(() => null);
+      return loginPage(request, reply, "No single sign-on is set up for this email address.", 403);
+    }
+    try {
+      if (providers.length === 1) return await start(request, reply, providers[0]!.id);
+      const csrf = preSessionToken(request, reply);
+      return show(request, reply, "sso-choose", { title: "Log in", csrf }, { email, providers });
+    } catch (error) {
+      return refusedPage(request, reply, error, providers[0]!.id);
+    }
+  });
+
   app.post<{ Params: { provider: string } }>("/sso/:provider", open, async (request, reply) => {
     const providerId = positiveId(request.params.provider) ?? 0;
-    if (await overLimit(request, reply))
-      return show(
-        request,
-        reply,
-        "error",
-        { title: "Too many attempts", status: 429 },
-        { message: "Too many failed attempts from your address. Try again later." },
-      );
+    if (await overLimit(request, reply)) return tooMany(request, reply);
     try {
-      const provider = await core.consoleSso.provider(providerId);
-      if (!provider) throw new IdpRefusal("provider_off", "no such provider with console login");
-      const started = await core.consoleSso.start(provider);
-      setSsoCookie(request, reply, started.browser);
-      // A page, not a redirect: the console's form-action 'self' would stop a redirect elsewhere.
-      const name = provider.display_name;
-      return show(
-        request,
-        reply,
-        "sso-going",
-        { title: `Log in through ${name}` },
-        { name, url: started.url, refresh: `0;url=${started.url}` },
-      );
+      // Only a provider offered for the email: an id alone names no other account's provider.
+      const offered = await core.consoleSso.providersFor(formOf(request).text("email"));
+      if (!offered.some((p) => p.id === providerId))
+        throw new IdpRefusal("provider_off", `provider ${providerId} is not offered for this email`);
+      return await start(request, reply, providerId);
     } catch (error) {
       return refusedPage(request, reply, error, providerId);
     }

@@ -380,6 +380,13 @@ export class AdminsService {
     return { ...(await this.signIns.begin(row, providerId, "/console")), created };
   }
 
+  /** The account whose console user has this email, if any (single sign-on's home-realm step). */
+  async accountOfEmail(emailText: string): Promise<number | undefined> {
+    const email = normalizeEmail(emailText);
+    if (emailProblem(email)) return undefined;
+    return (await this.repo.findByEmail(email))?.account_id;
+  }
+
   /**
    * Password login on or off for an account's console users. Off ends the account's password
    * sessions at once; the caller (core/idp) has checked a provider lets them in.

@@ -11,7 +11,7 @@ import type { IdpRepo, ProviderRow } from "./repo.ts";
 import { emailDomain, IdpRefusal } from "./rules.ts";
 import type { IdpSignIn, Started } from "./signin.ts";
 
-/** The login page's buttons are read at most this often (every visitor of the login page asks). */
+/** The providers with console login are read at most this often (every visitor of the login page asks). */
 const BUTTONS_MS = 3_000;
 
 export interface ConsoleSsoDeps {
@@ -31,20 +31,39 @@ const isConsoleDoor = (row: ProviderRow | undefined): row is ProviderRow =>
   row !== undefined && row.enabled === 1 && row.console_login === 1;
 
 export class ConsoleSso {
-  private cached: { buttons: { id: number; name: string }[]; until: number } | null = null;
+  private cached: { rows: ProviderRow[]; until: number } | null = null;
 
   constructor(private readonly deps: ConsoleSsoDeps) {}
 
-  /** The login page's buttons: every enabled provider with console login, by display name. */
-  async buttons(now = Date.now()): Promise<{ id: number; name: string }[]> {
-    if (this.cached && this.cached.until > now) return this.cached.buttons;
-    const rows = await this.deps.repo.consoleProviders();
-    const buttons = rows.map((r) => ({ id: r.id, name: r.display_name }));
-    this.cached = { buttons, until: now + BUTTONS_MS };
-    return buttons;
+  /** Whether any provider lets console users in: the login page then offers single sign-on. */
+  async offered(now = Date.now()): Promise<boolean> {
+    return (await this.consoleDoors(now)).length > 0;
   }
 
-  /** Forgets the cached buttons (a provider of this process changed). */
+  /**
+   * The providers offered to someone who typed this email on the login page (home-realm
+   * discovery): those of the account whose console user has that email, and those listing the
+   * email's domain among their admin domains. Never a list of every account's providers: the login
+   * page is public, and one account's providers are no business of another's.
+   */
+  async providersFor(email: string, now = Date.now()): Promise<{ id: number; name: string }[]> {
+    const domain = emailDomain(email.trim());
+    if (domain === "") return [];
+    const accountId = await this.deps.admins.accountOfEmail(email);
+    return (await this.consoleDoors(now))
+      .filter((r) => r.account_id === accountId || r.admin_domains.split(",").includes(domain))
+      .map((r) => ({ id: r.id, name: r.display_name }));
+  }
+
+  /** Every account's providers with console login, read at most every BUTTONS_MS. */
+  private async consoleDoors(now: number): Promise<ProviderRow[]> {
+    if (this.cached && this.cached.until > now) return this.cached.rows;
+    const rows = await this.deps.repo.consoleProviders();
+    this.cached = { rows, until: now + BUTTONS_MS };
+    return rows;
+  }
+
+  /** Forgets the cached providers (a provider of this process changed). */
   forget(): void {
     this.cached = null;
   }
