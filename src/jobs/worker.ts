@@ -95,6 +95,11 @@ export class Worker {
     return this;
   }
 
+  /** The kinds this worker runs (the audit walk checks each is accounted for). */
+  kinds(): string[] {
+    return [...this.handlers.keys()];
+  }
+
   start(): void {
     this.stopped = false;
     this.poke();
