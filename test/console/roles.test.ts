@@ -175,6 +175,7 @@ const ROUTES: Record<string, Permission | "public" | "self"> = {
   "POST /console/login/passkey": "public",
   "POST /console/login/passkey/finish": "public",
   "POST /console/login/cancel": "public",
+  "POST /console/sso": "public",
   "POST /console/sso/:provider": "public",
   "GET /console/sso/:provider/finish/:token": "public",
 };
