@@ -340,7 +340,8 @@ describe("rate limit store failure", () => {
     const store = new RedisCounterStore(proxy.url, { identity, prefix, log, now: clock });
     const redis = new Redis(REDIS_URL);
     try {
-      const index = Math.floor(Date.now() / 60_000);
+      // The store's clock, not the wall clock: the minute may have turned since the file started.
+      const index = Math.floor(clock() / 60_000);
       const stored = `${prefix}${identity}:k:${index}`;
       for (let i = 0; i < 3; i++) await store.hit("k", 60_000);
       assert.equal(await redis.get(stored), "3", "counted in Redis");
