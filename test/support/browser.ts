@@ -45,7 +45,9 @@ export async function launchBrowser(viewport = { width: 1280, height: 900 }): Pr
     viewport,
     timeout: 30_000,
   });
-  context.setDefaultTimeout(10_000);
+  // A step that takes 10 s was seen with two dozen runnable processes on two cores (a page posting
+  // a form that hashes a password): the limit is for a test that hangs, not a slow machine.
+  context.setDefaultTimeout(30_000);
   const page = context.pages()[0] ?? (await context.newPage());
   return {
     context,
