@@ -8,14 +8,19 @@
 //     [--timeout 10] [--cpu-prof <dir>] [--dir <parent of the temp folder>]
 //     [--only wisp-local,wisp-ldap-cache,wisp-ldap-nocache] (the anchor, freeradius-ldap, always runs)
 //
-// Each server runs in its own process, as bench/radius.ts runs them: Wisp is `node src/main.ts`
-// (LOG_LEVEL warn, SQLite in a temp DATA_DIR, seeded before it starts), FreeRADIUS is `freeradius -f`
+// Each server runs in its own process, as bench/radius.ts runs them: Wisp is the compiled server as
+// `npm start` runs it (dist/main.js, built first; tsx's name-keeping wrappers would cost CPU on every
+// packet), LOG_LEVEL warn, SQLite in a temp DATA_DIR, seeded before it starts; FreeRADIUS is `freeradius -f`
 // (no -X, no debug). Both get the same load: radclient -p <parallel> -r 1 over a file with every
 // user once (good passwords), repeated with -c; a warm-up pass before every measured run (Wisp writes
 // a shadow user at a directory user's first login, and a changed group_cache_seconds rebuilds the
 // directory's client, so its pools and cache start empty). Rounds alternate (the order rotates every
 // round) and medians are reported, with the machine's load average and the CPU other processes used
 // during each run (this machine is shared: a run with much other CPU is noisy, and said so).
+// Each run also shows radclient's CPU per login (it spins while it waits, so a slower server leaves
+// it more of the machine) and the server's threads' seconds on a CPU and in the run queue per second:
+// Wisp answers RADIUS on one thread, FreeRADIUS on up to 32, and on a busy machine the scheduler
+// shares the CPUs by thread.
 //
 // What each side records per login: Wisp writes a radpostauth row and an event for every attempt
 // (batched); this FreeRADIUS site logs nothing per request (no rlm_sql, no detail, auth = no in
@@ -38,6 +43,7 @@ import {
   userDn,
   userLdif,
 } from "../test/support/slapd.ts";
+import { buildDist } from "./processes.ts";
 import { median, runRadclient, SECRET } from "./radius-load.ts";
 import {
   BenchError,
@@ -288,6 +294,15 @@ interface RunResult {
   serverSystemShare: number;
   /** slapd's CPU time per login, µs. */
   slapdUsPerLogin: number;
+  /** radclient's CPU time per login, µs: the load generator's share of the machine. */
+  clientUsPerLogin: number;
+  /**
+   * The server's threads: seconds on a CPU and seconds runnable but waiting for one (the run queue),
+   * per second of the run (/proc/<pid>/task/<tid>/schedstat). A single-threaded server that waits
+   * much more than it runs is held back by the machine's other work, not by its own CPU per login.
+   */
+  serverOnCpu: number;
+  serverRunQueue: number;
   /** Cores busy on the machine during the run, minus the server's, slapd's and radclient's. */
   otherCores: number;
   load1: number;
@@ -301,6 +316,26 @@ function systemTicks(pid: number): number {
   } catch {
     return 0;
   }
+}
+
+/** Nanoseconds on a CPU and waiting in the run queue, summed over a process's threads. */
+function schedTotals(pid: number): { onCpu: number; waiting: number } {
+  let onCpu = 0;
+  let waiting = 0;
+  try {
+    for (const tid of fs.readdirSync(`/proc/${pid}/task`)) {
+      try {
+        const [run, wait] = fs.readFileSync(`/proc/${pid}/task/${tid}/schedstat`, "utf8").split(" ");
+        onCpu += Number(run);
+        waiting += Number(wait);
+      } catch {
+        // the thread ended meanwhile
+      }
+    }
+  } catch {
+    // the process ended
+  }
+  return { onCpu, waiting };
 }
 
 async function measure(scenario: Scenario, settings: Settings, slapdPid: number): Promise<RunResult> {
@@ -320,7 +355,9 @@ async function measure(scenario: Scenario, settings: Settings, slapdPid: number)
   const serverBefore = processTicks(scenario.target.pid) ?? 0;
   const systemBefore = systemTicks(scenario.target.pid);
   const slapdBefore = processTicks(slapdPid) ?? 0;
+  const schedBefore = schedTotals(scenario.target.pid);
   const run = await runRadclient({ ...base, repeat, expected: users * repeat });
+  const schedAfter = schedTotals(scenario.target.pid);
   const serverTicks = (processTicks(scenario.target.pid) ?? serverBefore) - serverBefore;
   const serverSystemTicks = systemTicks(scenario.target.pid) - systemBefore;
   const slapdTicks = (processTicks(slapdPid) ?? slapdBefore) - slapdBefore;
@@ -335,6 +372,9 @@ async function measure(scenario: Scenario, settings: Settings, slapdPid: number)
     serverUsPerLogin: ((serverTicks / TICKS_PER_SECOND) * 1e6) / (users * repeat),
     serverSystemShare: serverTicks > 0 ? serverSystemTicks / serverTicks : 0,
     slapdUsPerLogin: ((slapdTicks / TICKS_PER_SECOND) * 1e6) / (users * repeat),
+    clientUsPerLogin: (run.clientCpuSeconds * 1e6) / (users * repeat),
+    serverOnCpu: (schedAfter.onCpu - schedBefore.onCpu) / 1e9 / run.seconds,
+    serverRunQueue: (schedAfter.waiting - schedBefore.waiting) / 1e9 / run.seconds,
     otherCores: Math.max(
       0,
       (machineAfter.busy - machineBefore.busy - serverTicks - slapdTicks - clientTicks) / elapsedTicks,
@@ -347,7 +387,8 @@ function describe(r: RunResult): string {
   return (
     `${r.rate.toFixed(0).padStart(6)}/s  CPU/login: server ${r.serverUsPerLogin.toFixed(0).padStart(4)} µs` +
     ` (${(r.serverSystemShare * 100).toFixed(0)}% kernel),` +
-    ` slapd ${r.slapdUsPerLogin.toFixed(0).padStart(4)} µs` +
+    ` slapd ${r.slapdUsPerLogin.toFixed(0).padStart(4)} µs, radclient ${r.clientUsPerLogin.toFixed(0).padStart(3)} µs;` +
+    ` server threads on CPU ${r.serverOnCpu.toFixed(2)}, in run queue ${r.serverRunQueue.toFixed(2)}` +
     `  (accepted ${r.accepted}, rejected ${r.rejected}, lost ${r.lost}; load ${r.load1.toFixed(2)},` +
     ` other processes ${r.otherCores.toFixed(2)} cores)`
   );
@@ -372,7 +413,8 @@ async function main() {
   try {
     console.log(`seeding ${users} local users and a directory of ${users} users in ${dir}`);
     const key = await seedWisp(dataDir, settings, slapd.url);
-    const wisp = await startWisp(dataDir, settings.cpuProfDir);
+    buildDist();
+    const wisp = await startWisp(dataDir, settings.cpuProfDir, { script: "dist/main.js" });
     stops.unshift(() => wisp.stop());
     const freeradius = await startFreeRadiusLdap(path.join(dir, "fr"), slapd.port);
     stops.unshift(() => freeradius.stop());
@@ -447,7 +489,8 @@ function report(settings: Settings, results: Map<string, { label: string; runs: 
     `LDAP PAP logins (medians of ${settings.rounds} alternating rounds): ${settings.users} users,` +
       ` ${settings.users * repeat} requests per run, radclient -p ${settings.parallel} -r 1 for every server`,
     `${"".padEnd(38)} ${"logins/s".padStart(9)} ${"vs rlm_ldap".padStart(11)} ${"vs local".padStart(8)}` +
-      ` ${"spread".padStart(11)} | ${"µs CPU/login".padStart(12)} ${"per CPU-s".padStart(9)} ${"vs rlm_ldap".padStart(11)}`,
+      ` ${"spread".padStart(11)} | ${"µs CPU/login".padStart(12)} ${"per CPU-s".padStart(9)} ${"vs rlm_ldap".padStart(11)}` +
+      ` | ${"on CPU/run queue".padStart(16)}`,
   ];
   let noisy = false;
   const summary: Record<string, unknown> = {};
@@ -464,7 +507,8 @@ function report(settings: Settings, results: Map<string, { label: string; runs: 
       `${label.padEnd(38)} ${m.toFixed(0).padStart(9)} ${`${(m / anchor).toFixed(2)}x`.padStart(11)}` +
         ` ${`${(m / local).toFixed(2)}x`.padStart(8)} ${spread.padStart(11)} |` +
         ` ${`${cpu.toFixed(0)} + ${slapdCpu.toFixed(0)}`.padStart(12)} ${efficiency.toFixed(0).padStart(9)}` +
-        ` ${`${(efficiency / anchorCpu).toFixed(2)}x`.padStart(11)}`,
+        ` ${`${(efficiency / anchorCpu).toFixed(2)}x`.padStart(11)} |` +
+        ` ${`${median(runs.map((r) => r.serverOnCpu)).toFixed(2)} / ${median(runs.map((r) => r.serverRunQueue)).toFixed(2)}`.padStart(16)}`,
     );
     summary[id] = {
       label,
@@ -484,6 +528,9 @@ function report(settings: Settings, results: Map<string, { label: string; runs: 
     );
   lines.push(
     "µs CPU/login: the server process's (all threads) + slapd's; per CPU-s: logins per second of that CPU.",
+    "on CPU / in run queue: the server's threads' seconds running / runnable but waiting for a CPU, per second" +
+      " (Wisp answers RADIUS on one thread: a run queue above its on-CPU figure means the machine's other" +
+      " work, not its CPU per login, set its logins/s).",
     `machine: ${os.cpus().length} cores, load average ${l1!.toFixed(2)} ${l5!.toFixed(2)} ${l15!.toFixed(2)} at the end;` +
       ` ${noisy ? "NOISY (a spread over 20% or other processes busy during a run): read with care" : "quiet enough (spread within 20%)"}`,
     "Wisp records a radpostauth row and an event per login; this FreeRADIUS site records nothing per request.",
