@@ -14,6 +14,8 @@ import { MemoryCounterStore } from "../../src/http/rate-limit.ts";
 import { portalPlugin } from "../../src/portal/plugin.ts";
 import { GuestDevice, type GuestLab, handoffOf, local, startGuestLab } from "../portal/guests-support.ts";
 import { ConsoleClient } from "../support/browser.ts";
+import { GuestBrowser, handoffFields, startIdpLab } from "../support/idp-lab.ts";
+import type { TestServer } from "../support/server.ts";
 import { codeIn, linkIn } from "../support/smtp.ts";
 
 /** Write routes that change nothing an operator audits, by why. */
@@ -21,10 +23,6 @@ const EXEMPT: Record<string, string> = {
   "POST /portal/:id/devices/login":
     "a sign-in: checks the password and seals a cookie; nothing is stored (attempts are counted)",
   "POST /portal/:id/devices/logout": "clears the page's cookie; nothing is stored",
-  "POST /portal/:id/idp/:provider":
-    "starts a sign-in at an identity provider: a short-lived flow row (state, nonce), no configuration",
-  "POST /portal/idp/:provider/acs":
-    "a SAML Response completes that flow (state only); the user it leads to is made and audited by GET /portal/:id/idp/finish/:token",
 };
 
 /** Routes the walk below used, each with what it checked (filled as the tests run). */
@@ -32,13 +30,13 @@ const walked = new Map<string, string[]>();
 
 const WRITE_METHODS = ["POST", "PUT", "PATCH", "DELETE"];
 
-/** The portal's write routes as fastify registers them. */
-async function portalWriteRoutes(lab: GuestLab): Promise<string[]> {
+/** The portal's routes as fastify registers them (HEAD left out: fastify's own, for every GET). */
+async function portalRoutes(lab: GuestLab): Promise<string[]> {
   const routes: string[] = [];
   const app = Fastify({ logger: false });
   app.addHook("onRoute", (route) => {
     for (const method of [route.method].flat()) {
-      if (WRITE_METHODS.includes(method)) routes.push(`${method} ${route.url}`);
+      if (method !== "HEAD") routes.push(`${method} ${route.url}`);
     }
   });
   await app.register(portalPlugin, {
@@ -63,15 +61,18 @@ describe("audit log of the captive portal", () => {
   /** Credentials handed to gateways during the walk: none may appear in an audit row. */
   const credentials = new Set<string>();
   let firstRow = 0;
+  /** The Wisp the walk is on: the guest lab's, or the identity-provider lab's for that walk. */
+  let on: { server: TestServer; accountId: number };
 
   before(async () => {
     lab = await startGuestLab();
+    on = lab;
     firstRow = await maxId();
   });
   after(() => lab?.stop());
 
   async function maxId(): Promise<number> {
-    const row = await lab.server.core.database.db
+    const row = await on.server.core.database.db
       .selectFrom("audit_log")
       .select((eb) => eb.fn.max("id").as("id"))
       .executeTakeFirst();
@@ -79,7 +80,7 @@ describe("audit log of the captive portal", () => {
   }
 
   const rowsAfter = (id: number) =>
-    lab.server.core.database.db
+    on.server.core.database.db
       .selectFrom("audit_log")
       .selectAll()
       .where("id", ">", id)
@@ -108,7 +109,7 @@ describe("audit log of the captive portal", () => {
     for (const [i, row] of rows.entries()) {
       assert.deepEqual(
         [row.actor_type, row.actor_id, row.actor_name, row.actor_role, row.address, row.account_id],
-        ["portal", "", "portal", "", "127.0.0.1", lab.accountId],
+        ["portal", "", "portal", "", "127.0.0.1", on.accountId],
         `${route}: row ${row.resource}/${row.action} names the portal and the guest's address`,
       );
       const id = expected[i]![2];
@@ -391,6 +392,67 @@ describe("audit log of the captive portal", () => {
     );
   });
 
+  test("identity provider (SAML): the button and the ACS leave no row; the finish page makes the user", async () => {
+    const idp = await startIdpLab();
+    on = idp;
+    try {
+      const provider = await idp.samlProvider();
+      const portal = await idp.portal({ identity_providers: [provider.id] });
+      const guest = new GuestBrowser(idp, portal, universalMac());
+      const startRow = await maxId();
+      await guest.open();
+      let idpUrl = "";
+      await step(
+        "POST /portal/:id/idp/:provider",
+        async () => {
+          const started = await guest.start(provider.id);
+          idpUrl = started.idpUrl ?? "";
+          return started;
+        },
+        [],
+        200,
+      );
+      const request = idp.saml.parseRedirect(idpUrl);
+      const saml = idp.saml.response({
+        request,
+        nameId: "u-2903",
+        attributes: { email: ["walker@city.example"] },
+      });
+      let back: Response | undefined;
+      await step(
+        "POST /portal/idp/:provider/acs",
+        async () => {
+          back = await guest.jar.fetch(guest.url(`/portal/idp/${provider.id}/acs`), {
+            method: "POST",
+            headers: { "content-type": "application/x-www-form-urlencoded" },
+            body: new URLSearchParams({ SAMLResponse: saml, RelayState: request.relayState }),
+          });
+          return { status: back.status, text: await back.clone().text() };
+        },
+        [],
+        303,
+      );
+      // A GET that makes a change: the user of the sign-in, with its one-time password.
+      const finished = await step(
+        "GET /portal/:id/idp/finish/:token",
+        () => guest.follow(back!),
+        [["user", "create"]],
+        200,
+      );
+      const fields = handoffFields(finished.answer.text);
+      assert.equal(fields.username, `${provider.name}:u-2903`);
+      const after = JSON.parse(finished.rows[0]!.after!);
+      assert.equal(after.username, `${provider.name}:u-2903`);
+      assert.equal(after.password, MASK);
+      const rows = await rowsAfter(startRow);
+      const text = rows.map((r) => `${r.before ?? ""} ${r.after ?? ""}`).join("\n");
+      assert.ok(!text.includes(fields.password ?? "-"), "the one-time password is in no row");
+    } finally {
+      on = lab;
+      await idp.stop();
+    }
+  });
+
   test("no credential handed to a gateway appears in any row the walk wrote", async () => {
     const rows = await rowsAfter(firstRow);
     assert.ok(rows.length >= 10, `${rows.length} rows`);
@@ -405,7 +467,8 @@ describe("audit log of the captive portal", () => {
   });
 
   test("every portal write route is walked above or exempt with a reason", async () => {
-    const routes = await portalWriteRoutes(lab);
+    const all = await portalRoutes(lab);
+    const routes = all.filter((r) => WRITE_METHODS.includes(r.split(" ")[0]!));
     assert.ok(routes.length >= 10, `only ${routes.length} write routes found`);
     assert.deepEqual(
       routes.filter((r) => !walked.has(r) && !(r in EXEMPT)),
@@ -413,7 +476,7 @@ describe("audit log of the captive portal", () => {
       "portal write routes neither walked nor exempt",
     );
     assert.deepEqual(
-      [...Object.keys(EXEMPT), ...walked.keys()].filter((r) => !routes.includes(r)),
+      [...Object.keys(EXEMPT), ...walked.keys()].filter((r) => !all.includes(r)),
       [],
       "routes listed here that the portal no longer has",
     );
