@@ -17,6 +17,7 @@ import { ConsoleClient } from "../support/browser.ts";
 import { GuestBrowser, handoffFields, startIdpLab } from "../support/idp-lab.ts";
 import type { TestServer } from "../support/server.ts";
 import { codeIn, linkIn } from "../support/smtp.ts";
+import { Receiver } from "../webhooks/receiver.ts";
 
 /** Write routes that change nothing an operator audits, by why. */
 const EXEMPT: Record<string, string> = {
@@ -285,6 +286,49 @@ describe("audit log of the captive portal", () => {
     const user = handedOff(connected.answer.text);
     assert.equal(connected.rows[1]!.resource_id, String(await userIdOf(user.username)));
     assert.equal(JSON.parse(connected.rows[0]!.after!).status, "disabled");
+  });
+
+  test("SMS code: the request and the code leave no row; connect makes the user", async () => {
+    const gateway = await Receiver.start();
+    gateway.respond = () => ({ status: 202, body: '{"accepted":true}' });
+    try {
+      const portal = await lab.portal({
+        sms_verification: true,
+        sms_provider: "generic",
+        sms_url: gateway.url("/sms"),
+        sms_template: '{"to":"{to}","message":"{text}"}',
+        sms_secret: "sms-secret-not-shown",
+        sms_countries: ["+34"],
+        ...GENEROUS,
+      });
+      const guest = new GuestDevice(lab, portal, universalMac());
+      await step(
+        "POST /portal/:id",
+        () => guest.register({ email: "texter@example.org", phone: "+34 612 34 56 78" }),
+        [],
+        303,
+      );
+      await gateway.waitFor(() => gateway.at("/sms").length === 1);
+      const code = codeIn(gateway.at("/sms")[0]?.json.message);
+      credentials.add(code);
+      await guest.view();
+      await step(
+        "POST /portal/:id/guest/:token/code",
+        () => guest.client.post(`${guest.page}/code`, { code }),
+        [],
+        303,
+      );
+      await guest.view();
+      const connected = await step(
+        "POST /portal/:id/guest/:token/connect",
+        () => guest.client.post(`${guest.page}/connect`, {}),
+        [["user", "create"]],
+        200,
+      );
+      handedOff(connected.answer.text);
+    } finally {
+      await gateway.close();
+    }
   });
 
   test("email link: confirming leaves no row; connect makes the user", async () => {
