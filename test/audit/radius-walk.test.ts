@@ -1,6 +1,6 @@
 // The audit log of the RADIUS door (issue 29 point 3), through real UDP packets. A login and its
 // accounting are reads and records, not changes an operator audits: attempts go to radpostauth,
-// sessions to radacct, neither to the audit log. The door makes two changes of its own, and each
+// sessions to radacct, a MAB device's sighting to its last_seen, none to the audit log. The door makes two changes of its own, and each
 // leaves exactly one row naming RADIUS (actor "radius", the NAS's address):
 //   - a voucher's first use starts its validity (core/vouchers/login.ts: voucher/activate);
 //   - an Interim-Update past a quota queues the session's disconnect (core/sessions: the quota
@@ -9,6 +9,7 @@
 import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
 import { MASK } from "../../src/core/audit/mask.ts";
+import { accessRequestPap, sendRadius } from "../../src/radius/client.ts";
 import { accountingSender, eventually, loginSender } from "../support/accounting.ts";
 import { freeUdpPort } from "../support/freeradius-lab.ts";
 import { startTestServer, type TestServer } from "../support/server.ts";
@@ -18,11 +19,13 @@ const SECRET = "radius-walk-Secret-5";
 describe("audit log of the RADIUS door", () => {
   let server: TestServer;
   let accountId: number;
+  let authPort: number;
   let login: ReturnType<typeof loginSender>;
   let accounting: ReturnType<typeof accountingSender>;
 
   before(async () => {
-    const [authPort, acctPort] = [await freeUdpPort(), await freeUdpPort()];
+    authPort = await freeUdpPort();
+    const acctPort = await freeUdpPort();
     server = await startTestServer({
       env: {
         RADIUS_HOST: "127.0.0.1",
@@ -31,7 +34,13 @@ describe("audit log of the RADIUS door", () => {
       },
     });
     accountId = (await server.account("default")).id;
-    await server.core.networks.create(accountId, { name: "walk", nas_ip: "127.0.0.1", secret: SECRET });
+    await server.core.networks.create(accountId, {
+      name: "walk",
+      nas_ip: "127.0.0.1",
+      secret: SECRET,
+      mab_mode: "devices",
+      mab_password: "mac",
+    });
     login = loginSender(authPort, SECRET);
     accounting = accountingSender(acctPort, SECRET);
   });
@@ -82,6 +91,24 @@ describe("audit log of the RADIUS door", () => {
       .where("username", "=", "reader")
       .execute();
     assert.deepEqual(attempts.map((a) => a.reply).sort(), ["Access-Accept", "Access-Reject"]);
+  });
+
+  test("a device's MAC authentication leaves no audit row (its sighting is recorded on the device)", async () => {
+    const device = await server.core.devices.create(accountId, { mac: "00:16:3e:29:05:01" });
+    const start = await maxId();
+    // As a switch sends it: User-Name, password and Calling-Station-Id all the one MAC.
+    const answer = await sendRadius({
+      ...accessRequestPap("00163e290501", "00163e290501", [["Calling-Station-Id", "00-16-3E-29-05-01"]]),
+      host: "127.0.0.1",
+      port: authPort,
+      secret: SECRET,
+      timeoutMs: 2000,
+      retries: 0,
+    });
+    assert.equal(answer.type, "Access-Accept");
+    assert.deepEqual(await settledRowsAfter(start), []);
+    const seen = await server.core.devices.get(accountId, device.id);
+    assert.ok(seen.last_seen, "the sighting is on the device, not in the audit log");
   });
 
   test("a voucher's first use: one row naming RADIUS, its code masked; the next use none", async () => {
