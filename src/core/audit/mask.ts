@@ -9,10 +9,12 @@ export const MASK = "********";
  * Network and webhook `secret`, portal `uam_secret`, MAB `mab_secret`/`mab_password`, SMS
  * `sms_secret`, IdP `client_secret`, SMTP `password`, users' `password`/`password_hash`, API keys
  * (`key`, `key_hash`), admins' `password_hash`, TOTP seeds, recovery codes, private keys, tokens.
+ * A voucher's `code` (also `voucher_code`, `preverify_code`) is its username and password at once,
+ * a guest's credential like any password: masked too (the row's resource_id names the voucher).
  * `key_tail` (the last characters an operator recognises a key by) is shown on purpose.
  */
 const SECRET_NAME =
-  /secret|password|passphrase|passcode|token|private_key|credential|recovery|totp|seed|(^|_)key$|hash$/i;
+  /secret|password|passphrase|passcode|token|private_key|credential|recovery|totp|seed|(^|_)key$|hash$|^(voucher_|preverify_)?code$/i;
 
 export function isSecretName(name: string): boolean {
   return SECRET_NAME.test(name);

@@ -94,6 +94,19 @@ export function allowedSponsor(portal: GuestPortal, email: string): boolean {
 
 const secondsNow = () => Math.floor(Date.now() / 1000);
 
+/** A decided request as its audit row shows it: who asked, for whom, for how long, decided by whom. */
+function decisionOf(row: VerificationRow) {
+  return {
+    portal_id: row.portal_id,
+    status: row.status,
+    name: row.name,
+    email: row.email,
+    sponsor_email: row.sponsor_email,
+    duration: row.duration,
+    decided_by: row.decided_by,
+  };
+}
+
 export class GuestsService {
   constructor(private readonly deps: GuestsDeps) {}
 
@@ -379,6 +392,15 @@ export class GuestsService {
       );
       if (!done) return { ok: false as const, problem: "used" as const };
       await repo.recordEvents([this.event(done, decision.approve ? "guest.approved" : "guest.denied")]);
+      // Who let a guest in (or kept one out): a sponsor through the portal, an admin in the console.
+      await repo.audit({
+        accountId: done.account_id,
+        resource: "guest_verification",
+        id: done.id,
+        action: decision.approve ? "approve" : "deny",
+        before: { status: row.status },
+        after: decisionOf(done),
+      });
       return { ok: true as const, row: done };
     });
   }
