@@ -45,7 +45,7 @@ const NOT_WALKED: Record<string, string> = {
   "POST /console/login/enrol/:method":
     "enrolment during a sign-in an owner's requirement forces: needs a pending session",
   "POST /console/guests/:id/decide":
-    "needs a guest's sponsor request made on a portal page (test/portal/guests-sponsor.test.ts walks it)",
+    "needs a sponsor request from a portal's guest page: test/portal/guests-sponsor.test.ts makes one and checks its row",
   "POST /console/security/passkeys": "needs a WebAuthn attestation (test/console/passkeys.test.ts, Chromium)",
   "POST /console/security/passkeys/:id": "needs a registered passkey (Chromium's virtual authenticator)",
   "POST /console/security/passkeys/:id/remove":

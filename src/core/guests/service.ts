@@ -379,6 +379,15 @@ export class GuestsService {
       );
       if (!done) return { ok: false as const, problem: "used" as const };
       await repo.recordEvents([this.event(done, decision.approve ? "guest.approved" : "guest.denied")]);
+      // The actor is the console admin, or the sponsor's link (the portal door): by names who.
+      await repo.audit({
+        accountId: row.account_id,
+        resource: "guest_request",
+        id: row.id,
+        action: decision.approve ? "approve" : "deny",
+        before: { status: row.status },
+        after: { status: done.status, duration: done.duration, decided_by: done.decided_by },
+      });
       return { ok: true as const, row: done };
     });
   }
