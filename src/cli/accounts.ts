@@ -1,6 +1,6 @@
 import type { Command } from "commander";
-import type { WithCore } from "./main.ts";
 import { jsonOption, printList } from "./output.ts";
+import type { WithCore } from "./program.ts";
 
 export function registerAccountCommands(program: Command, withCore: WithCore): void {
   const accounts = program.command("accounts").description("manage accounts (tenants)");

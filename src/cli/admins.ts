@@ -2,8 +2,8 @@
 // service the console's first-run setup uses.
 import type { Command } from "commander";
 import { ROLE_LIST } from "../core/admins/roles.ts";
-import type { WithCore } from "./main.ts";
 import { jsonOption, printList, secretOption } from "./output.ts";
+import type { WithCore } from "./program.ts";
 
 /** A generated password goes alone on stdout (for scripts), what happened on stderr. */
 function report(message: string, password: string, generated: boolean): void {

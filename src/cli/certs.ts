@@ -10,8 +10,8 @@ import { DEFAULT_ACCOUNT } from "../core/accounts/service.ts";
 import { CLIENT_DAYS, MAX_CLIENT_DAYS } from "../core/certs/rules.ts";
 import type { Core } from "../core/index.ts";
 import { AppError, ValidationError } from "../core/shared/errors.ts";
-import { positiveInteger, type WithCore } from "./main.ts";
 import { jsonOption, printList, readStdin } from "./output.ts";
+import { positiveInteger, type WithCore } from "./program.ts";
 
 /** A file's own temporary sibling, created now (mode `mode`, never an existing file). */
 export function temporaryBeside(target: string, mode: number): string {

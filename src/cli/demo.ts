@@ -2,7 +2,7 @@
 // progress (it can take a while for many days or users) goes to stderr.
 import type { Command } from "commander";
 import { checkDemoOptions, createDemoSeeder, type DemoSummary } from "../core/reports/demo.ts";
-import { positiveInteger, type WithCore } from "./main.ts";
+import { positiveInteger, type WithCore } from "./program.ts";
 
 interface SeedOptions {
   account?: string;

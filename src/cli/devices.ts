@@ -8,9 +8,9 @@ import type { Command } from "commander";
 import { ImportRefused } from "../core/devices/csv.ts";
 import type { Device, DeviceInput } from "../core/devices/service.ts";
 import { ValidationError } from "../core/shared/errors.ts";
-import { positiveInteger, type WithCore } from "./main.ts";
 import { printFields } from "./networks.ts";
 import { jsonOption, printList } from "./output.ts";
+import { positiveInteger, type WithCore } from "./program.ts";
 
 interface DeviceOptions {
   name?: string;

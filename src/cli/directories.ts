@@ -7,9 +7,9 @@ import { NUMBER_FIELDS } from "../core/directories/rules.ts";
 import type { Directory, DirectoryInput } from "../core/directories/service.ts";
 import type { SyncReport } from "../core/directories/sync.ts";
 import type { Core } from "../core/index.ts";
-import type { WithCore } from "./main.ts";
 import { printFields } from "./networks.ts";
 import { jsonOption, printList, secretOption } from "./output.ts";
+import type { WithCore } from "./program.ts";
 
 interface DirectoryOptions {
   server?: string[];

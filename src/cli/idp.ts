@@ -7,9 +7,9 @@ import { IDP_PRESETS, MAX_METADATA } from "../core/idp/rules.ts";
 import type { IdentityProvider, ProviderInput } from "../core/idp/service.ts";
 import type { Core } from "../core/index.ts";
 import { ValidationError } from "../core/shared/errors.ts";
-import type { WithCore } from "./main.ts";
 import { printFields } from "./networks.ts";
 import { jsonOption, printList, secretOption } from "./output.ts";
+import type { WithCore } from "./program.ts";
 
 interface IdpOptions {
   kind?: string;

@@ -16,8 +16,8 @@ import { openSource, parseSourceUrl } from "../core/imports/source-db.ts";
 import { FreeradiusSource } from "../core/imports/source-repo.ts";
 import type { Core } from "../core/index.ts";
 import { NotFoundError, ValidationError } from "../core/shared/errors.ts";
-import { positiveInteger, type WithCore } from "./main.ts";
 import { printTable, readStdin } from "./output.ts";
+import { positiveInteger, type WithCore } from "./program.ts";
 
 interface ImportOptions {
   account?: string;

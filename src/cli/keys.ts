@@ -1,6 +1,6 @@
 import type { Command } from "commander";
-import { positiveInteger, type WithCore } from "./main.ts";
 import { jsonOption, printList } from "./output.ts";
+import { positiveInteger, type WithCore } from "./program.ts";
 
 export function registerKeyCommands(program: Command, withCore: WithCore): void {
   const keys = program.command("keys").description("manage API keys");

@@ -4,8 +4,8 @@ import { type Command, InvalidArgumentError } from "commander";
 import type { Core } from "../core/index.ts";
 import type { NetworkInput, NetworkListing } from "../core/networks/service.ts";
 import { ValidationError } from "../core/shared/errors.ts";
-import { positiveInteger, type WithCore } from "./main.ts";
 import { jsonOption, printList, secretOption } from "./output.ts";
+import { positiveInteger, type WithCore } from "./program.ts";
 import { registerRadsecCommands } from "./radsec.ts";
 
 interface NetworkOptions {

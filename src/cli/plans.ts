@@ -5,9 +5,9 @@ import type { Command } from "commander";
 import type { Core } from "../core/index.ts";
 import type { Plan, PlanInput } from "../core/plans/service.ts";
 import { NotFoundError, ValidationError } from "../core/shared/errors.ts";
-import { positiveInteger, type WithCore } from "./main.ts";
 import { printFields } from "./networks.ts";
 import { jsonOption, printList } from "./output.ts";
+import { positiveInteger, type WithCore } from "./program.ts";
 
 interface PlanOptions {
   name?: string;

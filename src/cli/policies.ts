@@ -4,9 +4,9 @@ import type { Command } from "commander";
 import type { Explanation } from "../core/policies/explain.ts";
 import type { PolicyConditions, PolicyOutcome } from "../core/policies/rules.ts";
 import type { Policy, PolicyInput } from "../core/policies/service.ts";
-import { positiveInteger, type WithCore } from "./main.ts";
 import { printFields } from "./networks.ts";
 import { jsonOption, printList } from "./output.ts";
+import { positiveInteger, type WithCore } from "./program.ts";
 
 interface PolicyOptions {
   name?: string;

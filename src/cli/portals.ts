@@ -5,9 +5,9 @@ import { MAX_LOGO_BYTES } from "../core/portals/logo.ts";
 import { PORTAL_LANGUAGES, PORTAL_METHODS, PORTAL_VENDORS } from "../core/portals/rules.ts";
 import type { PortalInput } from "../core/portals/service.ts";
 import { ValidationError } from "../core/shared/errors.ts";
-import { positiveInteger, type WithCore } from "./main.ts";
 import { namedAccount } from "./networks.ts";
 import { jsonOption, printList, secretOption } from "./output.ts";
+import { positiveInteger, type WithCore } from "./program.ts";
 
 interface PortalOptions {
   name?: string;

@@ -1,7 +1,7 @@
 // `wisp prune [--dry-run]`: one retention run now (the worker runs the same every hour), with its
 // progress on stderr and what went, table by table, on stdout.
 import type { Command } from "commander";
-import type { WithCore } from "./main.ts";
+import type { WithCore } from "./program.ts";
 
 export function registerPruneCommand(program: Command, withCore: WithCore): void {
   program

@@ -16,8 +16,8 @@ import {
   sendRadius,
 } from "../radius/client.ts";
 import type { AttributeInput } from "../radius/packet.ts";
-import { positiveInteger, type WithCore } from "./main.ts";
 import { secretOption } from "./output.ts";
+import { positiveInteger, type WithCore } from "./program.ts";
 
 interface TestOptions {
   chap?: boolean;

@@ -8,9 +8,9 @@ import { MATCH_FIELDS, MAX_RADSEC_CERT_DAYS, RADSEC_CERT_DAYS } from "../core/ra
 import type { IssuedRadsecCertificate } from "../core/radsec/service.ts";
 import { ValidationError } from "../core/shared/errors.ts";
 import { publish, refuseExisting, temporaryBeside } from "./certs.ts";
-import { positiveInteger, type WithCore } from "./main.ts";
 import { namedAccount, printFields } from "./networks.ts";
 import { jsonOption, printTable, readStdin } from "./output.ts";
+import { positiveInteger, type WithCore } from "./program.ts";
 
 const ACCOUNT = "only act if the network belongs to this account";
 const FORMATS = ["p12", "pem"] as const;

@@ -1,9 +1,9 @@
 // `wisp sessions ...`: who is online (and was), and the disconnect (RFC 5176 Disconnect-Request).
 import { type Command, InvalidArgumentError } from "commander";
 import type { Session } from "../core/sessions/service.ts";
-import { positiveInteger, type WithCore } from "./main.ts";
 import { namedAccount, printFields } from "./networks.ts";
 import { jsonOption, printList } from "./output.ts";
+import { positiveInteger, type WithCore } from "./program.ts";
 
 function status(text: string): string {
   if (text !== "active" && text !== "closed") throw new InvalidArgumentError("must be active or closed");

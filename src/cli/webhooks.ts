@@ -4,9 +4,9 @@ import type { Command } from "commander";
 import type { Core } from "../core/index.ts";
 import { ValidationError } from "../core/shared/errors.ts";
 import type { Delivery, WebhookInput } from "../core/webhooks/service.ts";
-import { positiveInteger, type WithCore } from "./main.ts";
 import { namedAccount } from "./networks.ts";
 import { jsonOption, printList, printTable } from "./output.ts";
+import { positiveInteger, type WithCore } from "./program.ts";
 
 const SECRET_NOTE =
   "give this secret to the receiver now (it verifies the webhook-signature header); it is not shown again";

@@ -96,6 +96,16 @@ describe("verified guests: sponsors", () => {
     assert.equal(approved.status, 200);
     assert.match(approved.text, /Approved: Ana García can get online for 8 hours/);
     assert.equal((await host.post(path, { decision: "deny" })).status, 410, "single use");
+    // One audit row: the sponsor's link is the portal's door; the row says who decided.
+    const audited = await lab.server.core.database.db
+      .selectFrom("audit_log")
+      .selectAll()
+      .where("resource", "=", "guest_verification")
+      .where("action", "=", "approve")
+      .execute();
+    assert.equal(audited.length, 1);
+    assert.equal(audited[0]!.actor_type, "portal");
+    assert.equal(JSON.parse(audited[0]!.after!).decided_by, "host@example.com");
     assert.equal((await host.get(approve)).status, 410);
 
     // The guest comes back later in another browser through the mailed link: verified, connect.
@@ -186,6 +196,17 @@ describe("verified guests: sponsors", () => {
       .where("email", "=", "console-guest@example.org")
       .executeTakeFirstOrThrow();
     assert.equal(row.decided_by, "console:admin@example.com");
+    // One audit row naming the admin (test/audit/console-walk.test.ts lists this route here).
+    const audited = await lab.server.core.database.db
+      .selectFrom("audit_log")
+      .selectAll()
+      .where("resource", "=", "guest_verification")
+      .where("resource_id", "=", id)
+      .execute();
+    assert.deepEqual(
+      audited.map((r) => [r.action, r.actor_type, r.actor_name, r.actor_role]),
+      [["approve", "admin", "admin@example.com", "owner"]],
+    );
     assert.equal((await admin.post(`/console/guests/${id}/decide`, { decision: "deny" })).status, 409);
 
     // The form: every verification field, saved and shown again; the SMS secret write-only.

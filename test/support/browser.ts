@@ -145,6 +145,36 @@ export class ConsoleClient {
     return this.send("POST", path, body, options.headers);
   }
 
+  /** Posts a multipart/form-data form (file inputs), with the last page's `_csrf`. */
+  async postMultipart(
+    path: string,
+    fields: Record<string, string | string[]>,
+    files: Record<string, { name: string; type: string; data: Buffer }>,
+  ): Promise<PageResponse> {
+    const body = new FormData();
+    body.set("_csrf", this.csrf);
+    for (const [name, value] of Object.entries(fields)) {
+      for (const item of Array.isArray(value) ? value : [value]) body.append(name, item);
+    }
+    for (const [name, file] of Object.entries(files)) {
+      body.set(name, new Blob([new Uint8Array(file.data)], { type: file.type }), file.name);
+    }
+    const cookie = [...this.cookies].map(([name, value]) => `${name}=${value}`).join("; ");
+    const response = await fetch(`${this.base}${path}`, {
+      method: "POST",
+      body,
+      headers: { ...this.headers, ...(cookie ? { cookie } : {}) },
+      redirect: "manual",
+    });
+    return {
+      status: response.status,
+      headers: response.headers,
+      text: await response.text(),
+      location: response.headers.get("location"),
+      setCookies: response.headers.getSetCookie(),
+    };
+  }
+
   /** Opens the login page and logs in; returns the answer to the form. */
   async login(email: string, password: string, headers?: Record<string, string>): Promise<PageResponse> {
     await this.get("/console/login", headers);

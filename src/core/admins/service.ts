@@ -510,9 +510,15 @@ export class AdminsService {
 
   /** Ends one session of an admin (their own, or a team member's for an owner: the door decides). */
   async endSession(accountId: number, adminId: number, sessionId: number): Promise<void> {
-    if (!(await this.repo.deleteSessionOf(accountId, adminId, sessionId))) {
-      throw new NotFoundError(`no session ${sessionId} of this console user (it may have ended already)`);
-    }
+    // Ending a session (a team member's, or one's own on a lost device) is a change an auditor asks
+    // about; signing in and out are not.
+    await this.repo.transaction(async (repo) => {
+      if (!(await repo.deleteSessionOf(accountId, adminId, sessionId))) {
+        throw new NotFoundError(`no session ${sessionId} of this console user (it may have ended already)`);
+      }
+      const before = { admin_id: adminId, session_id: sessionId };
+      await repo.audit({ accountId, resource: "admin_session", id: sessionId, action: "delete", before });
+    });
   }
 
   async logout(token: string): Promise<void> {

@@ -7,6 +7,7 @@
 import { createHmac, randomBytes } from "node:crypto";
 import { type Database, isUniqueViolation } from "../../db/database.ts";
 import { type AccountRow, AccountsRepo } from "../accounts/repo.ts";
+import { currentActor, runAs } from "../audit/context.ts";
 import {
   composeHtml,
   composeText,
@@ -222,13 +223,24 @@ export class Team {
           role: invitation.role,
         });
         const after = { id: row.id, email: row.email, role: row.role, invitation: invitation.id };
-        await repo.audit({
-          accountId: invitation.accountId,
-          resource: "admin",
-          id: row.id,
-          action: "create",
-          after,
-        });
+        // The one acting is the invitee, who has an id only from this row on: the door could name
+        // no one but the address, so the row names them here.
+        const invitee = {
+          ...currentActor(),
+          type: "admin" as const,
+          id: String(row.id),
+          name: row.email,
+          role: row.role,
+        };
+        await runAs(invitee, () =>
+          repo.audit({
+            accountId: invitation.accountId,
+            resource: "admin",
+            id: row.id,
+            action: "create",
+            after,
+          }),
+        );
         return row.id;
       });
     } catch (error) {

@@ -4,6 +4,7 @@ import { type Insertable, type Kysely, sql } from "kysely";
 import type { DialectName } from "../../db/database.ts";
 import type { RadacctTable, RadpostauthTable, Schema } from "../../db/schema.ts";
 import type { StoredItem } from "../attributes/rules.ts";
+import { type AuditEntry, recordAudit } from "../audit/record.ts";
 import { NetworksRepo } from "../networks/repo.ts";
 import type { Membership } from "./check.ts";
 
@@ -51,6 +52,11 @@ export class ImportRepo {
     private readonly db: Kysely<Schema>,
     readonly dialect: DialectName,
   ) {}
+
+  /** The chunk's audit row, with this repository's connection (the chunk's transaction). */
+  audit(entry: AuditEntry): Promise<void> {
+    return recordAudit(this.db, entry);
+  }
 
   /** Runs fn with a repository bound to one transaction (one chunk: all of it or none). */
   transaction<T>(fn: (repo: ImportRepo) => Promise<T>): Promise<T> {

@@ -118,6 +118,31 @@ class Run {
   }
 }
 
+/** Names an import's audit row lists, at most (the count is always whole). */
+const AUDITED_NAMES = 100;
+
+/**
+ * One audit row per committed chunk that created something, in the chunk's transaction: the
+ * import's rows bypass the services that audit one change at a time, so it says what it added here
+ * (the phase, how many, their names; never a secret).
+ */
+async function auditChunk(
+  repo: ImportRepo,
+  run: Run,
+  phase: PhaseName,
+  names: string[],
+  count = names.length,
+) {
+  if (count === 0) return;
+  await repo.audit({
+    accountId: run.request.accountId,
+    resource: "import",
+    id: run.source.label,
+    action: "import",
+    after: { phase, created: count, names: names.slice(0, AUDITED_NAMES) },
+  });
+}
+
 export class ImportService {
   constructor(
     private readonly repo: ImportRepo,
@@ -226,6 +251,7 @@ export class ImportService {
             created: run.at,
             updated: run.at,
           });
+          await auditChunk(repo, run, "networks", [checked.nasIp]);
         }
         planned.set(checked.nasIp, checked.secret);
         return "created";
@@ -297,6 +323,12 @@ export class ImportService {
       }
       const { fresh, verdicts } = await this.compareAndWrite(run, "group", planned, async (repo, groups) => {
         await repo.insertGroups(run.request.accountId, groups, run.at);
+        await auditChunk(
+          repo,
+          run,
+          "groups",
+          groups.map((g) => g.name),
+        );
       });
       for (const group of fresh) for (const note of group.notes) run.note(note);
       this.tally(run, "groups", bundles.size, fresh.length, verdicts);
@@ -324,6 +356,12 @@ export class ImportService {
       done += bundles.size;
       const { fresh, verdicts } = await this.compareAndWrite(run, "user", planned, async (repo, users) => {
         await repo.insertUsers(accountId, users, run.at);
+        await auditChunk(
+          repo,
+          run,
+          "users",
+          users.map((u) => u.username),
+        );
         await repo.saveProgress(
           accountId,
           run.source.label,
@@ -433,6 +471,7 @@ export class ImportService {
         if (run.write) {
           if (table === "radacct") await repo.insertSessions(made as never);
           else await repo.insertAttempts(made as never);
+          await auditChunk(repo, run, table, [], made.length);
           await repo.saveProgress(
             accountId,
             run.source.label,

@@ -4,6 +4,7 @@
 import { CompiledQuery, type Kysely, type Transaction } from "kysely";
 import type { DialectName } from "../../db/database.ts";
 import type { Schema } from "../../db/schema.ts";
+import { type AuditEntry, recordAudit } from "../audit/record.ts";
 import { NetworksRepo } from "../networks/repo.ts";
 import type { ReportTables } from "./repo.ts";
 
@@ -84,6 +85,11 @@ export class DemoWriter {
       .insertInto("demo_seeds")
       .values({ account_id: accountId, created, summary: "{}" })
       .execute();
+  }
+
+  /** The seed's audit row, in the seed's transaction. */
+  audit(entry: AuditEntry): Promise<void> {
+    return recordAudit(this.trx, entry);
   }
 
   async finish(accountId: number, summary: unknown): Promise<void> {
