@@ -14,12 +14,13 @@ import { freeUdpPort } from "../support/freeradius-lab.ts";
 import { builtWisp, type ServerProcess, startBuiltServerProcess } from "../support/processes.ts";
 
 /**
- * The limit, in MiB. Measured on 2026-11-27 (2 cores, load 15-24 from other suites): 100-109 MiB
- * (106-109 before V8's first idle collection, ~100 after it); 131-138 before the libraries of
- * passkeys, TOTP, SAML, OIDC and phone numbers loaded on first use. Of that, ~44 MiB are the
- * node binary's pages and ~9 MiB malloc's, whatever Wisp does.
+ * The limit, in MiB. Measured on 2026-11-27 (2 cores, load 2-25): 106-108 MiB settled here (99-101
+ * once V8's first idle collection has run, 20-90 s later), where main before this test measured
+ * 137-140 (libraries of passkeys, TOTP, SAML, OIDC and phone numbers loaded at start, and the young
+ * generation grown by the start). Of that, ~44 MiB are the node binary's pages and ~9 MiB malloc's,
+ * whatever Wisp does. 7 MiB of margin for other machines' binaries and allocators.
  */
-const LIMIT_MB = 112;
+const LIMIT_MB = 115;
 /** Settled: the last SETTLE_SAMPLES readings, one a second, within SETTLE_SPREAD_MB of each other. */
 const SETTLE_SAMPLES = 5;
 const SETTLE_SPREAD_MB = 1;
