@@ -94,9 +94,9 @@ function asciiOutput(dir) {
     if (!name.endsWith(".js")) continue;
     const file = path.join(dir, name);
     const text = fs.readFileSync(file, "utf8");
-    if (!/[^\x00-\x7f]/.test(text)) continue;
+    if (!/[\u0080-\uffff]/.test(text)) continue;
     const escaped = text.replace(
-      /[^\x00-\x7f]/g,
+      /[\u0080-\uffff]/g,
       (char) => `\\u${char.charCodeAt(0).toString(16).padStart(4, "0")}`,
     );
     fs.writeFileSync(file, escaped);
