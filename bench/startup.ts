@@ -2,7 +2,8 @@
 // sources run through tsx (the way Wisp ran before the build, and still runs in development), in
 // the same run, alternating, each figure the median of several rounds:
 // - time from spawning the server to its first 200 from /healthz (and the CPU it spent by then),
-// - resident memory (VmRSS) after it has sat idle for a few seconds,
+// - resident memory (VmRSS) after a few requests and a few seconds idle, beside a bare Node HTTP
+//   server's (the floor: the node binary's pages, V8's empty heap),
 // - wall time of one CLI command (`wisp accounts list` on the same database).
 // The server starts on a database migrated beforehand (a restart, as an operator's), on SQLite,
 // with RADIUS on free UDP ports and the worker on: everything `npm start` runs.
@@ -41,6 +42,15 @@ const VARIANTS: Variant[] = [
   { name: "compiled", server: ["dist/main.js"], cli: ["bin/wisp.mjs"] },
   { name: "tsx", server: ["--import", "tsx", "src/main.ts"], cli: ["--import", "tsx", "src/cli/main.ts"] },
 ];
+
+/** The baseline of the idle RSS: node:http answering every request, nothing else loaded. */
+const BARE_SERVER = [
+  "-e",
+  'require("node:http").createServer((q, s) => s.end("ok")).listen(Number(process.env.PORT), process.env.HOST)',
+];
+
+/** What a monitor and a first visitor ask before the server sits idle. */
+const FIRST_REQUESTS = ["/healthz", "/console/login", "/portal/", "/api/users", "/healthz"];
 
 interface ServerRound {
   healthzMs: number;
@@ -87,7 +97,11 @@ function freshDataDir(template: string): string {
   return dir;
 }
 
-async function serverRound(variant: Variant, template: string, idleMs: number): Promise<ServerRound> {
+async function serverRound(
+  variant: Pick<Variant, "name" | "server">,
+  template: string,
+  idleMs: number,
+): Promise<ServerRound> {
   const [port, authPort, acctPort] = [await freePort(), await freeUdpPort(), await freeUdpPort()];
   const env = {
     ...cleanEnv(),
@@ -117,6 +131,7 @@ async function serverRound(variant: Variant, template: string, idleMs: number): 
     }
     const healthzMs = performance.now() - started;
     const cpuMsAtHealthz = cpuMs(child.pid!);
+    for (const path of FIRST_REQUESTS) await (await fetch(`http://127.0.0.1:${port}${path}`)).arrayBuffer();
     await sleep(idleMs);
     return { healthzMs, cpuMsAtHealthz, idleRssMb: rssMb(child.pid!) };
   } finally {
@@ -178,8 +193,10 @@ async function main(): Promise<void> {
   childCpuMs();
 
   const server = new Map<string, ServerRound[]>(VARIANTS.map((v) => [v.name, []]));
+  const bare: ServerRound[] = [];
   const cli = new Map<string, { wallMs: number; cpuMs: number }[]>(VARIANTS.map((v) => [v.name, []]));
   for (let round = 0; round < rounds; round++) {
+    bare.push(await serverRound({ name: "bare", server: BARE_SERVER }, template, idleMs));
     // Alternate which goes first, so neither always meets the other's leftovers.
     const order = round % 2 ? [...VARIANTS].reverse() : VARIANTS;
     for (const variant of order) {
@@ -230,6 +247,8 @@ async function main(): Promise<void> {
     `${"  (CPU spent by then)".padEnd(26)} ${`${compiled.cpuMsAtHealthz.toFixed(0)} ms`.padStart(9)}   ${`${baseline.cpuMsAtHealthz.toFixed(0)} ms`.padStart(9)}`,
   );
   row("idle RSS", "idleRssMb", "MB", TARGETS.idleRssMb);
+  const bareRss = median(bare.map((r) => r.idleRssMb));
+  console.log(`${"  (bare node:http server)".padEnd(26)} ${`${bareRss.toFixed(0)} MB`.padStart(9)}`);
   row("CLI command (wall)", "cliMs", "ms", TARGETS.cliMs);
   console.log(
     `${"  (CPU)".padEnd(26)} ${`${compiled.cliCpuMs.toFixed(0)} ms`.padStart(9)}   ${`${baseline.cliCpuMs.toFixed(0)} ms`.padStart(9)}`,
@@ -243,6 +262,7 @@ async function main(): Promise<void> {
     settings: { rounds, idleMs },
     targets: TARGETS,
     results: summary,
+    bareServer: { idleRssMb: bareRss, rounds: bare },
   });
 }
 

@@ -1,7 +1,6 @@
 // What the console's two-factor pages share: the TOTP secret as a QR code (an inline SVG made on
 // the server: nothing leaves for a QR service, and the CSP's img-src needs no data: URLs) and as
 // grouped text, the passkey options a page hands its script, and the recovery codes shown once.
-import QRCode from "qrcode";
 import type { ConsoleSession } from "../core/admins/service.ts";
 import type { Core } from "../core/index.ts";
 
@@ -14,6 +13,8 @@ export interface TotpSetupView {
 }
 
 export async function totpSetupView(enrolment: { secret: string; uri: string }): Promise<TotpSetupView> {
+  // Loaded with the first set-up page, not at start (qrcode and pngjs: 140 KB of code, idle memory).
+  const { default: QRCode } = await import("qrcode");
   const qr = await QRCode.toString(enrolment.uri, {
     type: "svg",
     errorCorrectionLevel: "M",

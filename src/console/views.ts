@@ -4,7 +4,7 @@ import { createHash } from "node:crypto";
 import { createRequire } from "node:module";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
-import { Eta } from "eta";
+import { Eta, type TemplateFunction } from "eta";
 import type { FastifyReply, FastifyRequest } from "fastify";
 import type { FieldProblem } from "../core/shared/errors.ts";
 import { readShippedFile, shippedFileError } from "../core/shared/shipped-files.ts";
@@ -227,9 +227,24 @@ export type ViewName = (typeof VIEW_NAMES)[number];
 let viewsLoaded = false;
 
 /**
- * Reads and compiles every template into eta's cache, under the path eta resolves the name (or an
- * include of it) to, so no page reads a file. Run as the server starts (once per process): a
- * template missing or broken stops the start (ShippedFileError) instead of failing its page.
+ * A template's function, compiled when its page is first rendered. The compiled functions of all
+ * the templates (their generated code and its compilation: ~1 MB) would otherwise be held from the
+ * start by a server whose console may never be opened; the template's text (~180 KB for all) is.
+ */
+function compiledOnFirstUse(file: string, text: string): TemplateFunction {
+  let compiled: TemplateFunction | undefined;
+  const render: TemplateFunction = function (data, options) {
+    compiled ??= eta.compile(text, { filepath: file });
+    return compiled.call(this, data, options);
+  };
+  return render;
+}
+
+/**
+ * Reads every template into eta's cache, under the path eta resolves the name (or an include of
+ * it) to, so no page reads a file. Run as the server starts (once per process): a template
+ * missing or broken stops the start (ShippedFileError) instead of failing its page. Each is
+ * compiled here to find out, and again when its page is first shown (see compiledOnFirstUse).
  */
 export function loadViews(): void {
   if (viewsLoaded) return;
@@ -237,10 +252,11 @@ export function loadViews(): void {
     const file = path.join(VIEWS, `${name}.eta`);
     const text = readShippedFile(file, "the console template").toString("utf8");
     try {
-      eta.templatesSync.define(file, eta.compile(text, { filepath: file }));
+      eta.compile(text, { filepath: file });
     } catch (error) {
       throw shippedFileError("the console template", file, error);
     }
+    eta.templatesSync.define(file, compiledOnFirstUse(file, text));
   }
   viewsLoaded = true;
 }

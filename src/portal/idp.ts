@@ -136,7 +136,7 @@ export async function idpRoutes(app: FastifyInstance, h: GuestRouteHelpers): Pro
       .type("application/samlmetadata+xml; charset=utf-8")
       .header("Cache-Control", "no-cache")
       .header("X-Content-Type-Options", "nosniff")
-      .send(core.idpSignIn.spMetadata(provider));
+      .send(await core.idpSignIn.spMetadata(provider));
   });
 
   app.get<{ Params: { id: string; token: string } }>("/:id/idp/finish/:token", async (request, reply) => {

@@ -28,6 +28,7 @@ import {
   type ServerProcess,
   startBuiltServerProcess,
 } from "../support/processes.ts";
+import { startSamlIdp } from "../support/saml-idp.ts";
 
 const SECRET = "built-Secret-22";
 const EMAIL = "ops@example.com";
@@ -240,6 +241,29 @@ describe("the built server (npm run build, then dist/main.js)", () => {
       const response = await fetch(`${server!.url}${asset}`);
       assert.equal(response.status, 200, asset);
       assert.ok((await response.arrayBuffer()).byteLength > 0, asset);
+    }
+  });
+
+  test("SAML: a provider from its IdP metadata, and Wisp's SP metadata (libraries loaded on first use)", async () => {
+    // metadata.ts (xmldom) and saml-library.ts (node-saml) are chunks of their own, imported when
+    // first needed: this is where a chunk the build left out, or a CommonJS wrapper, would fail.
+    const idp = await startSamlIdp();
+    try {
+      const created = await api("POST", "/api/identityproviders", {
+        name: "built-saml",
+        kind: "saml",
+        display_name: "City SSO",
+        // https: as a production provider's (the test IdP is never reached here).
+        metadata: idp.metadata.replaceAll('Location="http://', 'Location="https://'),
+      });
+      assert.equal(created.status, 201, created.text);
+      const sp = await fetch(`${server!.url}/portal/idp/${created.body.id}/metadata`);
+      assert.equal(sp.status, 200);
+      const xml = await sp.text();
+      assert.match(xml, /EntityDescriptor/);
+      assert.match(xml, /AssertionConsumerService/);
+    } finally {
+      await idp.close();
     }
   });
 

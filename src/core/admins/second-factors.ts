@@ -131,14 +131,14 @@ export class SecondFactors {
     let secret: string;
     if (columns.totp_pending) secret = this.box.open(columns.totp_pending, this.sealContext(who));
     else {
-      secret = newTotpSecret();
+      secret = await newTotpSecret();
       await this.repo.setTotpPending(
         who.accountId,
         who.adminId,
         this.box.seal(secret, this.sealContext(who)),
       );
     }
-    return { secret, uri: totpUri(secret, who.email) };
+    return { secret, uri: await totpUri(secret, who.email) };
   }
 
   /**

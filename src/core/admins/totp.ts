@@ -3,7 +3,9 @@
 // otplib computes and compares the codes (in constant time); this file fixes the parameters and
 // tells which time step a code matched, so a code is accepted once (RFC 6238 section 5.2: "the
 // verifier MUST NOT accept the second attempt of the OTP after the successful validation").
-import { generateSecret, generateURI, verify } from "otplib";
+
+/** otplib (with its hash and base32 code), loaded with the first TOTP set-up or code, not at start. */
+const otplib = () => import("otplib");
 
 export const TOTP_PERIOD = 30;
 export const TOTP_DIGITS = 6;
@@ -16,12 +18,14 @@ const TOLERANCE_S = TOTP_PERIOD;
 export const TOTP_ISSUER = "Wisp";
 
 /** A new secret, base32 (20 random bytes). */
-export function newTotpSecret(): string {
+export async function newTotpSecret(): Promise<string> {
+  const { generateSecret } = await otplib();
   return generateSecret({ length: 20 });
 }
 
 /** The otpauth:// URI an app scans; the app shows "Wisp: <email>". */
-export function totpUri(secret: string, email: string): string {
+export async function totpUri(secret: string, email: string): Promise<string> {
+  const { generateURI } = await otplib();
   return generateURI({
     issuer: TOTP_ISSUER,
     label: email,
@@ -46,6 +50,7 @@ export function timeStep(ms: number): number {
 export async function matchTotp(secret: string, text: string, now = Date.now()): Promise<number | null> {
   const token = normalizeTotpCode(text);
   if (!token) return null;
+  const { verify } = await otplib();
   const result = await verify({
     secret,
     token,

@@ -2,17 +2,20 @@
 // relying party is PUBLIC_URL: its host name is the RP ID (section 5.1.2), its origin the one
 // clientDataJSON must name (section 7.1 step 9, 7.2 step 13). No attestation is asked for
 // (attestation "none"): Wisp trusts the admin who registers the key, not the key's maker.
-import {
-  type AuthenticationResponseJSON,
-  generateAuthenticationOptions,
-  generateRegistrationOptions,
-  type PublicKeyCredentialCreationOptionsJSON,
-  type PublicKeyCredentialRequestOptionsJSON,
-  type RegistrationResponseJSON,
-  verifyAuthenticationResponse,
-  verifyRegistrationResponse,
+import type {
+  AuthenticationResponseJSON,
+  PublicKeyCredentialCreationOptionsJSON,
+  PublicKeyCredentialRequestOptionsJSON,
+  RegistrationResponseJSON,
 } from "@simplewebauthn/server";
 import type { PasskeyRow } from "./factors-repo.ts";
+
+/**
+ * @simplewebauthn/server, loaded with the first passkey page or sign-in rather than at start: with
+ * the attestation formats' certificate code it brings (@peculiar/x509, asn1js, tsyringe) it is about
+ * 0.9 MB of code, a few MB of a server's idle memory that most consoles never use (bench/startup.ts).
+ */
+const library = () => import("@simplewebauthn/server");
 
 export type { AuthenticationResponseJSON, RegistrationResponseJSON };
 export type CreationOptions = PublicKeyCredentialCreationOptionsJSON;
@@ -37,11 +40,12 @@ const transportsOf = (row: PasskeyRow): string[] => JSON.parse(row.transports) a
  * Options for navigator.credentials.create. A discoverable credential is preferred (section
  * 5.4.6 residentKey), so the key can sign in alone later; the admin's other keys are excluded.
  */
-export function registrationOptions(
+export async function registrationOptions(
   rp: RelyingParty,
   user: { handle: string; email: string },
   existing: PasskeyRow[],
 ): Promise<CreationOptions> {
+  const { generateRegistrationOptions } = await library();
   return generateRegistrationOptions({
     rpName: "Wisp console",
     rpID: rp.id,
@@ -68,6 +72,7 @@ export async function verifyRegistration(
   response: RegistrationResponseJSON,
   challenge: string,
 ): Promise<NewCredential | null> {
+  const { verifyRegistrationResponse } = await library();
   const result = await verifyRegistrationResponse({
     response,
     expectedChallenge: challenge,
@@ -91,7 +96,11 @@ export async function verifyRegistration(
  * for a passkey sign-in (the authenticator offers its discoverable credentials for this RP ID), where
  * user verification is required: the passkey alone then stands for two factors.
  */
-export function authenticationOptions(rp: RelyingParty, keys: PasskeyRow[] | null): Promise<RequestOptions> {
+export async function authenticationOptions(
+  rp: RelyingParty,
+  keys: PasskeyRow[] | null,
+): Promise<RequestOptions> {
+  const { generateAuthenticationOptions } = await library();
   return generateAuthenticationOptions({
     rpID: rp.id,
     timeout: TIMEOUT_MS,
@@ -108,6 +117,7 @@ export async function verifyAssertion(
   row: PasskeyRow,
   requireUserVerification: boolean,
 ): Promise<number | null> {
+  const { verifyAuthenticationResponse } = await library();
   const result = await verifyAuthenticationResponse({
     response,
     expectedChallenge: challenge,

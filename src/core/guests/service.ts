@@ -21,7 +21,6 @@ import {
 } from "./codes.ts";
 import { type DeliveryDeps, DeliveryError, deliver } from "./deliver.ts";
 import { cooldownWait, sendWait } from "./limits.ts";
-import { normalisePhone } from "./phone.ts";
 import type { GuestsRepo, VerificationRow } from "./repo.ts";
 import { isEmail, PREVERIFY_PER_DEVICE_DAY, REQUEST_LIFETIME, type VerificationKind } from "./rules.ts";
 
@@ -121,6 +120,9 @@ export class GuestsService {
     const guest = checked.guest;
     if (kind === "sms") {
       if (guest.phone === "") return { ok: false as const, problem: "bad_phone" as const };
+      // libphonenumber-js with its full metadata (250 KB of code): loaded with the first SMS
+      // verification, not at start.
+      const { normalisePhone } = await import("./phone.ts");
       const phone = normalisePhone(guest.phone, portal.verification.smsCountries);
       if (!phone.ok) return phone;
       guest.phone = phone.e164;

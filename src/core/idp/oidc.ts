@@ -5,7 +5,7 @@
 // an "alg: none" or HMAC token is refused), its iss, aud, azp, exp, iat and nonce (Core 3.1.3.7).
 // The claims the provider names are read only from that validated token.
 
-import * as client from "openid-client";
+import type * as OpenId from "openid-client";
 import type { UrlFetch } from "../webhooks/sender.ts";
 import type { ProviderRow } from "./repo.ts";
 import {
@@ -23,8 +23,11 @@ export interface OidcStart {
   codeVerifier: string;
 }
 
+/** openid-client (with oauth4webapi), loaded with the first OIDC sign-in rather than at start. */
+const openid = () => import("openid-client");
+
 interface Cached {
-  config: Promise<client.Configuration>;
+  config: Promise<OpenId.Configuration>;
   key: string;
   until: number;
 }
@@ -67,25 +70,27 @@ export class OidcClient {
   ) {}
 
   /** The provider's configuration from its discovery document, reused for DISCOVERY_CACHE_MS. */
-  private configuration(row: ProviderRow, secret: string, now = Date.now()): Promise<client.Configuration> {
+  private configuration(row: ProviderRow, secret: string, now = Date.now()): Promise<OpenId.Configuration> {
     const key = `${row.updated}\n${row.issuer}\n${row.client_id}`;
     const cached = this.cache.get(row.id);
     if (cached && cached.key === key && cached.until > now) return cached.config;
-    const config = client
-      .discovery(
-        new URL(row.issuer),
-        row.client_id,
-        { client_secret: secret || undefined, [client.clockTolerance]: CLOCK_SKEW_SECONDS },
-        secret ? client.ClientSecretPost(secret) : client.None(),
-        {
-          timeout: Math.ceil(IDP_TIMEOUT_MS / 1000),
-          [client.customFetch]: (url, options) => this.fetch(url, options as RequestInit),
-          // The ID token's signature is checked against the IdP's JWKS even though it came straight
-          // from the token endpoint (Core 3.1.3.7 point 6 lets TLS stand in; Wisp does not).
-          execute: this.allowHttp
-            ? [client.enableNonRepudiationChecks, client.allowInsecureRequests]
-            : [client.enableNonRepudiationChecks],
-        },
+    const config = openid()
+      .then((client) =>
+        client.discovery(
+          new URL(row.issuer),
+          row.client_id,
+          { client_secret: secret || undefined, [client.clockTolerance]: CLOCK_SKEW_SECONDS },
+          secret ? client.ClientSecretPost(secret) : client.None(),
+          {
+            timeout: Math.ceil(IDP_TIMEOUT_MS / 1000),
+            [client.customFetch]: (url, options) => this.fetch(url, options as RequestInit),
+            // The ID token's signature is checked against the IdP's JWKS even though it came straight
+            // from the token endpoint (Core 3.1.3.7 point 6 lets TLS stand in; Wisp does not).
+            execute: this.allowHttp
+              ? [client.enableNonRepudiationChecks, client.allowInsecureRequests]
+              : [client.enableNonRepudiationChecks],
+          },
+        ),
       )
       .catch((error) => {
         this.cache.delete(row.id);
@@ -97,7 +102,8 @@ export class OidcClient {
 
   /** The address of the IdP's login, with a fresh state, nonce and PKCE verifier to keep. */
   async start(row: ProviderRow, secret: string, redirectUri: string): Promise<OidcStart> {
-    let config: client.Configuration;
+    const client = await openid();
+    let config: OpenId.Configuration;
     try {
       config = await this.configuration(row, secret);
     } catch (error) {
@@ -128,6 +134,7 @@ export class OidcClient {
     callback: URL,
     expected: { state: string; nonce: string; codeVerifier: string },
   ): Promise<VerifiedIdentity> {
+    const client = await openid();
     let claims: Record<string, unknown> | undefined;
     try {
       const config = await this.configuration(row, secret);

@@ -7,8 +7,7 @@
 // adds what node-saml leaves out: the assertion's Issuer is the metadata's entity id, its signature
 // and digest are SHA-256 or stronger (not SHA-1), and each assertion ID is used once.
 import { randomBytes } from "node:crypto";
-import { type CacheProvider, type Profile, SAML, ValidateInResponseTo } from "@node-saml/node-saml";
-import { certPem } from "./metadata.ts";
+import type { CacheProvider, Profile, SAML } from "@node-saml/node-saml";
 import type { ProviderRow } from "./repo.ts";
 import { CLOCK_SKEW_SECONDS, FLOW_SECONDS, IdpRefusal, type VerifiedIdentity } from "./rules.ts";
 
@@ -47,7 +46,16 @@ function oneRequest(requestId: string, requestedAt: number): CacheProvider {
   };
 }
 
-function samlFor(row: ProviderRow, site: SamlSite, requestId: string, requestedAt = Date.now()): SAML {
+/** node-saml, loaded when first needed (see saml-library.ts). */
+const library = () => import("./saml-library.ts");
+
+async function samlFor(
+  row: ProviderRow,
+  site: SamlSite,
+  requestId: string,
+  requestedAt = Date.now(),
+): Promise<SAML> {
+  const { SAML, ValidateInResponseTo, certPem } = await library();
   return new SAML({
     callbackUrl: site.acsUrl,
     entryPoint: row.sso_url,
@@ -108,7 +116,8 @@ export class SamlClient {
   ): Promise<{ url: string; requestId: string }> {
     // An xs:ID must not start with a digit (XML Schema NCName).
     const requestId = `_${randomBytes(20).toString("hex")}`;
-    const url = await samlFor(row, site, requestId).getAuthorizeUrlAsync(relayState, undefined, {});
+    const saml = await samlFor(row, site, requestId);
+    const url = await saml.getAuthorizeUrlAsync(relayState, undefined, {});
     return { url, requestId };
   }
 
@@ -124,9 +133,8 @@ export class SamlClient {
   ): Promise<{ identity: VerifiedIdentity; assertionId: string; until: number | null }> {
     let profile: Profile | null;
     try {
-      ({ profile } = await samlFor(row, site, request.id, request.at).validatePostResponseAsync({
-        SAMLResponse: samlResponse,
-      }));
+      const saml = await samlFor(row, site, request.id, request.at);
+      ({ profile } = await saml.validatePostResponseAsync({ SAMLResponse: samlResponse }));
     } catch (error) {
       const status = (error as { xmlStatus?: string }).xmlStatus;
       throw new IdpRefusal(status ? "idp_error" : "assertion_invalid", (error as Error).message);
@@ -166,7 +174,7 @@ export class SamlClient {
   }
 
   /** Wisp's SP metadata for this provider (saml-metadata-2.0-os 2.4.4). */
-  metadata(row: ProviderRow, site: SamlSite): string {
-    return samlFor(row, site, "").generateServiceProviderMetadata(null, null);
+  async metadata(row: ProviderRow, site: SamlSite): Promise<string> {
+    return (await samlFor(row, site, "")).generateServiceProviderMetadata(null, null);
   }
 }

@@ -9,7 +9,6 @@ import { hasControlCharacters } from "../shared/text.ts";
 import { isoNow } from "../shared/time.ts";
 import type { SecretBox } from "../webhooks/crypto.ts";
 import type { UrlFetch } from "../webhooks/sender.ts";
-import { parseIdpMetadata } from "./metadata.ts";
 import type { IdpRepo, ProviderChanges, ProviderRow } from "./repo.ts";
 import {
   CLAIM_PATTERN,
@@ -302,6 +301,8 @@ export class IdpService {
       xml = await fetchMetadata(clean.metadata_url, this.options.fetch ?? globalThis.fetch);
     if (xml === undefined)
       return clean.metadata_url !== undefined ? { metadata_url: clean.metadata_url } : {};
+    // metadata.ts brings @xmldom/xmldom: loaded with the first SAML provider saved, not at start.
+    const { parseIdpMetadata } = await import("./metadata.ts");
     const parsed = parseIdpMetadata(xml);
     if (typeof parsed === "string") throw ValidationError.field("metadata", parsed);
     const badSso = urlProblem(parsed.ssoUrl, this.options.allowHttp);

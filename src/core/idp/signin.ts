@@ -103,7 +103,7 @@ export class IdpSignIn {
   }
 
   /** SAML: Wisp's SP metadata for the provider. */
-  spMetadata(row: ProviderRow): string {
+  spMetadata(row: ProviderRow): Promise<string> {
     return this.deps.saml.metadata(row, this.samlSite(row));
   }
 
