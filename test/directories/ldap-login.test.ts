@@ -315,6 +315,7 @@ for (const { dialect, skip } of await dialects()) {
         assert.ok(answer.text.includes(field), answer.text);
       };
       await bad({ user_filter: "(uid=a" }, "user_filter");
+      await bad({ user_filter: "(&(objectClass=person)" }, "user_filter");
       await bad({ user_filter: "uid=a" }, "user_filter");
       await bad({ servers: ["http://x"] }, "servers");
       await bad({ ca_pem: "not a pem" }, "ca_pem");

@@ -6,7 +6,7 @@
 // section 4.5.3) as text, which are ignored, and a referral result (code 10) is an error.
 import { isIP } from "node:net";
 import type { ConnectionOptions } from "node:tls";
-import { Client, type Entry, ResultCodeError } from "ldapts";
+import type { Client, Entry } from "ldapts";
 
 export interface ServerSettings {
   startTls: boolean;
@@ -152,8 +152,15 @@ export interface ServerStatus {
   last_error: string;
 }
 
+/**
+ * ldapts, loaded with the first connection (or the first filter checked, rules.ts): a server with no
+ * directory never holds it (idle memory, issue 32 point 4).
+ */
+let ldapts: typeof import("ldapts") | undefined;
+
 /** An LDAP result code from the server: it answered (wrong password, no such object...). */
-export const isLdapAnswer = (error: unknown) => error instanceof ResultCodeError;
+export const isLdapAnswer = (error: unknown) =>
+  ldapts !== undefined && error instanceof ldapts.ResultCodeError;
 
 class Server {
   readonly breaker: Breaker;
@@ -196,7 +203,8 @@ class Server {
   private async connect(): Promise<Client> {
     // ldapts speaks TLS from the start whenever tlsOptions is given: only for ldaps://.
     const ldaps = this.url.startsWith("ldaps:");
-    const client = new Client({
+    ldapts ??= await import("ldapts");
+    const client = new ldapts.Client({
       url: this.url,
       timeout: this.settings.timeoutMs,
       connectTimeout: this.settings.connectTimeoutMs,

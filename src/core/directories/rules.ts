@@ -1,7 +1,6 @@
 // What a valid directory (LDAP / Active Directory source) looks like, the names and limits every
 // door shares, and the LDAP text rules: filter values escaped per RFC 4515 section 3, filters and
 // server URLs checked before they are stored.
-import { FilterParser } from "ldapts";
 import { hasControlCharacters } from "../shared/text.ts";
 
 export const DIRECTORY_NAME_PATTERN = /^[a-z0-9][a-z0-9-]{0,19}$/;
@@ -58,11 +57,28 @@ export function escapeFilterValue(value: string): string {
   return value.replace(/[*()\\\0]/g, (c) => `\\${c.charCodeAt(0).toString(16).padStart(2, "0")}`);
 }
 
-/** A filter that parses as RFC 4515 text (in parentheses), or the reason it does not. */
-export function filterProblem(filter: string): string | null {
+function parenthesesBalance(filter: string): boolean {
+  let depth = 0;
+  for (const c of filter) {
+    if (c === "(") depth++;
+    else if (c === ")" && --depth < 0) return false;
+  }
+  return depth === 0;
+}
+
+/**
+ * A filter that parses as RFC 4515 text (in parentheses), or the reason it does not. ldapts (its
+ * parser) is loaded here and by the first connection only: a server with no directory never holds
+ * it (idle memory, issue 32 point 4).
+ */
+export async function filterProblem(filter: string): Promise<string | null> {
   if (filter.length > MAX_FILTER || hasControlCharacters(filter))
     return `must be an LDAP filter of at most ${MAX_FILTER} characters`;
   if (!filter.startsWith("(") || !filter.endsWith(")")) return "must be an LDAP filter in parentheses";
+  // ldapts's parser lets a missing ")" pass ("(&(a=b)"); RFC 4515 section 3 escapes parentheses
+  // in values (\28, \29), so every raw one is structure and they must balance.
+  if (!parenthesesBalance(filter)) return "is not a valid LDAP filter (RFC 4515): unbalanced parentheses";
+  const { FilterParser } = await import("ldapts");
   try {
     FilterParser.parseString(filter);
     return null;

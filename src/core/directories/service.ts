@@ -131,7 +131,7 @@ function caProblem(pem: string): string | null {
 }
 
 /** The field checks that need no database; a problem per bad field. */
-function fieldProblems(input: DirectoryInput): FieldProblem[] {
+async function fieldProblems(input: DirectoryInput): Promise<FieldProblem[]> {
   const problems: FieldProblem[] = [];
   const bad = (field: string, message: string) => problems.push({ field, message });
   if (input.name !== undefined && !DIRECTORY_NAME_PATTERN.test(input.name)) bad("name", DIRECTORY_NAME_RULE);
@@ -146,7 +146,7 @@ function fieldProblems(input: DirectoryInput): FieldProblem[] {
     if (problem) bad(field, problem);
   }
   for (const field of ["user_filter", "group_filter"] as const) {
-    const problem = input[field] === undefined ? null : filterProblem(input[field]);
+    const problem = input[field] === undefined ? null : await filterProblem(input[field]);
     if (problem) bad(field, problem);
   }
   for (const field of ATTRIBUTE_FIELDS) {
@@ -253,8 +253,8 @@ export class DirectoriesService {
     return this.present(await this.row(accountId, idOrName));
   }
 
-  private check(input: DirectoryInput): void {
-    const problems = fieldProblems(input);
+  private async check(input: DirectoryInput): Promise<void> {
+    const problems = await fieldProblems(input);
     const first = problems[0];
     if (first) throw new ValidationError(`${first.field} ${first.message}`, problems);
   }
@@ -298,7 +298,7 @@ export class DirectoriesService {
     if (input.servers === undefined) throw ValidationError.field("servers", "is required");
     if (input.user_base === undefined || input.user_base.trim() === "")
       throw ValidationError.field("user_base", "is required");
-    this.check(input);
+    await this.check(input);
     const now = isoNow();
     try {
       const row = await this.repo.transaction(async (repo) => {
@@ -337,7 +337,7 @@ export class DirectoriesService {
     const current = await this.row(accountId, idOrName);
     if (input.name !== undefined && input.name !== current.name)
       throw ValidationError.field("name", "cannot change (its users' shadows name it)");
-    this.check(input);
+    await this.check(input);
     const changes = this.columns(input);
     if (input.bind_password !== undefined)
       changes.bind_password = input.bind_password
