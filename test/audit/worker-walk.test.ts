@@ -145,6 +145,31 @@ describe("audit log of the worker", () => {
     );
   });
 
+  // The API walk's one operation needing a live NAS (test/audit/api-walk.test.ts CHECKED_ELSEWHERE).
+  test("the API's disconnect of a session: one row by the key, none by the worker", async () => {
+    await accountingSender(acctPort, SECRET)(
+      { user: "walker", session: "ww-2", mac: "02-00-00-00-07-02" },
+      "Start",
+    );
+    const session = await server.core.database.db
+      .selectFrom("radacct")
+      .select("radacctid")
+      .where("acctsessionid", "=", "ww-2")
+      .executeTakeFirstOrThrow();
+    const start = (await rows()).length;
+    const answer = await server.call("POST", `/api/sessions/${session.radacctid}/disconnect`, {
+      key,
+      body: { reason: "walk" },
+    });
+    assert.equal(answer.status, 200, JSON.stringify(answer.body));
+    assert.equal(answer.body.disconnect.result, "ack");
+    const added = (await rows()).slice(start);
+    assert.deepEqual(
+      added.map((r) => [r.actor_type, r.address, r.resource, r.resource_id, r.action]),
+      [["api_key", "127.0.0.1", "session", String(session.radacctid), "disconnect"]],
+    );
+  });
+
   test("a scheduled directory sync, even a failed one, is the worker's row", async () => {
     const created = await server.call("POST", "/api/directories", {
       key,

@@ -98,6 +98,14 @@ for (const { dialect, skip } of await dialects()) {
       const home = await client.get("/console");
       assert.equal(home.status, 200);
       assert.match(home.text, /admin@example\.com · default/);
+      // One audit row, naming the first admin (test/audit/console-walk.test.ts's CHECKED_ELSEWHERE).
+      const [first] = await server.core.admins.list();
+      const audited = await server.core.database.db.selectFrom("audit_log").selectAll().execute();
+      assert.deepEqual(
+        audited.map((r) => [r.actor_type, r.actor_id, r.actor_name, r.actor_role, r.resource, r.action]),
+        [["admin", String(first!.id), EMAIL, "owner", "admin", "create"]],
+      );
+      assert.doesNotMatch(JSON.stringify(audited), new RegExp(PASSWORD), "no password in the row");
 
       assert.equal(await server.core.admins.issueSetupCode(), null, "the code is used up");
       const again = await new ConsoleClient(server.url).get("/console/setup");

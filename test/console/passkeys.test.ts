@@ -139,4 +139,41 @@ describe("passkeys in a browser", { skip: browserUnavailable() ?? false }, () =>
     await p().goto(`${base}/console`);
     assert.equal(path(), "/console/login", "no session");
   });
+
+  // The passkey routes of test/audit/console-walk.test.ts's CHECKED_ELSEWHERE: each change one row naming
+  // the admin who made it.
+  test("registering, renaming and removing a passkey: one audit row each, naming the admin", async () => {
+    await password("ben@example.com");
+    await p().click("#use-passkey");
+    await p().waitForURL((url) => url.pathname === "/console");
+    await p().goto(`${base}/console/security`);
+    await p().fill("#passkeys input[name=name]", "Ben's old key");
+    await p().click("#passkeys form.row-form button[type=submit]");
+    await p().waitForURL((url) => url.search.includes("notice"));
+    await p().click("#passkeys form[action$='/remove'] button[type=submit]");
+    await p().waitForURL((url) => url.search.includes("notice"));
+    assert.match((await p().textContent("#passkeys")) ?? "", /No passkeys yet/);
+    await logOut();
+    const rows = await server.core.database.db
+      .selectFrom("audit_log")
+      .selectAll()
+      .where("resource", "=", "passkey")
+      .orderBy("id")
+      .execute();
+    assert.deepEqual(
+      rows.map((r) => [r.actor_type, r.actor_name, r.action]),
+      [
+        ["admin", "ana@example.com", "create"],
+        ["admin", "ben@example.com", "create"],
+        ["admin", "ben@example.com", "update"],
+        ["admin", "ben@example.com", "delete"],
+      ],
+    );
+    for (const row of rows) {
+      assert.notEqual(row.actor_role, "", "the admin's role");
+      assert.match(row.address ?? "", /^(127\.0\.0\.1|::1)$/);
+    }
+    assert.equal(JSON.parse(rows[2]!.after!).name, "Ben's old key");
+    assert.equal(rows[1]!.resource_id, rows[3]!.resource_id, "the same passkey");
+  });
 });

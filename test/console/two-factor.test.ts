@@ -43,6 +43,13 @@ for (const { dialect, skip } of await dialects()) {
     let secret = "";
     let codes: string[] = [];
     const client = (ip: string) => new ConsoleClient(server.url, { "x-forwarded-for": ip });
+    const auditOf = (email: string) =>
+      server.core.database.db
+        .selectFrom("audit_log")
+        .selectAll()
+        .where("actor_name", "=", email)
+        .orderBy("id")
+        .execute();
 
     before(async () => {
       server = await startTestServer({ dialect, env: { TRUSTED_PROXIES: "127.0.0.1" } });
@@ -208,9 +215,18 @@ for (const { dialect, skip } of await dialects()) {
       const benSecret = secretOf(enrol.text).replace(/ /g, "");
       const wrong = await ben.post("/console/login/enrol/totp", { code: "abcdef" });
       assert.equal(wrong.status, 400);
+      const auditedBefore = (await auditOf("ben@example.com")).length;
       const done = await ben.post("/console/login/enrol/totp", { code: totp(benSecret) });
       assert.equal(done.location, "/console/security/recovery-codes?next=%2Fconsole");
       assert.equal(codesOf((await ben.get(done.location!)).text).length, 10);
+      // Enrolment during the sign-in (test/audit/console-walk.test.ts's CHECKED_ELSEWHERE): one row (the
+      // first factor's recovery codes come with it), naming ben, his role and address.
+      assert.deepEqual(
+        (await auditOf("ben@example.com"))
+          .slice(auditedBefore)
+          .map((r) => [r.actor_type, r.actor_role, r.resource, r.action, r.address]),
+        [["admin", "owner", "totp", "create", "192.0.2.8"]],
+      );
       assert.equal((await ben.get("/console")).status, 200);
 
       const remove = await ben.post("/console/security/totp/remove");

@@ -7,6 +7,7 @@ import { timingSafeEqual } from "node:crypto";
 import { type Database, isUniqueViolation } from "../../db/database.ts";
 import { type AccountRow, AccountsRepo } from "../accounts/repo.ts";
 import { AccountsService } from "../accounts/service.ts";
+import { runAsAdmin } from "../audit/context.ts";
 import type { Permission } from "../keys/permissions.ts";
 import {
   AppError,
@@ -236,7 +237,7 @@ export class AdminsService {
     this.setupCode = null;
     try {
       const account = await this.accounts.resolve(undefined);
-      const admin = await this.insert(account, email, input.password, DEFAULT_ROLE, client);
+      const admin = await this.insert(account, email, input.password, DEFAULT_ROLE, client, true);
       this.someExist = true;
       return admin;
     } catch (error) {
@@ -531,6 +532,8 @@ export class AdminsService {
     password: string,
     role: Role,
     client = OPERATORS,
+    /** The first-run setup: the new admin makes themselves, and the audit row names them. */
+    self = false,
   ): Promise<Admin> {
     if (await this.repo.findByEmail(email)) throw taken(email);
     const now = isoNow();
@@ -547,13 +550,15 @@ export class AdminsService {
           role,
         });
         const created = present(row, account.name);
-        await repo.audit({
-          accountId: account.id,
-          resource: "admin",
-          id: row.id,
-          action: "create",
-          after: created,
-        });
+        const audit = () =>
+          repo.audit({
+            accountId: account.id,
+            resource: "admin",
+            id: row.id,
+            action: "create",
+            after: created,
+          });
+        await (self ? runAsAdmin(row, audit) : audit());
         return created;
       });
       return admin;

@@ -4,6 +4,7 @@
 // admin with none, in an account that requires one, gets a sign-in that can only set one up. A
 // passkey sign-in (no password) starts as a sign-in that does not know who yet. Sign-ins expire
 // after SIGN_IN_MS and end after SECOND_FACTOR_FAILURE_LIMIT wrong answers (the password again).
+import { runAsAdmin } from "../audit/context.ts";
 import { AppError, ConflictError } from "../shared/errors.ts";
 import { isoNow } from "../shared/time.ts";
 import type { FactorsRepo, SignInRow } from "./factors-repo.ts";
@@ -40,6 +41,18 @@ export interface SignIn {
   row: SignInRow;
   /** Null for a passkey sign-in (who signs in is not known yet). */
   who: AdminRef | null;
+  /** The admin's role, with who. */
+  role?: string;
+}
+
+/**
+ * Runs fn as the admin signing in: a factor enrolled before the session exists is still that
+ * admin's change in the audit log (the door named only an admin without a session).
+ */
+function asSigningIn<T>(signIn: SignIn, fn: () => Promise<T>): Promise<T> {
+  if (!signIn.who) return fn();
+  const { adminId, email } = signIn.who;
+  return runAsAdmin({ id: adminId, email, role: signIn.role ?? "" }, fn);
 }
 
 /** The sign-in is gone: expired, used, ended after too many wrong answers, or never was. */
@@ -105,7 +118,8 @@ export class SignInFlow<S> {
     if (row.account_id === null || row.admin_id === null) return { row, who: null };
     const admin = await this.deps.admins.findById(row.account_id, row.admin_id);
     if (!admin) return null;
-    return { row, who: { accountId: admin.account_id, adminId: admin.id, email: admin.email } };
+    const who = { accountId: admin.account_id, adminId: admin.id, email: admin.email };
+    return { row, who, role: admin.role };
   }
 
   private known(signIn: SignIn, stage: SignInStage): AdminRef {
@@ -185,7 +199,7 @@ export class SignInFlow<S> {
 
   async enrolTotp(signIn: SignIn, code: string): Promise<Opened<S> & { recoveryCodes: string[] | null }> {
     const who = this.known(signIn, "enrol");
-    const recoveryCodes = await this.deps.factors.confirmTotp(who, code);
+    const recoveryCodes = await asSigningIn(signIn, () => this.deps.factors.confirmTotp(who, code));
     return { ...(await this.finish(signIn, who, "totp")), recoveryCodes };
   }
 
@@ -196,11 +210,9 @@ export class SignInFlow<S> {
   ): Promise<Opened<S> & { recoveryCodes: string[] | null }> {
     const who = this.known(signIn, "enrol");
     if (!signIn.row.challenge) throw new PasskeyRefusedError("No passkey was asked for: reload the page.");
-    const { recoveryCodes } = await this.deps.factors.registerPasskey(
-      who,
-      response,
-      signIn.row.challenge,
-      name,
+    const challenge = signIn.row.challenge;
+    const { recoveryCodes } = await asSigningIn(signIn, () =>
+      this.deps.factors.registerPasskey(who, response, challenge, name),
     );
     return { ...(await this.finish(signIn, who, "passkey")), recoveryCodes };
   }

@@ -7,7 +7,7 @@
 import { createHmac, randomBytes } from "node:crypto";
 import { type Database, isUniqueViolation } from "../../db/database.ts";
 import { type AccountRow, AccountsRepo } from "../accounts/repo.ts";
-import { currentActor, runAs } from "../audit/context.ts";
+import { runAsAdmin } from "../audit/context.ts";
 import {
   composeHtml,
   composeText,
@@ -225,14 +225,7 @@ export class Team {
         const after = { id: row.id, email: row.email, role: row.role, invitation: invitation.id };
         // The one acting is the invitee, who has an id only from this row on: the door could name
         // no one but the address, so the row names them here.
-        const invitee = {
-          ...currentActor(),
-          type: "admin" as const,
-          id: String(row.id),
-          name: row.email,
-          role: row.role,
-        };
-        await runAs(invitee, () =>
+        await runAsAdmin(row, () =>
           repo.audit({
             accountId: invitation.accountId,
             resource: "admin",

@@ -64,6 +64,16 @@ export function auditSkipped(): boolean {
   return skippedForBench;
 }
 
+/**
+ * Runs fn as this console admin, from the current door's address: for a change an admin makes
+ * before the door can name them (the first-run setup, an accepted invitation, a factor enrolled
+ * during a sign-in), whose id may exist only inside the change's own transaction.
+ */
+export function runAsAdmin<T>(admin: { id: number; email: string; role: string }, fn: () => T): T {
+  const actor: Actor = { ...currentActor(), type: "admin", id: String(admin.id), name: admin.email };
+  return runAs({ ...actor, role: admin.role }, fn);
+}
+
 /** Automatic actors: what the worker and the RADIUS door do on their own. */
 export const WORKER: Actor = { type: "worker", id: "", name: "worker", role: "", address: "local" };
 export const RADIUS: Actor = { type: "radius", id: "", name: "radius", role: "", address: "local" };
