@@ -214,6 +214,35 @@ function network(method: Method, k: number, good: boolean, certs: Certificates):
   };
 }
 
+/** User + system CPU ticks of every thread of the process, by thread id. */
+function threadTicks(pid: number): Map<number, number> {
+  const ticks = new Map<number, number>();
+  try {
+    for (const tid of fs.readdirSync(`/proc/${pid}/task`)) {
+      const stat = fs.readFileSync(`/proc/${pid}/task/${tid}/stat`, "utf8");
+      const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+      ticks.set(Number(tid), Number(fields[11]) + Number(fields[12]));
+    }
+  } catch {
+    // The process or a thread ended meanwhile: what was read so far.
+  }
+  return ticks;
+}
+
+/**
+ * The CPU ticks of the threads other than the main one during a run, split: the busiest
+ * thread (for Wisp with one TLS worker, that worker: see the run's figures) and the rest (V8's
+ * compiler and GC threads, libuv's pool; FreeRADIUS: its other threads).
+ */
+function otherThreads(pid: number, before: Map<number, number>, after: Map<number, number>) {
+  const deltas = [...after]
+    .filter(([tid]) => tid !== pid)
+    .map(([tid, ticks]) => ticks - (before.get(tid) ?? 0))
+    .sort((a, b) => b - a);
+  const busiest = deltas[0] ?? 0;
+  return { busiest, rest: deltas.slice(1).reduce((sum, d) => sum + d, 0) };
+}
+
 interface Run {
   server: string;
   method: Method;
@@ -224,6 +253,10 @@ interface Run {
   cpuMsPerLogin: number;
   /** Of cpuMsPerLogin, the part of the main thread (for Wisp the rest is V8's compiler and GC). */
   mainThreadCpuMsPerLogin: number;
+  /** The busiest other thread (Wisp: its TLS worker when there is one). */
+  busiestThreadCpuMsPerLogin: number;
+  /** The remaining threads (Wisp: V8's compiler and GC threads, libuv's pool, other TLS workers). */
+  otherThreadsCpuMsPerLogin: number;
   roundTripsPerLogin: number;
   /** Share of the machine's CPU time left idle during the run (0: the load generator is the limit). */
   machineIdle: number;
@@ -249,6 +282,7 @@ async function measure(
   let requests = 0;
   const ticksBefore = processTicks(target.pid) ?? 0;
   const mainBefore = mainThreadTicks(target.pid) ?? 0;
+  const threadsBefore = threadTicks(target.pid);
   const machineBefore = machineTicks();
   const clientBefore = childrenTicks();
   const harnessBefore = process.cpuUsage();
@@ -275,6 +309,8 @@ async function measure(
   const seconds = Number(process.hrtime.bigint() - started) / 1e9;
   const ticks = (processTicks(target.pid) ?? ticksBefore) - ticksBefore;
   const mainTicks = (mainThreadTicks(target.pid) ?? mainBefore) - mainBefore;
+  const threads = otherThreads(target.pid, threadsBefore, threadTicks(target.pid));
+  const msPerLogin = (t: number) => Number(((t * 1000) / TICKS_PER_SECOND / logins).toFixed(2));
   const machineAfter = machineTicks();
   const harness = process.cpuUsage(harnessBefore);
   const machineTotal = machineAfter.total - machineBefore.total;
@@ -286,7 +322,9 @@ async function measure(
     seconds: Number(seconds.toFixed(2)),
     loginsPerSecond: Number((logins / seconds).toFixed(1)),
     cpuMsPerLogin: Number(((ticks * 1000) / TICKS_PER_SECOND / logins).toFixed(2)),
-    mainThreadCpuMsPerLogin: Number(((mainTicks * 1000) / TICKS_PER_SECOND / logins).toFixed(2)),
+    mainThreadCpuMsPerLogin: msPerLogin(mainTicks),
+    busiestThreadCpuMsPerLogin: msPerLogin(threads.busiest),
+    otherThreadsCpuMsPerLogin: msPerLogin(threads.rest),
     roundTripsPerLogin: Number((requests / logins).toFixed(2)),
     machineIdle: Number(
       (1 - (machineAfter.busy - machineBefore.busy) / Math.max(1, machineTotal)).toFixed(3),
@@ -332,6 +370,8 @@ function totals(list: Run[]) {
     loginsPerSecond: Number((logins / seconds).toFixed(1)),
     cpuMsPerLogin: weighted((r) => r.cpuMsPerLogin),
     mainThreadCpuMsPerLogin: weighted((r) => r.mainThreadCpuMsPerLogin),
+    busiestThreadCpuMsPerLogin: weighted((r) => r.busiestThreadCpuMsPerLogin),
+    otherThreadsCpuMsPerLogin: weighted((r) => r.otherThreadsCpuMsPerLogin),
     roundTripsPerLogin: weighted((r) => r.roundTripsPerLogin),
     wrong: list.reduce((s, r) => s + r.wrong, 0),
   };
@@ -417,7 +457,7 @@ async function startTargets(dir: string, certs: Certificates, dataDir: string) {
 function printRun(run: Run): void {
   console.log(
     `round ${run.round} ${run.method.padEnd(4)} ${run.server.padEnd(8)} ${run.loginsPerSecond} logins/s, ` +
-      `${run.cpuMsPerLogin} ms CPU/login (main thread ${run.mainThreadCpuMsPerLogin}), ${run.roundTripsPerLogin} round trips/login, eapol_test ${run.clientCpuMsPerLogin} ms CPU/login, bench ${run.harnessCpuMsPerLogin} ms, machine ${Math.round(run.machineIdle * 100)}% idle, ${run.wrong} wrong`,
+      `${run.cpuMsPerLogin} ms CPU/login (main thread ${run.mainThreadCpuMsPerLogin}, busiest other ${run.busiestThreadCpuMsPerLogin}, the rest ${run.otherThreadsCpuMsPerLogin}), ${run.roundTripsPerLogin} round trips/login, eapol_test ${run.clientCpuMsPerLogin} ms CPU/login, bench ${run.harnessCpuMsPerLogin} ms, machine ${Math.round(run.machineIdle * 100)}% idle, ${run.wrong} wrong`,
   );
 }
 
