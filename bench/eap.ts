@@ -22,6 +22,7 @@
 //   BENCH_EAP_FREERADIUS (files,sql)  the FreeRADIUS setups to run beside Wisp
 //   BENCH_EAP_TLS_WORKERS    e.g. 0,1: one Wisp per EAP_TLS_WORKERS value (wisp-tls0, wisp-tls1),
 //                            measured in the same rounds; unset: one Wisp with its default
+//   BENCH_EAP_TASKSET        e.g. 0/0,1: one Wisp pinned to each CPU list (taskset), wisp-cpu0...
 //   BENCH_CPU_PROF=dir       write Wisp's --cpu-prof profile there
 import { execFileSync } from "node:child_process";
 import { X509Certificate } from "node:crypto";
@@ -360,6 +361,19 @@ function wispVariants(): (string | undefined)[] {
   return values;
 }
 
+/**
+ * BENCH_EAP_TASKSET: CPU lists separated by "/" (e.g. 0/0,1), one Wisp pinned to each (taskset,
+ * ids wisp-cpu<list>), measured in the same rounds: logins/s against the cores Wisp may use.
+ */
+function cpuSets(): (string | undefined)[] {
+  const raw = process.env.BENCH_EAP_TASKSET;
+  if (!raw) return [undefined];
+  const sets = raw.split("/").map((v) => v.trim());
+  if (sets.some((v) => !/^\d+([,-]\d+)*$/.test(v)))
+    throw new BenchError("BENCH_EAP_TASKSET lists CPU lists, e.g. 0/0,1");
+  return sets;
+}
+
 /** Totals of a server's runs of one method (sums over rounds: what the issue's table quotes). */
 function totals(list: Run[]) {
   const logins = list.reduce((s, r) => s + r.logins, 0);
@@ -431,11 +445,25 @@ async function startTargets(dir: string, certs: Certificates, dataDir: string) {
   buildDist();
   const targets: RadiusTarget[] = [];
   for (const workers of wispVariants()) {
-    const wisp = await startWisp(dataDir, process.env.BENCH_CPU_PROF || undefined, {
-      script: "dist/main.js",
-      env: { ...eapEnv, LOG_LEVEL: "error", ...(workers === undefined ? {} : { EAP_TLS_WORKERS: workers }) },
-    });
-    targets.push(workers === undefined ? wisp : { ...wisp, id: `wisp-tls${workers}` });
+    for (const cpus of cpuSets()) {
+      const wisp = await startWisp(dataDir, process.env.BENCH_CPU_PROF || undefined, {
+        script: "dist/main.js",
+        env: {
+          ...eapEnv,
+          LOG_LEVEL: "error",
+          ...(workers === undefined ? {} : { EAP_TLS_WORKERS: workers }),
+        },
+      });
+      // Every thread, and the TLS workers it starts later (they inherit the main thread's set).
+      if (cpus !== undefined)
+        execFileSync("taskset", ["-a", "-p", "-c", cpus, String(wisp.pid)], { stdio: "ignore" });
+      const id = [
+        wisp.id,
+        workers === undefined ? "" : `-tls${workers}`,
+        cpus === undefined ? "" : `-cpu${cpus}`,
+      ].join("");
+      targets.push({ ...wisp, id });
+    }
   }
   for (const setup of freeradiusSetups()) {
     targets.push(
