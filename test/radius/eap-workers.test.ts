@@ -119,6 +119,9 @@ describe("EAP TLS on worker threads", { skip: missing ?? false }, () => {
     }
     const failed = results.filter((r) => r.code === 252).length;
     assert.ok(failed >= 1, "the crash failed the logins it held");
+    // A worker that held none of the last logins may end a moment after they did.
+    for (let i = 0; i < 100 && pool.replaced < replacedBefore + 2; i++)
+      await new Promise((r) => setTimeout(r, 10));
     assert.equal(pool.replaced, replacedBefore + 2, "both workers replaced");
     assert.equal(pool.size, 2);
     // Each failed login is recorded as an attempt, with the reason.
