@@ -1,5 +1,5 @@
-// EAP benchmark (issue 14 point 9, issue 32 point 1): full PEAP (inner EAP-MSCHAPv2) and EAP-TTLS
-// (inner PAP) logins per second with K parallel eapol_test processes, against Wisp's embedded
+// EAP benchmark (issue 14 point 9, issue 32 points 1-2): full PEAP (inner EAP-MSCHAPv2), EAP-TTLS
+// (inner PAP) and EAP-TLS (client certificates of the same CA, RSA 2048 or P-256 as the server's) logins per second with K parallel eapol_test processes, against Wisp's embedded
 // server and two setups of FreeRADIUS 3.2's rlm_eap: on the same SQLite database with post-auth
 // logging (deploy/freeradius/configure.sh with EAP_CERT_FILE...), and its fastest setup, the users
 // in rlm_files and no logging modules (bench/freeradius-files.ts). Servers take turns within each
@@ -9,7 +9,9 @@
 // the eapol_test processes' and this process's CPU per login and the machine's idle share (the
 // load generator takes most of the machine: see docs/notes-eap.md, session 6); writes
 // bench/results/eap.json.
-// Every 10th login carries a wrong password (a reject is its right verdict).
+// Every 10th login carries a wrong password (EAP-TLS: an identity not the certificate's); a
+// reject is its right verdict.
+//   BENCH_EAP_METHODS (PEAP,TTLS,TLS)  the methods measured
 //   BENCH_EAP_PARALLEL (16)  eapol_test processes at once
 //   BENCH_EAP_LOGINS (160)   logins per method, server and round
 //   BENCH_EAP_ROUNDS (4)     rounds; the server order alternates
@@ -20,11 +22,18 @@
 //   BENCH_EAP_FREERADIUS (files,sql)  the FreeRADIUS setups to run beside Wisp
 //   BENCH_EAP_TLS_WORKERS    e.g. 0,1: one Wisp per EAP_TLS_WORKERS value (wisp-tls0, wisp-tls1),
 //                            measured in the same rounds; unset: one Wisp with its default
+//   BENCH_EAP_TASKSET        e.g. 0/0,1: one Wisp pinned to each CPU list (taskset), wisp-cpu0...
 //   BENCH_CPU_PROF=dir       write Wisp's --cpu-prof profile there
 import { execFileSync } from "node:child_process";
+import { X509Certificate } from "node:crypto";
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
+import { fingerprint } from "../src/core/certs/pem.ts";
+import { CertsRepo } from "../src/core/certs/repo.ts";
+import { normalizeSerial } from "../src/core/certs/rules.ts";
+import { createCore } from "../src/core/index.ts";
+import { openDatabase } from "../src/db/database.ts";
 import { eapolTest, eapolTestUnavailable } from "../test/support/eapol.ts";
 import { freeradiusUnavailable } from "../test/support/freeradius-lab.ts";
 import { startFreeRadiusFiles } from "./freeradius-files.ts";
@@ -46,8 +55,20 @@ import {
   writeResults,
 } from "./radius-servers.ts";
 
-type Method = "PEAP" | "TTLS";
-const METHODS: Method[] = ["PEAP", "TTLS"];
+type Method = "PEAP" | "TTLS" | "TLS";
+const ALL_METHODS: Method[] = ["PEAP", "TTLS", "TLS"];
+/** Bench users with a client certificate (EAP-TLS logins cycle through them). */
+const TLS_USERS = 16;
+
+/** BENCH_EAP_METHODS (PEAP,TTLS,TLS): the methods measured. */
+function methods(): Method[] {
+  const raw = process.env.BENCH_EAP_METHODS || ALL_METHODS.join(",");
+  const chosen = raw.split(",").map((m) => m.trim().toUpperCase());
+  for (const m of chosen) {
+    if (!ALL_METHODS.includes(m as Method)) throw new BenchError("BENCH_EAP_METHODS lists PEAP, TTLS, TLS");
+  }
+  return chosen as Method[];
+}
 
 function setting(name: string, fallback: number): number {
   const raw = process.env[name];
@@ -95,11 +116,60 @@ function makeCertificates(dir: string, key: "rsa" | "ec") {
       "server.ext",
     ]),
   );
+  // EAP-TLS: a client certificate (EKU clientAuth, CN the user name) for the first TLS_USERS
+  // bench users, signed by the same CA, keys of the same kind as the server's.
+  fs.writeFileSync(path.join(dir, "client.ext"), "extendedKeyUsage=clientAuth\n");
+  const clients: { cert: string; key: string }[] = [];
+  for (let n = 1; n <= TLS_USERS; n++) {
+    const name = radiusBenchUser(n).username;
+    newKey(`${name}.key`);
+    run(["req", "-new", "-key", `${name}.key`, "-out", `${name}.csr`, "-subj", `/CN=${name}`]);
+    run(
+      ["x509", "-req", "-in", `${name}.csr`, "-CA", "ca.pem", "-CAkey", "ca.key", "-CAcreateserial"].concat([
+        "-out",
+        `${name}.pem`,
+        "-days",
+        "2",
+        "-extfile",
+        "client.ext",
+      ]),
+    );
+    clients.push({ cert: path.join(dir, `${name}.pem`), key: path.join(dir, `${name}.key`) });
+  }
   return {
     ca: path.join(dir, "ca.pem"),
     cert: path.join(dir, "server.pem"),
     key: path.join(dir, "server.key"),
+    clients,
   };
+}
+
+/**
+ * Wisp logs in with a client certificate only when it issued it for the account (serial and
+ * fingerprint in client_certificates, core/certs): the bench's openssl-made ones are entered as
+ * if Wisp had issued them. FreeRADIUS only checks the chain and the CN (check_cert_cn).
+ */
+async function registerClientCertificates(dataDir: string, clients: { cert: string }[]): Promise<void> {
+  const database = openDatabase({ dataDir });
+  try {
+    const core = createCore(database, { publicUrl: "http://localhost" });
+    const account = await core.accounts.resolve(undefined);
+    const repo = new CertsRepo(database.db);
+    for (const [i, client] of clients.entries()) {
+      const cert = new X509Certificate(fs.readFileSync(client.cert));
+      await repo.insertClient({
+        account_id: account.id,
+        serial: normalizeSerial(cert.serialNumber)!,
+        username: radiusBenchUser(i + 1).username,
+        not_before: new Date(cert.validFrom).toISOString(),
+        not_after: new Date(cert.validTo).toISOString(),
+        fingerprint: fingerprint(cert.raw),
+        created: new Date().toISOString(),
+      });
+    }
+  } finally {
+    await database.close();
+  }
 }
 
 /** User + system CPU ticks of the process's main thread (the task whose id is the pid). */
@@ -113,6 +183,67 @@ function mainThreadTicks(pid: number): number | null {
   }
 }
 
+type Certificates = ReturnType<typeof makeCertificates>;
+
+/**
+ * eapol_test's network block for login k. PEAP and TTLS: user 1 + k % 1000, a wrong password when
+ * not `good`. EAP-TLS: the certificate of user 1 + k % TLS_USERS; when not `good` the identity
+ * is another user's than the certificate's (both servers reject it after the handshake, as for a
+ * wrong password: FreeRADIUS's check_cert_cn, Wisp's identity check).
+ */
+function network(method: Method, k: number, good: boolean, certs: Certificates): Record<string, string> {
+  if (method === "TLS") {
+    const n = k % TLS_USERS;
+    const client = certs.clients[n]!;
+    const identity = radiusBenchUser(1 + (good ? n : (n + 1) % TLS_USERS)).username;
+    return {
+      identity,
+      client_cert: client.cert,
+      private_key: client.key,
+      ca_cert: certs.ca,
+      domain_match: "radius.test",
+    };
+  }
+  const user = radiusBenchUser(1 + (k % 1000));
+  return {
+    identity: user.username,
+    anonymous_identity: "anonymous@bench.test",
+    password: good ? user.password : "not-the-password",
+    phase2: method === "PEAP" ? "autheap=MSCHAPV2" : "auth=PAP",
+    ca_cert: certs.ca,
+    domain_match: "radius.test",
+  };
+}
+
+/** User + system CPU ticks of every thread of the process, by thread id. */
+function threadTicks(pid: number): Map<number, number> {
+  const ticks = new Map<number, number>();
+  try {
+    for (const tid of fs.readdirSync(`/proc/${pid}/task`)) {
+      const stat = fs.readFileSync(`/proc/${pid}/task/${tid}/stat`, "utf8");
+      const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+      ticks.set(Number(tid), Number(fields[11]) + Number(fields[12]));
+    }
+  } catch {
+    // The process or a thread ended meanwhile: what was read so far.
+  }
+  return ticks;
+}
+
+/**
+ * The CPU ticks of the threads other than the main one during a run, split: the busiest
+ * thread (for Wisp with one TLS worker, that worker: see the run's figures) and the rest (V8's
+ * compiler and GC threads, libuv's pool; FreeRADIUS: its other threads).
+ */
+function otherThreads(pid: number, before: Map<number, number>, after: Map<number, number>) {
+  const deltas = [...after]
+    .filter(([tid]) => tid !== pid)
+    .map(([tid, ticks]) => ticks - (before.get(tid) ?? 0))
+    .sort((a, b) => b - a);
+  const busiest = deltas[0] ?? 0;
+  return { busiest, rest: deltas.slice(1).reduce((sum, d) => sum + d, 0) };
+}
+
 interface Run {
   server: string;
   method: Method;
@@ -123,6 +254,10 @@ interface Run {
   cpuMsPerLogin: number;
   /** Of cpuMsPerLogin, the part of the main thread (for Wisp the rest is V8's compiler and GC). */
   mainThreadCpuMsPerLogin: number;
+  /** The busiest other thread (Wisp: its TLS worker when there is one). */
+  busiestThreadCpuMsPerLogin: number;
+  /** The remaining threads (Wisp: V8's compiler and GC threads, libuv's pool, other TLS workers). */
+  otherThreadsCpuMsPerLogin: number;
   roundTripsPerLogin: number;
   /** Share of the machine's CPU time left idle during the run (0: the load generator is the limit). */
   machineIdle: number;
@@ -140,7 +275,7 @@ async function measure(
   round: number,
   logins: number,
   parallel: number,
-  caFile: string,
+  certs: Certificates,
 ): Promise<Run> {
   let next = 0;
   let wrong = 0;
@@ -148,6 +283,7 @@ async function measure(
   let requests = 0;
   const ticksBefore = processTicks(target.pid) ?? 0;
   const mainBefore = mainThreadTicks(target.pid) ?? 0;
+  const threadsBefore = threadTicks(target.pid);
   const machineBefore = machineTicks();
   const clientBefore = childrenTicks();
   const harnessBefore = process.cpuUsage();
@@ -156,21 +292,13 @@ async function measure(
     Array.from({ length: parallel }, async () => {
       while (next < logins) {
         const k = next++;
-        const user = radiusBenchUser(1 + (k % 1000));
         const good = k % 10 !== 9;
         const result = await eapolTest({
           port: target.authPort,
           secret: SECRET,
           timeoutSeconds: 10,
           raw: { eap: method },
-          network: {
-            identity: user.username,
-            anonymous_identity: "anonymous@bench.test",
-            password: good ? user.password : "not-the-password",
-            phase2: method === "PEAP" ? "autheap=MSCHAPV2" : "auth=PAP",
-            ca_cert: caFile,
-            domain_match: "radius.test",
-          },
+          network: network(method, k, good, certs),
         });
         requests += result.accessRequests;
         if (result.code !== 0 && result.code !== 252) timeouts++;
@@ -182,6 +310,8 @@ async function measure(
   const seconds = Number(process.hrtime.bigint() - started) / 1e9;
   const ticks = (processTicks(target.pid) ?? ticksBefore) - ticksBefore;
   const mainTicks = (mainThreadTicks(target.pid) ?? mainBefore) - mainBefore;
+  const threads = otherThreads(target.pid, threadsBefore, threadTicks(target.pid));
+  const msPerLogin = (t: number) => Number(((t * 1000) / TICKS_PER_SECOND / logins).toFixed(2));
   const machineAfter = machineTicks();
   const harness = process.cpuUsage(harnessBefore);
   const machineTotal = machineAfter.total - machineBefore.total;
@@ -193,7 +323,9 @@ async function measure(
     seconds: Number(seconds.toFixed(2)),
     loginsPerSecond: Number((logins / seconds).toFixed(1)),
     cpuMsPerLogin: Number(((ticks * 1000) / TICKS_PER_SECOND / logins).toFixed(2)),
-    mainThreadCpuMsPerLogin: Number(((mainTicks * 1000) / TICKS_PER_SECOND / logins).toFixed(2)),
+    mainThreadCpuMsPerLogin: msPerLogin(mainTicks),
+    busiestThreadCpuMsPerLogin: msPerLogin(threads.busiest),
+    otherThreadsCpuMsPerLogin: msPerLogin(threads.rest),
     roundTripsPerLogin: Number((requests / logins).toFixed(2)),
     machineIdle: Number(
       (1 - (machineAfter.busy - machineBefore.busy) / Math.max(1, machineTotal)).toFixed(3),
@@ -229,6 +361,19 @@ function wispVariants(): (string | undefined)[] {
   return values;
 }
 
+/**
+ * BENCH_EAP_TASKSET: CPU lists separated by "/" (e.g. 0/0,1), one Wisp pinned to each (taskset,
+ * ids wisp-cpu<list>), measured in the same rounds: logins/s against the cores Wisp may use.
+ */
+function cpuSets(): (string | undefined)[] {
+  const raw = process.env.BENCH_EAP_TASKSET;
+  if (!raw) return [undefined];
+  const sets = raw.split("/").map((v) => v.trim());
+  if (sets.some((v) => !/^\d+([,-]\d+)*$/.test(v)))
+    throw new BenchError("BENCH_EAP_TASKSET lists CPU lists, e.g. 0/0,1");
+  return sets;
+}
+
 /** Totals of a server's runs of one method (sums over rounds: what the issue's table quotes). */
 function totals(list: Run[]) {
   const logins = list.reduce((s, r) => s + r.logins, 0);
@@ -239,6 +384,8 @@ function totals(list: Run[]) {
     loginsPerSecond: Number((logins / seconds).toFixed(1)),
     cpuMsPerLogin: weighted((r) => r.cpuMsPerLogin),
     mainThreadCpuMsPerLogin: weighted((r) => r.mainThreadCpuMsPerLogin),
+    busiestThreadCpuMsPerLogin: weighted((r) => r.busiestThreadCpuMsPerLogin),
+    otherThreadsCpuMsPerLogin: weighted((r) => r.otherThreadsCpuMsPerLogin),
     roundTripsPerLogin: weighted((r) => r.roundTripsPerLogin),
     wrong: list.reduce((s, r) => s + r.wrong, 0),
   };
@@ -286,7 +433,7 @@ function compare(runs: Run[], method: Method, wisp: string, other: string) {
   };
 }
 
-async function startTargets(dir: string, certs: ReturnType<typeof makeCertificates>, dataDir: string) {
+async function startTargets(dir: string, certs: Certificates, dataDir: string) {
   const eapEnv = {
     EAP_CERT_FILE: certs.cert,
     EAP_KEY_FILE: certs.key,
@@ -298,11 +445,25 @@ async function startTargets(dir: string, certs: ReturnType<typeof makeCertificat
   buildDist();
   const targets: RadiusTarget[] = [];
   for (const workers of wispVariants()) {
-    const wisp = await startWisp(dataDir, process.env.BENCH_CPU_PROF || undefined, {
-      script: "dist/main.js",
-      env: { ...eapEnv, LOG_LEVEL: "error", ...(workers === undefined ? {} : { EAP_TLS_WORKERS: workers }) },
-    });
-    targets.push(workers === undefined ? wisp : { ...wisp, id: `wisp-tls${workers}` });
+    for (const cpus of cpuSets()) {
+      const wisp = await startWisp(dataDir, process.env.BENCH_CPU_PROF || undefined, {
+        script: "dist/main.js",
+        env: {
+          ...eapEnv,
+          LOG_LEVEL: "error",
+          ...(workers === undefined ? {} : { EAP_TLS_WORKERS: workers }),
+        },
+      });
+      // Every thread, and the TLS workers it starts later (they inherit the main thread's set).
+      if (cpus !== undefined)
+        execFileSync("taskset", ["-a", "-p", "-c", cpus, String(wisp.pid)], { stdio: "ignore" });
+      const id = [
+        wisp.id,
+        workers === undefined ? "" : `-tls${workers}`,
+        cpus === undefined ? "" : `-cpu${cpus}`,
+      ].join("");
+      targets.push({ ...wisp, id });
+    }
   }
   for (const setup of freeradiusSetups()) {
     targets.push(
@@ -324,7 +485,7 @@ async function startTargets(dir: string, certs: ReturnType<typeof makeCertificat
 function printRun(run: Run): void {
   console.log(
     `round ${run.round} ${run.method.padEnd(4)} ${run.server.padEnd(8)} ${run.loginsPerSecond} logins/s, ` +
-      `${run.cpuMsPerLogin} ms CPU/login (main thread ${run.mainThreadCpuMsPerLogin}), ${run.roundTripsPerLogin} round trips/login, eapol_test ${run.clientCpuMsPerLogin} ms CPU/login, bench ${run.harnessCpuMsPerLogin} ms, machine ${Math.round(run.machineIdle * 100)}% idle, ${run.wrong} wrong`,
+      `${run.cpuMsPerLogin} ms CPU/login (main thread ${run.mainThreadCpuMsPerLogin}, busiest other ${run.busiestThreadCpuMsPerLogin}, the rest ${run.otherThreadsCpuMsPerLogin}), ${run.roundTripsPerLogin} round trips/login, eapol_test ${run.clientCpuMsPerLogin} ms CPU/login, bench ${run.harnessCpuMsPerLogin} ms, machine ${Math.round(run.machineIdle * 100)}% idle, ${run.wrong} wrong`,
   );
 }
 
@@ -343,6 +504,8 @@ async function main(): Promise<void> {
   fs.mkdirSync(dataDir);
   console.log(`seeding 1000 users and a network for 127.0.0.1 in ${dataDir}`);
   await seed(dataDir);
+  await registerClientCertificates(dataDir, certs.clients);
+  const METHODS = methods();
   const targets = await startTargets(dir, certs, dataDir);
   const runs: Run[] = [];
   try {
@@ -351,7 +514,7 @@ async function main(): Promise<void> {
     // 7.7 ms over the next 160, then 4.5-5 ms; the JIT threads' share fell from 4 ms to 0.5 ms
     // per login; 2026-11-26). A RADIUS server runs warm for days.
     for (const target of targets)
-      for (const method of METHODS) await measure(target, method, 0, warmup, parallel, certs.ca);
+      for (const method of METHODS) await measure(target, method, 0, warmup, parallel, certs);
     for (let round = 1; round <= rounds; round++) {
       // Each server goes first in turn, and Wisp's neighbours change: a load that comes and
       // goes during a round is spread over every server across the rounds.
@@ -360,7 +523,7 @@ async function main(): Promise<void> {
       if (round % 2 === 0) order.reverse();
       for (const method of METHODS) {
         for (const target of order) {
-          const run = await measure(target, method, round, logins, parallel, certs.ca);
+          const run = await measure(target, method, round, logins, parallel, certs);
           runs.push(run);
           printRun(run);
         }

@@ -94,6 +94,46 @@ describe("EAP TLS on worker threads", { skip: missing ?? false }, () => {
     );
     assert.equal(engine().pool?.size, 2);
   });
+
+  test("workers that crash mid-login: those logins fail cleanly and are recorded, a retry logs in, the process carries on", async () => {
+    const pool = engine().pool!;
+    const replacedBefore = pool.replaced;
+    const workerFailures = () =>
+      lab.server.core.database.db
+        .selectFrom("radpostauth")
+        .select(["username", "reply", "reason"])
+        .where("reason", "like", "%TLS worker thread stopped%")
+        .orderBy("id")
+        .execute();
+    const recordedBefore = (await workerFailures()).length;
+    const login = () => peapLogin(lab);
+    const running = Array.from({ length: 8 }, login);
+    // Crash both workers (an uncaught error, as a bug would) while they hold conversations' TLS.
+    for (let i = 0; i < 500 && pool.openTunnels < 2; i++) await new Promise((r) => setTimeout(r, 2));
+    assert.ok(pool.openTunnels >= 2, "logins in flight on the workers");
+    for (const worker of pool.workers) worker.postMessage(["crash"]);
+    const results = await Promise.all(running);
+    for (const r of results) {
+      assert.ok(r.code === 0 || r.code === 252, `an EAP answer, not a timeout (exit ${r.code})`);
+      if (r.code === 0) assert.ok(r.success && r.mppeOk, "a login the crash missed completes");
+    }
+    const failed = results.filter((r) => r.code === 252).length;
+    assert.ok(failed >= 1, "the crash failed the logins it held");
+    // A worker that held none of the last logins may end a moment after they did.
+    for (let i = 0; i < 100 && pool.replaced < replacedBefore + 2; i++)
+      await new Promise((r) => setTimeout(r, 10));
+    assert.equal(pool.replaced, replacedBefore + 2, "both workers replaced");
+    assert.equal(pool.size, 2);
+    // Each failed login is recorded as an attempt, with the reason.
+    const rows = (await workerFailures()).slice(recordedBefore);
+    assert.equal(rows.length, failed, JSON.stringify(rows));
+    for (const row of rows) assert.deepEqual([row.username, row.reply], ["alice", "Access-Reject"]);
+    // The supplicants start over (as wpa_supplicant does after EAP-Failure) and log in.
+    const retries = await Promise.all(Array.from({ length: failed }, login));
+    for (const r of retries) assert.ok(r.success && r.mppeOk, `a retry logs in:\n${r.output.slice(-1500)}`);
+    assert.equal(engine().openConversations, 0);
+    assert.equal(pool.openTunnels, 0);
+  });
 });
 
 describe("EAP TLS in the main thread (EAP_TLS_WORKERS=0)", { skip: missing ?? false }, () => {

@@ -176,6 +176,11 @@ export class TlsPool {
     return this.slots.map((s) => s.worker);
   }
 
+  /** TLS connections open on the workers. */
+  get openTunnels(): number {
+    return this.slots.reduce((sum, slot) => sum + slot.tunnels.size, 0);
+  }
+
   private spawn(): WorkerSlot {
     const slot = new WorkerSlot((dead) => this.replace(dead));
     if (this.credentials) slot.post(["credentials", ...this.credentials]);

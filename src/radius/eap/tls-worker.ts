@@ -14,7 +14,12 @@ export type ToWorker =
   | ["credentials", EapServerCredentials, Uint8Array]
   /** Records or cleartext for tunnel `id`, opened on first use as method `type`. */
   | ["receive" | "send", number, Uint8Array, number, boolean]
-  | ["close", number];
+  | ["close", number]
+  /**
+   * Tests only (test/radius/eap-workers.test.ts): the worker dies of an uncaught error, as a bug
+   * in it would end it. Only the main thread posts to a worker; no RADIUS input reaches this.
+   */
+  | ["crash"];
 
 interface Held {
   tunnel: TlsTunnel;
@@ -70,6 +75,12 @@ async function handle(message: ToWorker): Promise<void> {
     case "close":
       tunnels.get(message[1])?.tunnel.destroy();
       tunnels.delete(message[1]);
+      return;
+    case "crash":
+      // Thrown outside handle's promise (whose errors fail one tunnel): nothing catches it.
+      setImmediate(() => {
+        throw new Error("TLS worker crash asked by a test");
+      });
       return;
     default: {
       const [op, id, data, type, requestClientCertificate] = message;
