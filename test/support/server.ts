@@ -39,7 +39,8 @@ export interface TestServerOptions extends ServerOverrides {
 }
 
 export async function startTestServer(options: TestServerOptions = {}): Promise<TestServer> {
-  const database = options.database ?? (await createTestDatabase(options.dialect ?? "sqlite"));
+  const database =
+    options.database ?? (await createTestDatabase(options.dialect ?? "sqlite", { migrated: true }));
   const config = loadConfig({
     HOST: "127.0.0.1",
     PORT: "0",
