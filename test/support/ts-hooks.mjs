@@ -1,7 +1,7 @@
 // The module hooks of ts-loader.mjs: a .ts file is compiled by esbuild (as tsx and the build do,
 // with the options of tsconfig.json) and the result kept in a cache on disk, keyed by the file, its
 // text and the options: the ~200 test processes of a run compile each file once between them.
-import { createHash } from "node:crypto";
+import { createHash, randomBytes } from "node:crypto";
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
@@ -56,7 +56,8 @@ function store(cached, code) {
   try {
     fs.mkdirSync(CACHE, { recursive: true });
     if (!pruned) prune();
-    const partial = `${cached}.${process.pid}`;
+    // Per thread too: a process with worker threads has a hooks thread for each.
+    const partial = `${cached}.${process.pid}.${randomBytes(4).toString("hex")}`;
     fs.writeFileSync(partial, code);
     fs.renameSync(partial, cached);
   } catch {
