@@ -340,7 +340,8 @@ describe("rate limit store failure", () => {
     const store = new RedisCounterStore(proxy.url, { identity, prefix, log, now: clock });
     const redis = new Redis(REDIS_URL);
     try {
-      // The store's clock, not the wall clock: the minute may have turned since the file started.
+      // The store's window is the clock's minute (STILL_AT), not the wall clock's, which has moved on
+      // when a loaded machine took the file past a minute's end.
       const index = Math.floor(clock() / 60_000);
       const stored = `${prefix}${identity}:k:${index}`;
       for (let i = 0; i < 3; i++) await store.hit("k", 60_000);
