@@ -4,10 +4,13 @@
 import assert from "node:assert/strict";
 import { randomBytes, scryptSync } from "node:crypto";
 import { after, before, describe, test } from "node:test";
-import { needsRehash, SCRYPT_PARAMS, verifyPassword } from "../../src/core/admins/passwords.ts";
+import { hashPassword, needsRehash, SCRYPT_PARAMS, verifyPassword } from "../../src/core/admins/passwords.ts";
 import { withAdminTables } from "../../src/core/admins/tables.ts";
 import { ConsoleClient } from "../support/browser.ts";
 import { startTestServer, type TestServer } from "../support/server.ts";
+
+// The real scrypt cost, whatever `npm test` asks of the other suites (src/core/admins/passwords.ts).
+delete process.env.WISP_TEST_SCRYPT_LOG2N;
 
 const PASSWORD = "an old but good password";
 const CURRENT = /^scrypt\$131072\$8\$1\$[A-Za-z0-9+/]+=*\$[A-Za-z0-9+/]{86}==$/;
@@ -43,6 +46,21 @@ describe("console password hashes", () => {
     assert.equal(needsRehash(`scrypt$262144$8$1$${"A".repeat(24)}$${"B".repeat(86)}==`), false, "stronger");
     assert.equal(needsRehash(`scrypt$131072$4$1$${"A".repeat(24)}$${"B".repeat(86)}==`), true);
     assert.equal(needsRehash("plain text"), true);
+  });
+
+  test("WISP_TEST_SCRYPT_LOG2N (the test suite's) lowers N for new hashes only within 2^10-2^16", async () => {
+    try {
+      process.env.WISP_TEST_SCRYPT_LOG2N = "10";
+      assert.match(await hashPassword("x"), /^scrypt\$1024\$8\$1\$/);
+      assert.equal(needsRehash(oldHash("x")), false, "2^15 is not weaker than 2^10");
+      for (const outside of ["9", "17", "ten", ""]) {
+        process.env.WISP_TEST_SCRYPT_LOG2N = outside;
+        assert.equal(needsRehash(oldHash("x")), true, `${outside}: the real parameters`);
+      }
+    } finally {
+      delete process.env.WISP_TEST_SCRYPT_LOG2N;
+    }
+    assert.match(await hashPassword("x"), CURRENT);
   });
 
   test("a new console user's stored hash carries today's parameters", async () => {

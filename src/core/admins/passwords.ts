@@ -10,6 +10,18 @@ const SALT_BYTES = 16;
  * and a few hundred milliseconds per hash.
  */
 export const SCRYPT_PARAMS = { N: 2 ** 17, r: 8, p: 1 } as const;
+
+/**
+ * The parameters new hashes get: SCRYPT_PARAMS, unless WISP_TEST_SCRYPT_LOG2N (10-16) asks for a
+ * smaller N. For the test suite only (`npm test` sets it; the suites that check the cost itself
+ * unset it): its console suites make hundreds of hashes, each ~0.3 s of CPU at the real cost. Read
+ * at each hash, so a test file can unset it before its first.
+ */
+function hashParams(): { N: number; r: number; p: number } {
+  const log2n = Number(process.env.WISP_TEST_SCRYPT_LOG2N);
+  if (!Number.isInteger(log2n) || log2n < 10 || log2n > 16) return SCRYPT_PARAMS;
+  return { ...SCRYPT_PARAMS, N: 2 ** log2n };
+}
 /**
  * scrypt needs 128 * N * r bytes (128 MiB here), above Node's default maxmem of 32 MiB. Stored
  * hashes asking for more than this are refused rather than run.
@@ -25,9 +37,10 @@ function derive(password: string, salt: Buffer, options: ScryptOptions): Promise
 }
 
 export async function hashPassword(password: string): Promise<string> {
-  const { N, r, p } = SCRYPT_PARAMS;
+  const params = hashParams();
+  const { N, r, p } = params;
   const salt = randomBytes(SALT_BYTES);
-  const key = await derive(password, salt, SCRYPT_PARAMS);
+  const key = await derive(password, salt, params);
   return ["scrypt", N, r, p, salt.toString("base64"), key.toString("base64")].join("$");
 }
 
@@ -53,7 +66,8 @@ export function needsRehash(stored: string): boolean {
   const parsed = parse(stored);
   if (!parsed) return true;
   const { N, r, p } = parsed.params;
-  return N < SCRYPT_PARAMS.N || r < SCRYPT_PARAMS.r || p < SCRYPT_PARAMS.p;
+  const today = hashParams();
+  return N < today.N || r < today.r || p < today.p;
 }
 
 /** False for a wrong password and for a stored value that is not a hash this code wrote. */
