@@ -85,24 +85,29 @@ export const isCoaAttribute = (name: string) =>
   COA_ATTRIBUTES.some((a) => a.toLowerCase() === name.toLowerCase());
 
 /**
- * Spaces requests to each NAS at its rate: each request takes the NAS's next free slot. One per
- * process, shared by all jobs, so two batches to the same NAS do not add up.
+ * Spaces requests to each NAS at its rate. One per process, shared by all jobs, so two batches to the
+ * same NAS do not add up. Requests to a NAS take turns: each goes 1/rate after the previous one
+ * actually went, so a stalled event loop delays the ones after it instead of letting a burst
+ * catch up (slots booked ahead on the clock would all fire at once after a stall).
  */
 export class Pacer {
-  private readonly next = new Map<string, number>();
+  private readonly queues = new Map<string, { tail: Promise<void>; last: number }>();
 
-  /** The time (ms) at which a request to `nas` may go; books it. */
-  slot(nas: string, perSecond: number, now = Date.now()): number {
-    const at = Math.max(now, this.next.get(nas) ?? 0);
-    this.next.set(nas, at + 1000 / perSecond);
-    if (this.next.size > 10_000) {
-      for (const [key, free] of this.next) if (free < now) this.next.delete(key);
-    }
-    return at;
-  }
-
-  async wait(nas: string, perSecond: number): Promise<void> {
-    const delay = this.slot(nas, perSecond) - Date.now();
-    if (delay > 0) await new Promise((resolve) => setTimeout(resolve, delay));
+  wait(nas: string, perSecond: number): Promise<void> {
+    const queue = this.queues.get(nas) ?? { tail: Promise.resolve(), last: 0 };
+    const turn = queue.tail.then(async () => {
+      const delay = queue.last + 1000 / perSecond - Date.now();
+      if (delay > 0) await new Promise((resolve) => setTimeout(resolve, delay));
+      queue.last = Date.now();
+    });
+    queue.tail = turn;
+    this.queues.set(nas, queue);
+    // A NAS with nothing waiting is forgotten once its interval has passed.
+    void turn.then(() =>
+      setTimeout(() => {
+        if (this.queues.get(nas)?.tail === turn) this.queues.delete(nas);
+      }, 1000 / perSecond).unref(),
+    );
+    return turn;
   }
 }
