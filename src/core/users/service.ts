@@ -154,6 +154,34 @@ function originColumns(source: "portal" | "idp", origin: GuestOrigin) {
   };
 }
 
+/**
+ * A portal or identity-provider user, just inserted or updated: its new one-time credential (a
+ * Cleartext-Password and an Expiration) and the upsert's audit row (the password masked there by
+ * the audit rule). The user as presented.
+ */
+async function writeCredential(
+  repo: UsersRepo,
+  accountId: number,
+  row: UserRow | undefined,
+  existing: UserRow | undefined,
+  credential: { username: string; password: string; expiration: number },
+): Promise<User> {
+  if (!row) throw new NotFoundError(`user ${credential.username} not found`);
+  const password = { attribute: "Cleartext-Password", value: credential.password };
+  await repo.setPassword(accountId, credential.username, password, STORED_PASSWORD_ATTRIBUTES);
+  await repo.setCheckItem(accountId, credential.username, "Expiration", String(credential.expiration));
+  const user = presentUser(row);
+  await repo.audit({
+    accountId,
+    resource: "user",
+    id: user.id,
+    action: existing ? "update" : "create",
+    before: existing ? presentUser(existing) : undefined,
+    after: { ...user, password: credential.password },
+  });
+  return user;
+}
+
 export class UsersService {
   constructor(private readonly repo: UsersRepo) {}
 
@@ -272,20 +300,8 @@ export class UsersService {
           ...originColumns("portal", guest.origin),
         });
       }
-      if (!row) throw new NotFoundError(`user ${guest.username} not found`);
-      const password = { attribute: "Cleartext-Password", value: guest.password };
-      await repo.setPassword(accountId, guest.username, password, STORED_PASSWORD_ATTRIBUTES);
-      await repo.setCheckItem(accountId, guest.username, "Expiration", String(guest.expiration));
+      const user = await writeCredential(repo, accountId, row, existing, guest);
       await repo.joinGroup(accountId, guest.groupname, guest.username);
-      const user = presentUser(row);
-      await repo.audit({
-        accountId,
-        resource: "user",
-        id: user.id,
-        action: existing ? "update" : "create",
-        before: existing ? presentUser(existing) : undefined,
-        after: { ...user, password: guest.password },
-      });
       if (existing) {
         await repo.recordEvent(accountId, "user.updated", { ...user });
       } else {
@@ -344,20 +360,8 @@ export class UsersService {
             updated: now,
             ...originColumns("idp", input.origin),
           });
-      if (!row) throw new NotFoundError(`user ${input.username} not found`);
-      const password = { attribute: "Cleartext-Password", value: input.password };
-      await repo.setPassword(accountId, input.username, password, STORED_PASSWORD_ATTRIBUTES);
-      await repo.setCheckItem(accountId, input.username, "Expiration", String(input.expiration));
+      const user = await writeCredential(repo, accountId, row, existing, input);
       await repo.setManagedGroups(accountId, input.username, input.managedGroups, input.groups);
-      const user = presentUser(row);
-      await repo.audit({
-        accountId,
-        resource: "user",
-        id: user.id,
-        action: existing ? "update" : "create",
-        before: existing ? presentUser(existing) : undefined,
-        after: { ...user, password: input.password },
-      });
       if (!existing) await repo.recordEvent(accountId, "user.created", { ...user });
       else if (existing.email !== input.email || existing.fullname !== input.fullname)
         await repo.recordEvent(accountId, "user.updated", { ...user });
