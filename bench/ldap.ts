@@ -44,7 +44,7 @@ import {
   userLdif,
 } from "../test/support/slapd.ts";
 import { buildDist } from "./processes.ts";
-import { median, runRadclient, SECRET } from "./radius-load.ts";
+import { median, RADCLIENT_PRIORITY, runRadclient, SECRET } from "./radius-load.ts";
 import {
   BenchError,
   installExitHandlers,
@@ -487,7 +487,7 @@ function report(settings: Settings, results: Map<string, { label: string; runs: 
   const repeat = Math.max(1, Math.round(settings.requests / settings.users));
   const lines = [
     `LDAP PAP logins (medians of ${settings.rounds} alternating rounds): ${settings.users} users,` +
-      ` ${settings.users * repeat} requests per run, radclient -p ${settings.parallel} -r 1 for every server`,
+      ` ${settings.users * repeat} requests per run, radclient (${RADCLIENT_PRIORITY} priority) -p ${settings.parallel} -r 1 for every server`,
     `${"".padEnd(38)} ${"logins/s".padStart(9)} ${"vs rlm_ldap".padStart(11)} ${"vs local".padStart(8)}` +
       ` ${"spread".padStart(11)} | ${"µs CPU/login".padStart(12)} ${"per CPU-s".padStart(9)} ${"vs rlm_ldap".padStart(11)}` +
       ` | ${"on CPU/run queue".padStart(16)}`,

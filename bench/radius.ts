@@ -36,6 +36,7 @@ import {
   authFiles,
   GROUP,
   GROUP_REPLY,
+  RADCLIENT_PRIORITY,
   type RadclientRun,
   radiusBenchUser,
   runRadclient,
@@ -43,6 +44,7 @@ import {
   seed,
   USERS,
 } from "./radius-load.ts";
+import { buildDist } from "./processes.ts";
 import {
   BenchError,
   freeradiusVersion,
@@ -530,10 +532,12 @@ async function main(): Promise<void> {
 
   const targets: RadiusTarget[] = [];
   const results = new Map<string, ServerResult>();
+  // Wisp as `npm start` runs it: the compiled dist/main.js (tsx's wrappers cost CPU on every packet).
+  if (settings.servers.includes("wisp")) buildDist();
   for (const id of settings.servers) {
     const target =
       id === "wisp"
-        ? await startWisp(dataDir, settings.cpuProfDir)
+        ? await startWisp(dataDir, settings.cpuProfDir, { script: "dist/main.js" })
         : await startFreeRadius({ parentDir: dir, databaseFile, postAuthLogging: id === "freeradius-log" });
     targets.push(target);
     const withMa = await probe(target);
@@ -672,7 +676,7 @@ function report(
   lines.push(
     "",
     `node ${info.node} | CPU ${info.cpu} | ${info.cores} cores | ${info.freeradius} | ` +
-      `radclient -p ${settings.parallel}` +
+      `radclient (${RADCLIENT_PRIORITY} priority) -p ${settings.parallel}` +
       ` -r 1 -t ${settings.timeoutSeconds}: auth ${files.packets}-request file x -c ${repeat}` +
       ` (${files.rejects} of ${files.packets} wrong password/unknown user), accounting ${settings.sessions}` +
       ` Starts then Stops; ${settings.rounds} alternating rounds, medians; ${USERS} users`,

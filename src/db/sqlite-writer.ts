@@ -79,6 +79,11 @@ export interface SqliteWriterHandle {
   database: SqliteDatabase.Database;
   prepare(sql: string): SqliteDatabase.Statement;
   close(): void;
+  /**
+   * Called before every statement of this connection that is not a read (BEGIN, a write, COMMIT):
+   * the read connection ends its snapshot there (database.ts, openReader).
+   */
+  beforeWrite: () => void;
 }
 
 class Writer {
@@ -121,6 +126,7 @@ class WriterConnection implements DatabaseConnection {
     const statement = this.writer.handle.prepare(sql);
     const values = parameters as unknown[];
     if (statement.reader) return { rows: statement.all(values) as R[] };
+    this.writer.handle.beforeWrite();
     const { changes, lastInsertRowid } = statement.run(values);
     return {
       numAffectedRows: changes !== undefined && changes !== null ? BigInt(changes) : undefined,
