@@ -1244,7 +1244,7 @@ export interface components {
             name_attribute: string;
             /** @description an attribute holding the NT hash in hex (sambaNTPassword): lets PEAP/MS-CHAPv2 work */
             nt_hash_attribute: string;
-            /** @description connections per server for searches, and as many for users' binds */
+            /** @description connections per server for users' binds, and at most as many for searches (which share connections) */
             pool_size: number;
             /** @description this process's view of each server: closed is healthy */
             server_status: {
@@ -3674,7 +3674,7 @@ export interface operations {
                     name_attribute?: string;
                     /** @description an attribute holding the NT hash in hex (sambaNTPassword): lets PEAP/MS-CHAPv2 work */
                     nt_hash_attribute?: string;
-                    /** @description connections per server for searches, and as many for users' binds */
+                    /** @description connections per server for users' binds, and at most as many for searches (which share connections) */
                     pool_size?: number;
                     /** @description ldap://host[:port] or ldaps://host[:port], in failover order */
                     servers: string[];
@@ -4034,7 +4034,7 @@ export interface operations {
                     name_attribute?: string;
                     /** @description an attribute holding the NT hash in hex (sambaNTPassword): lets PEAP/MS-CHAPv2 work */
                     nt_hash_attribute?: string;
-                    /** @description connections per server for searches, and as many for users' binds */
+                    /** @description connections per server for users' binds, and at most as many for searches (which share connections) */
                     pool_size?: number;
                     /** @description ldap://host[:port] or ldaps://host[:port], in failover order */
                     servers?: string[];
@@ -4325,7 +4325,7 @@ export interface operations {
                     name_attribute?: string;
                     /** @description an attribute holding the NT hash in hex (sambaNTPassword): lets PEAP/MS-CHAPv2 work */
                     nt_hash_attribute?: string;
-                    /** @description connections per server for searches, and as many for users' binds */
+                    /** @description connections per server for users' binds, and at most as many for searches (which share connections) */
                     pool_size?: number;
                     /** @description ldap://host[:port] or ldaps://host[:port], in failover order */
                     servers?: string[];

@@ -99,7 +99,10 @@ const writable = {
   ),
   connect_timeout_ms: number("connect_timeout_ms", "TCP and TLS connection timeout per server"),
   timeout_ms: number("timeout_ms", "timeout of each LDAP operation (and of waiting for a pooled connection)"),
-  pool_size: number("pool_size", "connections per server for searches, and as many for users' binds"),
+  pool_size: number(
+    "pool_size",
+    "connections per server for users' binds, and at most as many for searches (which share connections)",
+  ),
   breaker_failures: number("breaker_failures", "failures in a row that open a server's circuit"),
   breaker_cooldown_seconds: number("breaker_cooldown_seconds", "how long an open circuit skips its server"),
 };
