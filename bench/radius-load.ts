@@ -272,7 +272,9 @@ export function runRadclient(options: RadclientOptions): Promise<RadclientRun> {
     const started = process.hrtime.bigint();
     const command = [...(PRIORITY_COMMAND[RADCLIENT_PRIORITY] ?? []), "radclient"];
     // chrt and nice exec radclient in their own process: the pid (and its /proc CPU time) is radclient's.
-    const child = track(spawn(command[0]!, [...command.slice(1), ...args], { stdio: ["ignore", "pipe", "pipe"] }));
+    const child = track(
+      spawn(command[0]!, [...command.slice(1), ...args], { stdio: ["ignore", "pipe", "pipe"] }),
+    );
     // Its CPU time, sampled until it exits (/proc/<pid> is gone once it has been reaped).
     let clientTicks = 0;
     const sampler = setInterval(() => {

@@ -31,6 +31,7 @@ import path from "node:path";
 import { parseArgs } from "node:util";
 import SqliteDatabase from "better-sqlite3";
 import { freeradiusUnavailable, radclient } from "../test/support/freeradius-lab.ts";
+import { buildDist } from "./processes.ts";
 import {
   acctFile,
   authFiles,
@@ -44,7 +45,6 @@ import {
   seed,
   USERS,
 } from "./radius-load.ts";
-import { buildDist } from "./processes.ts";
 import {
   BenchError,
   freeradiusVersion,
