@@ -5,12 +5,12 @@ import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
 import { type Database, openDatabase } from "../../src/db/database.ts";
-import { createTestDatabase, dialects, type TestDatabase } from "../support/databases.ts";
+import { cliDialects, createTestDatabase, type TestDatabase } from "../support/databases.ts";
 import { databaseEnv, type Env, type ProcessResult, wisp } from "../support/processes.ts";
 
 const run = (r: ProcessResult) => `exit ${r.code}\nstdout: ${r.stdout}\nstderr: ${r.stderr}`;
 
-for (const { dialect, skip } of await dialects()) {
+for (const { dialect, skip } of await cliDialects()) {
   describe(`wisp devices CLI on ${dialect}`, { skip }, () => {
     let database: TestDatabase;
     let env: Env;

@@ -9,7 +9,7 @@ import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
 import { type Database, openDatabase } from "../../src/db/database.ts";
 import { HTML_AS_PNG, png } from "../console/logo-fixtures.ts";
-import { createTestDatabase, dialects, type TestDatabase } from "../support/databases.ts";
+import { cliDialects, createTestDatabase, type TestDatabase } from "../support/databases.ts";
 import { databaseEnv, type Env, type ProcessResult, startServerProcess, wisp } from "../support/processes.ts";
 
 const PUBLIC_URL = "https://guest.example.org/wisp";
@@ -52,7 +52,7 @@ function createdId(result: ProcessResult): number {
   return Number(id);
 }
 
-for (const { dialect, skip } of await dialects()) {
+for (const { dialect, skip } of await cliDialects()) {
   describe(`wisp networks and portals CLI on ${dialect}`, { skip }, () => {
     let database: TestDatabase;
     let env: Env;

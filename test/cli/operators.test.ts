@@ -9,7 +9,7 @@ import path from "node:path";
 import { after, before, describe, test } from "node:test";
 import { createCore } from "../../src/core/index.ts";
 import { openDatabase } from "../../src/db/database.ts";
-import { createTestDatabase, dialects, type TestDatabase } from "../support/databases.ts";
+import { cliDialects, createTestDatabase, type TestDatabase } from "../support/databases.ts";
 import { freeUdpPort } from "../support/freeradius-lab.ts";
 import {
   databaseEnv,
@@ -170,7 +170,7 @@ describe("the start-up line", () => {
   });
 });
 
-for (const { dialect, skip } of await dialects()) {
+for (const { dialect, skip } of await cliDialects()) {
   describe(`the CLI for operators on ${dialect}`, { skip }, () => {
     let database: TestDatabase;
     let env: Env;

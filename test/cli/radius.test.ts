@@ -6,7 +6,7 @@ import { createHash } from "node:crypto";
 import { after, before, describe, test } from "node:test";
 import { type Core, createCore } from "../../src/core/index.ts";
 import { type Database, openDatabase } from "../../src/db/database.ts";
-import { createTestDatabase, dialects, type TestDatabase } from "../support/databases.ts";
+import { cliDialects, createTestDatabase, type TestDatabase } from "../support/databases.ts";
 import { freeUdpPort } from "../support/freeradius-lab.ts";
 import {
   databaseEnv,
@@ -32,7 +32,7 @@ function assertNothingSecret(result: ProcessResult): void {
     assert.ok(!output.includes(secret), describeRun(result));
 }
 
-for (const { dialect, skip } of await dialects()) {
+for (const { dialect, skip } of await cliDialects()) {
   describe(`wisp radius test on ${dialect}`, { skip }, () => {
     let database: TestDatabase;
     let opened: Database;

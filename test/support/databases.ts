@@ -106,6 +106,17 @@ export async function dialects(): Promise<{ dialect: "sqlite" | "postgres"; skip
   ];
 }
 
+/**
+ * SQLite only, for the CLI suites that spawn dozens of `wisp` processes each (networks, radius,
+ * operators, devices): on these 2-core machines their PostgreSQL runs took about 100 s of the
+ * suite's 15 minutes. What those runs proved is proved elsewhere on PostgreSQL: the services and
+ * SQL behind the commands in the HTTP and core suites, and the CLI's own PostgreSQL path
+ * (DATABASE_URL, migrations, output) in test/cli/cli.test.ts, server-process.test.ts and the CLI walk.
+ */
+export async function cliDialects(): Promise<{ dialect: "sqlite" | "postgres"; skip: string | false }[]> {
+  return (await dialects()).filter((d) => d.dialect === "sqlite");
+}
+
 let redisReachable: Promise<string | null> | undefined;
 
 /** null when Redis answers PING, otherwise the reason it cannot be used. */
