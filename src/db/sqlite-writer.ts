@@ -125,8 +125,9 @@ class WriterConnection implements DatabaseConnection {
   private run<R>({ sql, parameters }: CompiledQuery): QueryResult<R> {
     const statement = this.writer.handle.prepare(sql);
     const values = parameters as unknown[];
+    // An INSERT ... RETURNING returns rows and writes; BEGIN and COMMIT return none.
+    if (!statement.reader || !statement.readonly) this.writer.handle.beforeWrite();
     if (statement.reader) return { rows: statement.all(values) as R[] };
-    this.writer.handle.beforeWrite();
     const { changes, lastInsertRowid } = statement.run(values);
     return {
       numAffectedRows: changes !== undefined && changes !== null ? BigInt(changes) : undefined,

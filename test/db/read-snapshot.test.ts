@@ -56,6 +56,9 @@ test("a commit of this process is seen by the next read of the same turn", async
       assert.deepEqual(await list(), ["alice"]);
     });
     assert.deepEqual(await list(), ["alice", "bob"]);
+    // A write that returns rows (INSERT ... RETURNING, committed on its own) is a write too.
+    await db.insertInto("users").values(user("dave")).returning("id").execute();
+    assert.deepEqual(await list(), ["alice", "bob", "dave"]);
   } finally {
     await database.close();
   }
