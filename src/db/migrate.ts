@@ -100,7 +100,8 @@ async function upToDate(database: Database): Promise<boolean> {
     const { rows } = await sql<{ name: string }>`select name from kysely_migration`.execute(database.db);
     const done = new Set(rows.map((r) => r.name));
     // A step this build does not know (a newer Wisp's) goes to the Migrator too, which refuses it.
-    return done.size === Object.keys(steps).length && Object.keys(steps).every((name) => done.has(name));
+    const names = Object.keys(steps);
+    return done.size === names.length && names.every((name) => done.has(name));
   } catch {
     return false;
   }
