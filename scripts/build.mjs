@@ -15,7 +15,7 @@ import { DIST, ROOT, STAMP } from "./dist.mjs";
  * Left out of the bundle, loaded from node_modules at run time: a native addon, packages that
  * read files of their own beside their code, and pg's optional native binding.
  */
-const EXTERNAL = [
+export const EXTERNAL = [
   "better-sqlite3",
   "@fastify/swagger",
   "@fastify/swagger-ui",
@@ -27,7 +27,7 @@ const EXTERNAL = [
  * Bundled CommonJS dependencies call require() and read __dirname; an ES module has neither.
  * (ioredis uses __dirname to trim stack traces.)
  */
-const BANNER = [
+export const BANNER = [
   'import { createRequire as __wispCreateRequire } from "node:module";',
   'import { fileURLToPath as __wispFileURLToPath } from "node:url";',
   "const require = __wispCreateRequire(import.meta.url);",
@@ -42,29 +42,42 @@ const BANNER = [
  * the code builds from it (`./static`, `../package.json`, node_modules) resolve as they do from
  * src/, where copySourceFiles puts the files. (__wispFileURLToPath comes from the BANNER.)
  */
-const sourceFileUrls = {
-  name: "source-file-urls",
-  setup(build) {
-    const src = path.join(ROOT, "src");
-    build.onLoad({ filter: /\.ts$/ }, async (args) => {
-      if (!args.path.startsWith(src + path.sep)) return undefined;
-      const text = await fs.promises.readFile(args.path, "utf8");
-      if (!text.includes("import.meta.")) return { contents: text, loader: "ts" };
-      const compiled = path.relative(src, args.path).replace(/\.ts$/, ".js").split(path.sep).join("/");
-      const url = `new URL(${JSON.stringify(`./${compiled}`)}, import.meta.url)`;
-      const replacements = {
-        url: `${url}.href`,
-        filename: `__wispFileURLToPath(${url})`,
-        dirname: `__wispFileURLToPath(new URL(".", ${url}))`,
-      };
-      const contents = text.replace(
-        /\bimport\.meta\.(url|filename|dirname)\b/g,
-        (_, key) => replacements[key],
-      );
-      return { contents, loader: "ts" };
-    });
-  },
-};
+const sourceFileUrls = importMetaPlugin([path.join(ROOT, "src")], (file) => {
+  const compiled = path.relative(path.join(ROOT, "src"), file).replace(/\.ts$/, ".js");
+  const url = `new URL(${JSON.stringify(`./${compiled.split(path.sep).join("/")}`)}, import.meta.url)`;
+  return {
+    url: `${url}.href`,
+    filename: `__wispFileURLToPath(${url})`,
+    dirname: `__wispFileURLToPath(new URL(".", ${url}))`,
+  };
+});
+
+/**
+ * An esbuild plugin that rewrites `import.meta.url`, `.filename` and `.dirname` in the files under
+ * `folders` to the expressions `replacementsFor(file)` gives: in a bundle, `import.meta` is the
+ * output file's, and code that finds files beside itself needs its source file's place.
+ * @param {string[]} folders
+ * @param {(file: string) => { url: string, filename: string, dirname: string }} replacementsFor
+ */
+export function importMetaPlugin(folders, replacementsFor) {
+  return {
+    name: "import-meta-of-source",
+    setup(build) {
+      build.onLoad({ filter: /\.(ts|mjs)$/ }, async (args) => {
+        if (!folders.some((folder) => args.path.startsWith(folder + path.sep))) return undefined;
+        const loader = args.path.endsWith(".ts") ? "ts" : "js";
+        const text = await fs.promises.readFile(args.path, "utf8");
+        if (!text.includes("import.meta.")) return { contents: text, loader };
+        const replacements = replacementsFor(args.path);
+        const contents = text.replace(
+          /\bimport\.meta\.(url|filename|dirname)\b/g,
+          (_, key) => replacements[key],
+        );
+        return { contents, loader };
+      });
+    },
+  };
+}
 
 /**
  * Copies every file of src/ that is not TypeScript (templates, static files, dictionaries) to the
