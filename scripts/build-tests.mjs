@@ -14,7 +14,7 @@ import * as esbuild from "esbuild";
 import { BANNER, EXTERNAL, importMetaPlugin } from "./build.mjs";
 import { ROOT } from "./dist.mjs";
 
-export const TEST_BUILD = path.join(ROOT, ".test-build");
+const TEST_BUILD = path.join(ROOT, ".test-build");
 
 /**
  * The compiled code keeps its source file's `import.meta`: fixtures, scripts and the server's own

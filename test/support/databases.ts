@@ -113,7 +113,7 @@ export async function dialects(): Promise<{ dialect: "sqlite" | "postgres"; skip
  * SQL behind the commands in the HTTP and core suites, and the CLI's own PostgreSQL path
  * (DATABASE_URL, migrations, output) in test/cli/cli.test.ts, server-process.test.ts and the CLI walk.
  */
-export async function cliDialects(): Promise<{ dialect: "sqlite" | "postgres"; skip: string | false }[]> {
+export async function cliDialects(): ReturnType<typeof dialects> {
   return (await dialects()).filter((d) => d.dialect === "sqlite");
 }
 

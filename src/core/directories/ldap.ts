@@ -2,8 +2,9 @@
 // with a few connections bound as the service that searches share, a pool of connections for users'
 // binds (password checks, one at a time on each), bounded connect and operation timeouts. A server
 // that does not answer, or answers with a broken connection, counts as a failure; an LDAP result
-// (even invalidCredentials) is an answer. Referrals are never chased: ldapts returns continuation references (RFC 4511
-// section 4.5.3) as text, which are ignored, and a referral result (code 10) is an error.
+// (even invalidCredentials) is an answer. Referrals are never chased: ldapts returns continuation
+// references (RFC 4511 section 4.5.3) as text, which are ignored, and a referral result (code 10)
+// is an error.
 import { isIP } from "node:net";
 import type { ConnectionOptions } from "node:tls";
 import type { Client, Entry } from "ldapts";
