@@ -7,6 +7,9 @@
 //   node --import tsx bench/ldap.ts [--rounds 3] [--users 500] [--requests 10000] [--parallel 100]
 //     [--timeout 10] [--cpu-prof <dir>] [--dir <parent of the temp folder>]
 //     [--only wisp-local,wisp-ldap-cache,wisp-ldap-nocache] (the anchor, freeradius-ldap, always runs)
+//     [--baseline-dist <dir>] (one more scenario, wisp-baseline-ldap-cache: another build's main.js,
+//     a copy of an earlier commit's dist/ with its package.json beside it, inside this checkout so
+//     that it finds node_modules; on a copy of the same database: two builds in the same rounds)
 //
 // Each server runs in its own process, as bench/radius.ts runs them: Wisp is the compiled server as
 // `npm start` runs it (dist/main.js, built first; tsx's name-keeping wrappers would cost CPU on every
@@ -71,6 +74,8 @@ interface Settings {
   only: string[] | undefined;
   /** Wisp's pool_size: connections per pool (searches, binds) to the one server. */
   poolSize: number;
+  /** Another build of Wisp (a dist/ folder) to run beside this one, LDAP users with the group cache. */
+  baselineDist: string | undefined;
 }
 
 function readSettings(): Settings {
@@ -85,6 +90,7 @@ function readSettings(): Settings {
       dir: { type: "string" },
       only: { type: "string" },
       "pool-size": { type: "string" },
+      "baseline-dist": { type: "string" },
     },
     strict: true,
   });
@@ -103,6 +109,7 @@ function readSettings(): Settings {
     dir: path.resolve(values.dir ?? os.tmpdir()),
     only: values.only?.split(",").map((id) => id.trim()),
     poolSize: whole("pool-size", values["pool-size"], 16),
+    baselineDist: values["baseline-dist"] ? path.resolve(values["baseline-dist"]) : undefined,
   };
 }
 
@@ -394,6 +401,15 @@ function describe(r: RunResult): string {
   );
 }
 
+/** The --baseline-dist build on a copy of the seeded database (its own writes stay its own). */
+async function startBaseline(settings: Settings, dataDir: string) {
+  const main = path.join(settings.baselineDist!, "main.js");
+  if (!fs.existsSync(main)) throw new BenchError(`--baseline-dist: no main.js in ${settings.baselineDist}`);
+  const copy = `${dataDir}-baseline`;
+  fs.cpSync(dataDir, copy, { recursive: true });
+  return startWisp(copy, settings.cpuProfDir, { script: main });
+}
+
 async function main() {
   const settings = readSettings();
   installExitHandlers();
@@ -416,6 +432,8 @@ async function main() {
     buildDist();
     const wisp = await startWisp(dataDir, settings.cpuProfDir, { script: "dist/main.js" });
     stops.unshift(() => wisp.stop());
+    const baseline = settings.baselineDist && (await startBaseline(settings, dataDir));
+    if (baseline) stops.unshift(() => baseline.stop());
     const freeradius = await startFreeRadiusLdap(path.join(dir, "fr"), slapd.port);
     stops.unshift(() => freeradius.stop());
     const wispTarget: Target = { pid: wisp.pid, port: wisp.authPort, stop: wisp.stop };
@@ -449,6 +467,16 @@ async function main() {
         file: ldapFile,
         prepare: setCache(0),
       },
+      ...(baseline
+        ? [
+            {
+              id: "wisp-baseline-ldap-cache",
+              label: "Wisp baseline build, LDAP, group cache",
+              target: { pid: baseline.pid, port: baseline.authPort, stop: baseline.stop },
+              file: ldapFile,
+            },
+          ]
+        : []),
       {
         id: "freeradius-ldap",
         label: "FreeRADIUS 3.2 rlm_ldap (anchor)",
@@ -457,7 +485,11 @@ async function main() {
       },
     ];
     const chosen = scenarios.filter(
-      (s) => !settings.only || s.id === "freeradius-ldap" || settings.only.includes(s.id),
+      (s) =>
+        !settings.only ||
+        s.id === "freeradius-ldap" ||
+        s.id === "wisp-baseline-ldap-cache" ||
+        settings.only.includes(s.id),
     );
     scenarios.splice(0, scenarios.length, ...chosen);
     for (const s of scenarios) results.set(s.id, { label: s.label, runs: [] });
