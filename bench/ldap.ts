@@ -402,12 +402,12 @@ function describe(r: RunResult): string {
 }
 
 /** The --baseline-dist build on a copy of the seeded database (its own writes stay its own). */
-async function startBaseline(settings: Settings, dataDir: string) {
-  const main = path.join(settings.baselineDist!, "main.js");
-  if (!fs.existsSync(main)) throw new BenchError(`--baseline-dist: no main.js in ${settings.baselineDist}`);
+async function startBaseline(dist: string, dataDir: string, cpuProfDir: string | undefined) {
+  const main = path.join(dist, "main.js");
+  if (!fs.existsSync(main)) throw new BenchError(`--baseline-dist: no main.js in ${dist}`);
   const copy = `${dataDir}-baseline`;
   fs.cpSync(dataDir, copy, { recursive: true });
-  return startWisp(copy, settings.cpuProfDir, { script: main });
+  return startWisp(copy, cpuProfDir, { script: main });
 }
 
 async function main() {
@@ -432,7 +432,9 @@ async function main() {
     buildDist();
     const wisp = await startWisp(dataDir, settings.cpuProfDir, { script: "dist/main.js" });
     stops.unshift(() => wisp.stop());
-    const baseline = settings.baselineDist && (await startBaseline(settings, dataDir));
+    const baseline = settings.baselineDist
+      ? await startBaseline(settings.baselineDist, dataDir, settings.cpuProfDir)
+      : undefined;
     if (baseline) stops.unshift(() => baseline.stop());
     const freeradius = await startFreeRadiusLdap(path.join(dir, "fr"), slapd.port);
     stops.unshift(() => freeradius.stop());

@@ -94,7 +94,7 @@ function testFiles() {
     );
 }
 
-export async function buildTests() {
+async function buildTests() {
   const started = performance.now();
   fs.rmSync(TEST_BUILD, { recursive: true, force: true });
   await esbuild.build({
@@ -122,9 +122,7 @@ export async function buildTests() {
   console.error(`wisp: built the test suites into .test-build/ in ${seconds} s`);
 }
 
-if (process.argv[1] && path.resolve(process.argv[1]) === path.join(ROOT, "scripts", "build-tests.mjs")) {
-  buildTests().catch((error) => {
-    console.error(`wisp: cannot build the tests: ${error.message}`);
-    process.exit(1);
-  });
-}
+buildTests().catch((error) => {
+  console.error(`wisp: cannot build the tests: ${error.message}`);
+  process.exit(1);
+});
