@@ -310,6 +310,8 @@ interface RunResult {
    */
   serverOnCpu: number;
   serverRunQueue: number;
+  /** The busiest thread's seconds on a CPU per second (Wisp's main thread, which answers RADIUS). */
+  busiestThreadOnCpu: number;
   /** Cores busy on the machine during the run, minus the server's, slapd's and radclient's. */
   otherCores: number;
   load1: number;
@@ -325,16 +327,14 @@ function systemTicks(pid: number): number {
   }
 }
 
-/** Nanoseconds on a CPU and waiting in the run queue, summed over a process's threads. */
-function schedTotals(pid: number): { onCpu: number; waiting: number } {
-  let onCpu = 0;
-  let waiting = 0;
+/** Each thread's nanoseconds on a CPU and waiting in the run queue (/proc/<pid>/task/<tid>/schedstat). */
+function schedByThread(pid: number): Map<string, { onCpu: number; waiting: number }> {
+  const threads = new Map<string, { onCpu: number; waiting: number }>();
   try {
     for (const tid of fs.readdirSync(`/proc/${pid}/task`)) {
       try {
         const [run, wait] = fs.readFileSync(`/proc/${pid}/task/${tid}/schedstat`, "utf8").split(" ");
-        onCpu += Number(run);
-        waiting += Number(wait);
+        threads.set(tid, { onCpu: Number(run), waiting: Number(wait) });
       } catch {
         // the thread ended meanwhile
       }
@@ -342,7 +342,25 @@ function schedTotals(pid: number): { onCpu: number; waiting: number } {
   } catch {
     // the process ended
   }
-  return { onCpu, waiting };
+  return threads;
+}
+
+/** Per second of the run: the threads' seconds on a CPU and in the run queue, and the busiest thread's. */
+function schedDelta(
+  before: Map<string, { onCpu: number; waiting: number }>,
+  after: Map<string, { onCpu: number; waiting: number }>,
+  seconds: number,
+): { onCpu: number; waiting: number; busiest: number } {
+  let onCpu = 0;
+  let waiting = 0;
+  let busiest = 0;
+  for (const [tid, now] of after) {
+    const then = before.get(tid) ?? { onCpu: 0, waiting: 0 };
+    onCpu += now.onCpu - then.onCpu;
+    waiting += now.waiting - then.waiting;
+    busiest = Math.max(busiest, now.onCpu - then.onCpu);
+  }
+  return { onCpu: onCpu / 1e9 / seconds, waiting: waiting / 1e9 / seconds, busiest: busiest / 1e9 / seconds };
 }
 
 async function measure(scenario: Scenario, settings: Settings, slapdPid: number): Promise<RunResult> {
@@ -362,9 +380,10 @@ async function measure(scenario: Scenario, settings: Settings, slapdPid: number)
   const serverBefore = processTicks(scenario.target.pid) ?? 0;
   const systemBefore = systemTicks(scenario.target.pid);
   const slapdBefore = processTicks(slapdPid) ?? 0;
-  const schedBefore = schedTotals(scenario.target.pid);
+  const schedBefore = schedByThread(scenario.target.pid);
   const run = await runRadclient({ ...base, repeat, expected: users * repeat });
-  const schedAfter = schedTotals(scenario.target.pid);
+  const schedAfter = schedByThread(scenario.target.pid);
+  const sched = schedDelta(schedBefore, schedAfter, run.seconds);
   const serverTicks = (processTicks(scenario.target.pid) ?? serverBefore) - serverBefore;
   const serverSystemTicks = systemTicks(scenario.target.pid) - systemBefore;
   const slapdTicks = (processTicks(slapdPid) ?? slapdBefore) - slapdBefore;
@@ -380,8 +399,9 @@ async function measure(scenario: Scenario, settings: Settings, slapdPid: number)
     serverSystemShare: serverTicks > 0 ? serverSystemTicks / serverTicks : 0,
     slapdUsPerLogin: ((slapdTicks / TICKS_PER_SECOND) * 1e6) / (users * repeat),
     clientUsPerLogin: (run.clientCpuSeconds * 1e6) / (users * repeat),
-    serverOnCpu: (schedAfter.onCpu - schedBefore.onCpu) / 1e9 / run.seconds,
-    serverRunQueue: (schedAfter.waiting - schedBefore.waiting) / 1e9 / run.seconds,
+    serverOnCpu: sched.onCpu,
+    serverRunQueue: sched.waiting,
+    busiestThreadOnCpu: sched.busiest,
     otherCores: Math.max(
       0,
       (machineAfter.busy - machineBefore.busy - serverTicks - slapdTicks - clientTicks) / elapsedTicks,
@@ -395,7 +415,8 @@ function describe(r: RunResult): string {
     `${r.rate.toFixed(0).padStart(6)}/s  CPU/login: server ${r.serverUsPerLogin.toFixed(0).padStart(4)} µs` +
     ` (${(r.serverSystemShare * 100).toFixed(0)}% kernel),` +
     ` slapd ${r.slapdUsPerLogin.toFixed(0).padStart(4)} µs, radclient ${r.clientUsPerLogin.toFixed(0).padStart(3)} µs;` +
-    ` server threads on CPU ${r.serverOnCpu.toFixed(2)}, in run queue ${r.serverRunQueue.toFixed(2)}` +
+    ` server threads on CPU ${r.serverOnCpu.toFixed(2)} (busiest ${r.busiestThreadOnCpu.toFixed(2)}),` +
+    ` in run queue ${r.serverRunQueue.toFixed(2)}` +
     `  (accepted ${r.accepted}, rejected ${r.rejected}, lost ${r.lost}; load ${r.load1.toFixed(2)},` +
     ` other processes ${r.otherCores.toFixed(2)} cores)`
   );

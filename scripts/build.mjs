@@ -137,6 +137,8 @@ export async function build() {
         { in: "src/cli/main.ts", out: "cli" },
         // The EAP TLS pool's worker threads load it (src/radius/eap/tls-pool.ts).
         { in: "src/radius/eap/tls-worker.ts", out: "radius/eap/tls-worker" },
+        // The directories' worker thread loads it (src/core/directories/worker-client.ts).
+        { in: "src/core/directories/ldap-worker.ts", out: "core/directories/ldap-worker" },
       ],
       outdir: next,
       bundle: true,

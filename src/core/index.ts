@@ -155,6 +155,8 @@ export interface CoreOptions {
   webhookAllowPrivate?: boolean | undefined;
   /** IDP_ALLOW_HTTP: identity providers may be plain http:// (labs, tests). */
   idpAllowHttp?: boolean | undefined;
+  /** DIRECTORY_WORKER: directories' LDAP clients on a worker thread (default: in this thread). */
+  directoryWorker?: boolean | undefined;
 }
 
 export function createCore(database: Database, options: CoreOptions): Core {
@@ -212,7 +214,9 @@ export function createCore(database: Database, options: CoreOptions): Core {
   idp.onChange = () => consoleSso.forget();
   const directoriesRepo = new DirectoriesRepo(db, database.dialect);
   const directoryBox = new SecretBox(secrets, "directory bind password");
-  const directoryRuntime = new DirectoryRuntime(directoriesRepo, directoryBox);
+  const directoryRuntime = new DirectoryRuntime(directoriesRepo, directoryBox, {
+    worker: options.directoryWorker ?? false,
+  });
   const directoryLogins = new DirectoryLogins(directoryRuntime, directoriesRepo);
   aaa.directoryLogin = (input) => directoryLogins.login(input);
   const certs = createCerts(database, options);

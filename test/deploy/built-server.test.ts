@@ -29,6 +29,7 @@ import {
   startBuiltServerProcess,
 } from "../support/processes.ts";
 import { startSamlIdp } from "../support/saml-idp.ts";
+import { PEOPLE, SERVICE_DN, SERVICE_PASSWORD, startSlapd } from "../support/slapd.ts";
 
 const SECRET = "built-Secret-22";
 const EMAIL = "ops@example.com";
@@ -76,6 +77,8 @@ describe("the built server (npm run build, then dist/main.js)", () => {
       RADIUS_HOST: "127.0.0.1",
       RADIUS_AUTH_PORT: String(authPort),
       RADIUS_ACCT_PORT: String(acctPort),
+      // The directories' LDAP clients on their worker thread (dist/core/directories/ldap-worker.js).
+      DIRECTORY_WORKER: "1",
     };
     das = await startTestDas(SECRET);
     // Set up as an operator would, with the built CLI, before the server starts.
@@ -288,6 +291,32 @@ describe("the built server (npm run build, then dist/main.js)", () => {
       timeoutSeconds: 30,
     });
     assert.ok(peap.success && peap.mppeOk, peap.output.slice(-2000));
+  });
+
+  test("LDAP: a directory user's PAP login, the directory's client on the built worker thread", async () => {
+    const slapd = await startSlapd({ users: [{ uid: "ldap-built", password: "Ldap-built-1" }] });
+    try {
+      const created = await api("POST", "/api/directories", {
+        name: "built-corp",
+        servers: [slapd.url],
+        bind_dn: SERVICE_DN,
+        bind_password: SERVICE_PASSWORD,
+        user_base: PEOPLE,
+        user_filter: "(objectClass=inetOrgPerson)",
+      });
+      assert.equal(created.status, 201, created.text);
+      const pap = (password: string) =>
+        sendRadius({ ...RADIUS_WAIT, port: authPort, ...accessRequestPap("ldap-built", password) });
+      assert.equal((await pap("Ldap-built-1")).code, 2, "Access-Accept");
+      assert.equal((await pap("wrong")).code, 3, "Access-Reject");
+      // The server's state as the worker thread told it.
+      const shown = await api("GET", `/api/directories/${created.body.id}`, undefined);
+      assert.equal(shown.body.server_status[0].state, "closed", shown.text);
+      const health = await request(`${server!.url}/healthz`);
+      assert.equal(health.body.directories?.[0]?.state, "ok", health.text);
+    } finally {
+      await slapd.stop();
+    }
   });
 
   describe("a build with a shipped file missing refuses to start, in one line", () => {

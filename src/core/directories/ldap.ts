@@ -20,6 +20,9 @@ export interface ServerSettings {
   breakerCooldownMs: number;
 }
 
+/** The service's bind: DN and password (an empty DN searches anonymously). */
+export type DirectoryBind = { dn: string; password: string };
+
 /** Every server of a directory failed, is open in its breaker, or was busy past the timeout. */
 export class DirectoryUnavailable extends Error {
   constructor(
@@ -272,7 +275,7 @@ class Server {
   constructor(
     readonly url: string,
     private readonly settings: ServerSettings,
-    bind: { dn: string; password: string },
+    bind: DirectoryBind,
   ) {
     this.breaker = new Breaker(settings.breakerFailures, settings.breakerCooldownMs);
     this.service = new SharedPool(settings.poolSize, async () => {
@@ -335,10 +338,29 @@ export interface SearchSpec {
   binary?: string[];
 }
 
-export class DirectoryClient {
+/**
+ * What the directories' code asks of one directory's servers: a DirectoryClient in this thread, or
+ * one on the directory worker thread (./worker-client.ts) that forwards to a DirectoryClient there.
+ */
+export interface DirectoryConnection {
+  search(spec: SearchSpec): Promise<{ entries: Entry[]; references: number }>;
+  pages(spec: SearchSpec, pageSize: number): AsyncGenerator<Entry[]>;
+  checkPassword(dn: string, password: string): Promise<boolean>;
+  status(): ServerStatus[];
+  close(): Promise<void>;
+}
+
+/** Makes the connection of one directory (its servers in failover order). */
+export type ConnectDirectory = (
+  urls: readonly string[],
+  settings: ServerSettings,
+  bind: DirectoryBind,
+) => DirectoryConnection;
+
+export class DirectoryClient implements DirectoryConnection {
   private readonly servers: Server[];
 
-  constructor(urls: readonly string[], settings: ServerSettings, bind: { dn: string; password: string }) {
+  constructor(urls: readonly string[], settings: ServerSettings, bind: DirectoryBind) {
     this.servers = urls.map((url) => new Server(url, settings, bind));
   }
 

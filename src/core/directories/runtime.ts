@@ -3,10 +3,11 @@
 // once, through forget()), each with its client kept while its settings stay the same, so pools,
 // breakers and the group cache outlive a single login.
 import type { SecretBox } from "../webhooks/crypto.ts";
-import type { ServerStatus } from "./ldap.ts";
+import { type ConnectDirectory, DirectoryClient, type ServerStatus } from "./ldap.ts";
 import type { DirectoriesRepo, DirectoryRow } from "./repo.ts";
 import { SOURCES_CACHE_MS } from "./rules.ts";
 import { DirectorySource } from "./source.ts";
+import { DirectoryThread } from "./worker-client.ts";
 
 export const sealContext = (accountId: number, id: number) => `directory bind password ${accountId} ${id}`;
 
@@ -21,10 +22,19 @@ export class DirectoryRuntime {
   /** Live sources by directory id, with the `updated` stamp they were built from. */
   private readonly live = new Map<number, { stamp: string; source: Promise<DirectorySource> }>();
 
+  /** The directory worker thread, when the clients live there (DIRECTORY_WORKER). */
+  readonly thread: DirectoryThread | undefined;
+  private readonly connect: ConnectDirectory;
+
   constructor(
     private readonly repo: DirectoriesRepo,
     private readonly box: SecretBox,
-  ) {}
+    options: { worker?: boolean } = {},
+  ) {
+    this.thread = options.worker ? new DirectoryThread() : undefined;
+    this.connect =
+      this.thread?.connect ?? ((urls, settings, bind) => new DirectoryClient(urls, settings, bind));
+  }
 
   bindPassword(row: DirectoryRow): string {
     return row.bind_password ? this.box.open(row.bind_password, sealContext(row.account_id, row.id)) : "";
@@ -38,7 +48,7 @@ export class DirectoryRuntime {
     if (current) void current.source.then((s) => s.client.close()).catch(() => {});
     const source = this.repo
       .mappings(row.account_id, row.id)
-      .then((mappings) => new DirectorySource(row, this.bindPassword(row), mappings));
+      .then((mappings) => new DirectorySource(row, this.bindPassword(row), mappings, this.connect));
     source.catch(() => this.live.delete(row.id));
     this.live.set(row.id, { stamp, source });
     return source;
@@ -77,5 +87,6 @@ export class DirectoryRuntime {
     this.live.clear();
     this.accounts.clear();
     await Promise.all(sources.map((s) => (s.status === "fulfilled" ? s.value.client.close() : undefined)));
+    await this.thread?.stop();
   }
 }

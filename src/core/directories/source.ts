@@ -3,7 +3,12 @@
 // the username escaped per RFC 4515), the user's groups (cached for group_cache_seconds), and an
 // entry mapped to Wisp's fields.
 import type { Entry } from "ldapts";
-import { DirectoryClient, DirectoryUnavailable, type ServerStatus } from "./ldap.ts";
+import {
+  type ConnectDirectory,
+  type DirectoryConnection,
+  DirectoryUnavailable,
+  type ServerStatus,
+} from "./ldap.ts";
 import type { DirectoryRow } from "./repo.ts";
 import { type DisabledMode, entryDisabled, escapeFilterValue } from "./rules.ts";
 import { cleanFields, type DirectoryUser } from "./shadows.ts";
@@ -30,7 +35,7 @@ export interface FoundUser {
 }
 
 export class DirectorySource {
-  readonly client: DirectoryClient;
+  readonly client: DirectoryConnection;
   /** lower-case directory group (name or DN) -> Wisp groups. */
   private readonly mapping = new Map<string, string[]>();
   readonly managed: string[];
@@ -40,8 +45,9 @@ export class DirectorySource {
     readonly row: DirectoryRow,
     bindPassword: string,
     mappings: { directory_group: string; group_name: string }[],
+    connect: ConnectDirectory,
   ) {
-    this.client = new DirectoryClient(
+    this.client = connect(
       row.servers.split("\n").filter(Boolean),
       {
         startTls: row.start_tls === 1,

@@ -3,7 +3,8 @@
 // it through PooledTunnel, which has the same shape as the in-thread TlsTunnel. One message each
 // way per TLS step. A worker that dies fails its conversations' pending and later steps (the
 // supplicant starts over) and is replaced; the process carries on.
-import { Worker } from "node:worker_threads";
+import type { Worker } from "node:worker_threads";
+import { startWorkerThread } from "../../core/shared/worker-thread.ts";
 import type { ToWorker } from "./tls-worker.ts";
 import type { Tunnel } from "./tunnel.ts";
 import type { EapServerCredentials } from "./types.ts";
@@ -22,17 +23,6 @@ type Reply = [
 ];
 
 const WORKER_GONE = "the TLS worker thread stopped";
-
-/** The worker: dist/radius/eap/tls-worker.js in the build; from src/ the TypeScript file through tsx. */
-function startWorker(): Worker {
-  if (!import.meta.url.endsWith(".ts")) return new Worker(new URL("./tls-worker.js", import.meta.url));
-  // node 20 does not apply the main thread's --import hooks to a worker's entry module: the worker
-  // registers tsx's loader itself, then imports the TypeScript file.
-  const tsx = import.meta.resolve("tsx/esm/api");
-  const entry = new URL("./tls-worker.ts", import.meta.url).href;
-  const code = `import(${JSON.stringify(tsx)}).then((api) => { api.register(); return import(${JSON.stringify(entry)}); })`;
-  return new Worker(code, { eval: true });
-}
 
 /** A copy in an ArrayBuffer of its own (transferred, not cloned with a pooled Buffer's slab). */
 function own(data: Buffer): Uint8Array<ArrayBuffer> {
@@ -137,7 +127,7 @@ class WorkerSlot {
   alive = true;
 
   constructor(onExit: (slot: WorkerSlot) => void) {
-    this.worker = startWorker();
+    this.worker = startWorkerThread(import.meta.url, "tls-worker");
     this.worker.unref();
     this.worker.on("message", (reply: Reply) => this.tunnels.get(reply[0])?.settle(reply));
     // An uncaught error ends the worker: "exit" follows and does the cleaning up.
