@@ -3,6 +3,7 @@
 // fails its conversations cleanly (Access-Reject, conversation freed) and is replaced, and the
 // server goes on logging users in.
 import assert from "node:assert/strict";
+import { availableParallelism } from "node:os";
 import { after, before, describe, test } from "node:test";
 import { loadConfig } from "../../src/config.ts";
 import { type EapTestServer, peapLogin, startEapServer } from "../support/eap-server.ts";
@@ -14,6 +15,9 @@ test("EAP_TLS_WORKERS: a whole number from 0 to 256", () => {
   assert.equal(loadConfig({ EAP_TLS_WORKERS: "0" }).eapLimits.tlsWorkers, 0);
   assert.throws(() => loadConfig({ EAP_TLS_WORKERS: "-1" }), /EAP_TLS_WORKERS must be a whole number/);
   assert.throws(() => loadConfig({ EAP_TLS_WORKERS: "257" }), /EAP_TLS_WORKERS must be between 0 and 256/);
+  // Unset: TLS in the main thread on 2 cores or fewer, else all cores but one (at most 16).
+  const cores = availableParallelism();
+  assert.equal(loadConfig({}).eapLimits.tlsWorkers, cores > 2 ? Math.min(16, cores - 1) : 0);
 });
 
 const missing = eapolTestUnavailable();
