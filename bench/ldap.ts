@@ -560,7 +560,7 @@ function report(settings: Settings, results: Map<string, { label: string; runs: 
     const efficiency = perCpuSecond(runs);
     lines.push(
       `${label.padEnd(38)} ${m.toFixed(0).padStart(9)} ${`${(m / anchor).toFixed(2)}x`.padStart(11)}` +
-        ` ${`${(m / local).toFixed(2)}x`.padStart(8)} ${spread.padStart(11)} |` +
+        ` ${(Number.isNaN(local) ? "-" : `${(m / local).toFixed(2)}x`).padStart(8)} ${spread.padStart(11)} |` +
         ` ${`${cpu.toFixed(0)} + ${slapdCpu.toFixed(0)}`.padStart(12)} ${efficiency.toFixed(0).padStart(9)}` +
         ` ${`${(efficiency / anchorCpu).toFixed(2)}x`.padStart(11)} |` +
         ` ${`${median(runs.map((r) => r.serverOnCpu)).toFixed(2)} / ${median(runs.map((r) => r.serverRunQueue)).toFixed(2)}`.padStart(16)}`,
