@@ -23,6 +23,8 @@
 //   BENCH_EAP_TLS_WORKERS    e.g. 0,1: one Wisp per EAP_TLS_WORKERS value (wisp-tls0, wisp-tls1),
 //                            measured in the same rounds; unset: one Wisp with its default
 //   BENCH_EAP_TASKSET        e.g. 0/0,1: one Wisp pinned to each CPU list (taskset), wisp-cpu0...
+//   BENCH_EAP_NODE_OPTIONS   e.g. "|--max-semi-space-size=64": one Wisp per NODE_OPTIONS value,
+//                            wisp-opt0, wisp-opt1... (an empty one: none), in the same rounds
 //   BENCH_CPU_PROF=dir       write Wisp's --cpu-prof profile there
 import { execFileSync } from "node:child_process";
 import { X509Certificate } from "node:crypto";
@@ -374,6 +376,15 @@ function cpuSets(): (string | undefined)[] {
   return sets;
 }
 
+/**
+ * BENCH_EAP_NODE_OPTIONS: NODE_OPTIONS values separated by "|" (an empty one: none), one Wisp each
+ * (ids wisp-opt<index>), measured in the same rounds: an A/B of a V8 or node flag.
+ */
+function nodeOptionSets(): (string | undefined)[] {
+  const raw = process.env.BENCH_EAP_NODE_OPTIONS;
+  return raw === undefined ? [undefined] : raw.split("|").map((v) => v.trim());
+}
+
 /** Totals of a server's runs of one method (sums over rounds: what the issue's table quotes). */
 function totals(list: Run[]) {
   const logins = list.reduce((s, r) => s + r.logins, 0);
@@ -444,25 +455,30 @@ async function startTargets(dir: string, certs: Certificates, dataDir: string) {
   // packet); the EAP_* files are its certificate source (core/certs).
   buildDist();
   const targets: RadiusTarget[] = [];
+  const optionSets = nodeOptionSets();
   for (const workers of wispVariants()) {
     for (const cpus of cpuSets()) {
-      const wisp = await startWisp(dataDir, process.env.BENCH_CPU_PROF || undefined, {
-        script: "dist/main.js",
-        env: {
-          ...eapEnv,
-          LOG_LEVEL: "error",
-          ...(workers === undefined ? {} : { EAP_TLS_WORKERS: workers }),
-        },
-      });
-      // Every thread, and the TLS workers it starts later (they inherit the main thread's set).
-      if (cpus !== undefined)
-        execFileSync("taskset", ["-a", "-p", "-c", cpus, String(wisp.pid)], { stdio: "ignore" });
-      const id = [
-        wisp.id,
-        workers === undefined ? "" : `-tls${workers}`,
-        cpus === undefined ? "" : `-cpu${cpus}`,
-      ].join("");
-      targets.push({ ...wisp, id });
+      for (const [index, options] of optionSets.entries()) {
+        const wisp = await startWisp(dataDir, process.env.BENCH_CPU_PROF || undefined, {
+          script: "dist/main.js",
+          env: {
+            ...eapEnv,
+            LOG_LEVEL: "error",
+            ...(workers === undefined ? {} : { EAP_TLS_WORKERS: workers }),
+            ...(options ? { NODE_OPTIONS: options } : {}),
+          },
+        });
+        // Every thread, and the TLS workers it starts later (they inherit the main thread's set).
+        if (cpus !== undefined)
+          execFileSync("taskset", ["-a", "-p", "-c", cpus, String(wisp.pid)], { stdio: "ignore" });
+        const id = [
+          wisp.id,
+          workers === undefined ? "" : `-tls${workers}`,
+          cpus === undefined ? "" : `-cpu${cpus}`,
+          options === undefined ? "" : `-opt${index}`,
+        ].join("");
+        targets.push({ ...wisp, id });
+      }
     }
   }
   for (const setup of freeradiusSetups()) {

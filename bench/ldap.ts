@@ -9,7 +9,8 @@
 //     [--only wisp-local,wisp-ldap-cache,wisp-ldap-nocache] (the anchor, freeradius-ldap, always runs)
 //     [--baseline-dist <dir>] (one more scenario, wisp-baseline-ldap-cache: another build's main.js,
 //     a copy of an earlier commit's dist/ with its package.json beside it, inside this checkout so
-//     that it finds node_modules; on a copy of the same database: two builds in the same rounds)
+//     that it finds node_modules; on a copy of the same database: two builds in the same rounds;
+//     BENCH_BASELINE_NODE_OPTIONS gives that build node options of its own, e.g. a V8 flag to try)
 //
 // Each server runs in its own process, as bench/radius.ts runs them: Wisp is the compiled server as
 // `npm start` runs it (dist/main.js, built first; tsx's name-keeping wrappers would cost CPU on every
@@ -315,6 +316,8 @@ interface RunResult {
   /** Cores busy on the machine during the run, minus the server's, slapd's and radclient's. */
   otherCores: number;
   load1: number;
+  /** The server's resident memory at the end of the run, MiB. */
+  serverRssMb: number;
 }
 
 /** A process's CPU ticks in the kernel (stime, /proc/<pid>/stat field 15). */
@@ -407,7 +410,18 @@ async function measure(scenario: Scenario, settings: Settings, slapdPid: number)
       (machineAfter.busy - machineBefore.busy - serverTicks - slapdTicks - clientTicks) / elapsedTicks,
     ),
     load1,
+    serverRssMb: residentMb(scenario.target.pid),
   };
+}
+
+/** A process's resident memory in MiB (VmRSS), 0 once it is gone. */
+function residentMb(pid: number): number {
+  try {
+    const match = /VmRSS:\s+(\d+) kB/.exec(fs.readFileSync(`/proc/${pid}/status`, "utf8"));
+    return match ? Number(match[1]) / 1024 : 0;
+  } catch {
+    return 0;
+  }
 }
 
 function describe(r: RunResult): string {
@@ -416,7 +430,7 @@ function describe(r: RunResult): string {
     ` (${(r.serverSystemShare * 100).toFixed(0)}% kernel),` +
     ` slapd ${r.slapdUsPerLogin.toFixed(0).padStart(4)} µs, radclient ${r.clientUsPerLogin.toFixed(0).padStart(3)} µs;` +
     ` server threads on CPU ${r.serverOnCpu.toFixed(2)} (busiest ${r.busiestThreadOnCpu.toFixed(2)}),` +
-    ` in run queue ${r.serverRunQueue.toFixed(2)}` +
+    ` in run queue ${r.serverRunQueue.toFixed(2)}; RSS ${r.serverRssMb.toFixed(0)} MiB` +
     `  (accepted ${r.accepted}, rejected ${r.rejected}, lost ${r.lost}; load ${r.load1.toFixed(2)},` +
     ` other processes ${r.otherCores.toFixed(2)} cores)`
   );
@@ -428,7 +442,12 @@ async function startBaseline(dist: string, dataDir: string, cpuProfDir: string |
   if (!fs.existsSync(main)) throw new BenchError(`--baseline-dist: no main.js in ${dist}`);
   const copy = `${dataDir}-baseline`;
   fs.cpSync(dataDir, copy, { recursive: true });
-  return startWisp(copy, cpuProfDir, { script: main });
+  // BENCH_BASELINE_NODE_OPTIONS: node options for the baseline build alone (an A/B of a V8 flag).
+  const options = process.env.BENCH_BASELINE_NODE_OPTIONS;
+  return startWisp(copy, cpuProfDir, {
+    script: main,
+    ...(options ? { env: { NODE_OPTIONS: options } } : {}),
+  });
 }
 
 async function main() {
