@@ -6,7 +6,6 @@
 // dies fails its calls in flight as "directory unavailable" and is replaced.
 import assert from "node:assert/strict";
 import net from "node:net";
-import { availableParallelism } from "node:os";
 import { after, before, describe, test } from "node:test";
 import { loadConfig } from "../../src/config.ts";
 import {
@@ -31,10 +30,10 @@ const service = { dn: SERVICE_DN, password: SERVICE_PASSWORD };
 const USERS = 40;
 const uid = (n: number) => `client${String(n).padStart(3, "0")}`;
 
-test("DIRECTORY_WORKER: 0 or 1, by default on where more than 2 cores are", () => {
+test("DIRECTORY_WORKER: 0 or 1, by default on", () => {
   assert.equal(loadConfig({ DIRECTORY_WORKER: "1" }).directoryWorker, true);
   assert.equal(loadConfig({ DIRECTORY_WORKER: "0" }).directoryWorker, false);
-  assert.equal(loadConfig({}).directoryWorker, availableParallelism() > 2);
+  assert.equal(loadConfig({}).directoryWorker, true);
   assert.throws(() => loadConfig({ DIRECTORY_WORKER: "yes" }), /DIRECTORY_WORKER must be one of 0, 1/);
 });
 

@@ -85,8 +85,8 @@ for (const { dialect, skip } of await dialects()) {
           `dn: uid=refuser,${PEOPLE}\nobjectClass: referral\nobjectClass: extensibleObject\nuid: refuser\n` +
           `ref: ldap://192.0.2.1:389/uid=refuser,${PEOPLE}\n\n`,
       });
-      // On SQLite the directory clients run on their worker thread, on PostgreSQL in the main thread
-      // (DIRECTORY_WORKER's default depends on the cores): both paths answer the same logins.
+      // On SQLite the directory clients run on their worker thread (the default), on PostgreSQL in the
+      // main thread: both paths answer the same logins.
       lab = await startEapServer({ dialect, env: { DIRECTORY_WORKER: dialect === "sqlite" ? "1" : "0" } });
       key = await lab.server.key("default");
       const staff = await lab.server.core.groups.create(lab.accountId, { name: "staff" });

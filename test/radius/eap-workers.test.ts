@@ -115,7 +115,7 @@ describe("EAP TLS on worker threads", { skip: missing ?? false }, () => {
     // Crash both workers (an uncaught error, as a bug would) while they hold conversations' TLS.
     for (let i = 0; i < 500 && pool.openTunnels < 2; i++) await new Promise((r) => setTimeout(r, 2));
     assert.ok(pool.openTunnels >= 2, "logins in flight on the workers");
-    for (const worker of pool.workers) worker.postMessage(["crash"]);
+    for (const worker of pool.workers) worker.postMessage([["crash"]]);
     const results = await Promise.all(running);
     for (const r of results) {
       assert.ok(r.code === 0 || r.code === 252, `an EAP answer, not a timeout (exit ${r.code})`);

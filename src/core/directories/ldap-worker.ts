@@ -2,9 +2,11 @@
 // with their connections, pools and breakers, ./ldap.ts) and runs their searches, binds and paged
 // searches, so that encoding and decoding LDAP messages and their socket work leave the thread that
 // answers RADIUS: a directory login costs that thread about what a local one does, and the two
-// threads use two cores. Messages are arrays (cheaper to clone than objects).
+// threads use two cores. Messages are arrays (cheaper to clone than objects), and each direction
+// sends a turn's messages as one array of them (TurnBatch).
 import { parentPort } from "node:worker_threads";
 import type { Entry } from "ldapts";
+import { TurnBatch } from "../shared/worker-thread.ts";
 import {
   type DirectoryBind,
   DirectoryClient,
@@ -45,8 +47,10 @@ if (!port) throw new Error("ldap-worker.ts runs as a worker thread");
 const clients = new Map<number, { client: DirectoryClient; status: string }>();
 const paged = new Map<number, { client: number; pages: AsyncGenerator<Entry[]> }>();
 
+const replies = new TurnBatch<FromDirectoryWorker>((batch) => port!.postMessage(batch));
+
 function post(message: FromDirectoryWorker): void {
-  port!.postMessage(message);
+  replies.push(message);
 }
 
 /** The client's servers' states, when they changed since last told. */
@@ -110,7 +114,11 @@ function clientOfRequest(message: ToDirectoryWorker): number | undefined {
   return undefined;
 }
 
-port.on("message", (message: ToDirectoryWorker) => {
+port.on("message", (batch: ToDirectoryWorker[]) => {
+  for (const message of batch) receive(message);
+});
+
+function receive(message: ToDirectoryWorker): void {
   switch (message[0]) {
     case "open":
       clients.set(message[1], {
@@ -144,4 +152,4 @@ port.on("message", (message: ToDirectoryWorker) => {
       else post([call, "error", (error as Error)?.message ?? String(error)]);
     },
   );
-});
+}

@@ -1,11 +1,11 @@
 // Directories' LDAP clients on a worker thread of their own (./ldap-worker.ts): DirectoryThread
 // starts it with the first directory used and replaces it when it dies; WorkerDirectoryClient has
-// the shape of the in-thread DirectoryClient and forwards each call, one message each way. Measured
-// (bench/ldap.ts): ldapts's search and bind cost the thread that answers RADIUS about as much again
-// as a local user's whole login; a message each way costs a few microseconds.
+// the shape of the in-thread DirectoryClient and forwards each call; each thread sends a turn's
+// messages together (TurnBatch). Measured (bench/ldap.ts): ldapts's search and bind cost the thread
+// that answers RADIUS about as much again as a local user's whole login.
 import type { Worker } from "node:worker_threads";
 import type { Entry } from "ldapts";
-import { startWorkerThread } from "../shared/worker-thread.ts";
+import { startWorkerThread, TurnBatch } from "../shared/worker-thread.ts";
 import {
   type ConnectDirectory,
   type DirectoryBind,
@@ -38,6 +38,8 @@ function revive(entries: Entry[]): Entry[] {
 /** The worker thread, started at first use and started again after it died; calls to it. */
 export class DirectoryThread {
   private worker: Worker | undefined;
+  /** This turn's requests, sent to the worker as one message at its end. */
+  private readonly outbox = new TurnBatch<ToDirectoryWorker>((batch) => this.worker?.postMessage(batch));
   private readonly pending = new Map<number, Pending>();
   /** Every open client's "open" message, sent again to a worker that replaces a dead one. */
   private readonly opened = new Map<number, ToDirectoryWorker>();
@@ -58,7 +60,9 @@ export class DirectoryThread {
   private start(): Worker {
     const worker = startWorkerThread(import.meta.url, "ldap-worker");
     worker.unref();
-    worker.on("message", (message: FromDirectoryWorker) => this.answer(message));
+    worker.on("message", (batch: FromDirectoryWorker[]) => {
+      for (const message of batch) this.answer(message);
+    });
     // An uncaught error ends the worker: "exit" follows and does the cleaning up.
     worker.on("error", () => {});
     worker.once("exit", () => {
@@ -70,7 +74,7 @@ export class DirectoryThread {
       for (const p of pending)
         p.reject(new DirectoryUnavailable(`directory unavailable: ${WORKER_GONE}`, "worker stopped"));
     });
-    for (const open of this.opened.values()) worker.postMessage(open);
+    worker.postMessage([...this.opened.values()]);
     return worker;
   }
 
@@ -87,9 +91,10 @@ export class DirectoryThread {
     else pending.reject(new Error(message[2]));
   }
 
+  /** Queues a request for the worker (started if it is not running), sent at the end of this turn. */
   post(message: ToDirectoryWorker): void {
     this.worker ??= this.start();
-    this.worker.postMessage(message);
+    this.outbox.push(message);
   }
 
   /** A number for a client or a call. */
@@ -108,13 +113,13 @@ export class DirectoryThread {
   open(client: number, urls: readonly string[], settings: ServerSettings, bind: DirectoryBind): void {
     const message: ToDirectoryWorker = ["open", client, [...urls], settings, bind];
     this.opened.set(client, message);
-    if (this.worker) this.worker.postMessage(message);
+    if (this.worker) this.outbox.push(message);
   }
 
   close(client: number): void {
     this.opened.delete(client);
     this.statuses.delete(client);
-    if (this.worker) this.worker.postMessage(["close", client]);
+    if (this.worker) this.outbox.push(["close", client]);
   }
 
   async stop(): Promise<void> {

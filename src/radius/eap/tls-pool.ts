@@ -1,10 +1,10 @@
 // TLS for EAP conversations on a pool of worker threads (issue 32): each conversation's TLS
 // connection lives on one worker (./tls-worker.ts), chosen when it opens; the EAP methods talk to
-// it through PooledTunnel, which has the same shape as the in-thread TlsTunnel. One message each
-// way per TLS step. A worker that dies fails its conversations' pending and later steps (the
+// it through PooledTunnel, which has the same shape as the in-thread TlsTunnel. A TLS step is a
+// request and a reply; each thread sends a turn's requests or replies as one message (TurnBatch). A worker that dies fails its conversations' pending and later steps (the
 // supplicant starts over) and is replaced; the process carries on.
 import type { Worker } from "node:worker_threads";
-import { startWorkerThread } from "../../core/shared/worker-thread.ts";
+import { startWorkerThread, TurnBatch } from "../../core/shared/worker-thread.ts";
 import type { ToWorker } from "./tls-worker.ts";
 import type { Tunnel } from "./tunnel.ts";
 import type { EapServerCredentials } from "./types.ts";
@@ -123,13 +123,19 @@ class PooledTunnel implements Tunnel {
 /** One worker thread and the tunnels it holds. */
 class WorkerSlot {
   readonly worker: Worker;
+  /** This turn's steps for the worker, sent as one message at its end. */
+  private readonly outbox = new TurnBatch<ToWorker>((batch, transfer) =>
+    this.worker.postMessage(batch, transfer),
+  );
   readonly tunnels = new Map<number, PooledTunnel>();
   alive = true;
 
   constructor(onExit: (slot: WorkerSlot) => void) {
     this.worker = startWorkerThread(import.meta.url, "tls-worker");
     this.worker.unref();
-    this.worker.on("message", (reply: Reply) => this.tunnels.get(reply[0])?.settle(reply));
+    this.worker.on("message", (replies: Reply[]) => {
+      for (const reply of replies) this.tunnels.get(reply[0])?.settle(reply);
+    });
     // An uncaught error ends the worker: "exit" follows and does the cleaning up.
     this.worker.on("error", () => {});
     this.worker.once("exit", () => {
@@ -141,7 +147,7 @@ class WorkerSlot {
   }
 
   post(message: ToWorker, transfer: ArrayBuffer[] = []): void {
-    this.worker.postMessage(message, transfer);
+    this.outbox.push(message, transfer);
   }
 
   close(tunnel: PooledTunnel): void {

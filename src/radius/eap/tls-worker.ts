@@ -2,9 +2,11 @@
 // (TlsTunnel, node's TLSSocket over memory) and runs their handshakes and records, so that
 // OpenSSL's work and node's TLS socket machinery leave the thread that answers RADIUS, and the
 // conversations of a busy server spread over the machine's cores. Messages are arrays (cheaper to
-// clone than objects); octets travel as transferred ArrayBuffers of their exact size.
+// clone than objects), a turn's together in one; octets travel as transferred ArrayBuffers of
+// their exact size.
 import type { SecureContext } from "node:tls";
 import { parentPort } from "node:worker_threads";
+import { TurnBatch } from "../../core/shared/worker-thread.ts";
 import { buildContexts } from "./tls-contexts.ts";
 import { TlsTunnel } from "./tunnel.ts";
 import type { EapServerCredentials } from "./types.ts";
@@ -32,6 +34,8 @@ interface Held {
 const port = parentPort;
 if (!port) throw new Error("tls-worker.ts runs as a worker thread");
 const tunnels = new Map<number, Held>();
+/** This turn's replies, sent to the pool as one message at its end. */
+const replies = new TurnBatch<unknown>((batch, transfer) => port.postMessage(batch, transfer));
 let contexts: Map<number, SecureContext> | undefined;
 
 /** A copy of `data` in an ArrayBuffer of its own, which can be transferred without copying again. */
@@ -64,7 +68,7 @@ function reply(id: number, held: Held, out: Buffer): void {
     transfer.push(msk.buffer);
     if (cert) transfer.push(cert.buffer);
   }
-  port!.postMessage(message, transfer);
+  replies.push(message, transfer);
 }
 
 async function handle(message: ToWorker): Promise<void> {
@@ -103,12 +107,16 @@ async function handle(message: ToWorker): Promise<void> {
   }
 }
 
-port.on("message", (message: ToWorker) => {
+port.on("message", (batch: ToWorker[]) => {
+  for (const message of batch) receive(message);
+});
+
+function receive(message: ToWorker): void {
   handle(message).catch((error: Error) => {
     // This tunnel's conversation fails; the others carry on.
     const id = typeof message[1] === "number" ? message[1] : -1;
     tunnels.get(id)?.tunnel.destroy();
     tunnels.delete(id);
-    port.postMessage([id, new Uint8Array(0), new Uint8Array(0), `TLS worker: ${error.message}`, false]);
+    replies.push([id, new Uint8Array(0), new Uint8Array(0), `TLS worker: ${error.message}`, false]);
   });
-});
+}
