@@ -537,6 +537,25 @@ describe("wisp import freeradius from MariaDB", { skip: unavailable ?? false }, 
     });
   }
 
+  test("a source connection killed mid-query fails that query and leaves no timer behind", async () => {
+    const timers = () => process.getActiveResourcesInfo().filter((r) => r === "Timeout").length;
+    const before = timers();
+    const source = await openSource(parseSourceUrl(mariadb.url()));
+    const [{ id }] = (await source.query("select connection_id() as id")) as [{ id: number }];
+    const slow = assert.rejects(source.query("select sleep(30)"), /Connection lost|closed/);
+    // The query is on its way; the server ends the connection under it.
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    const root = await mariadb.connect();
+    await root.query(`kill ${Number(id)}`);
+    await root.end();
+    await slow;
+    await source.close();
+    await new Promise((resolve) => setImmediate(resolve));
+    // With mysql2's own query timeout, its 5-minute timer outlived the connection and held the
+    // process open after a failed import.
+    assert.equal(timers(), before, process.getActiveResourcesInfo().join(", "));
+  });
+
   test("the source going away part-way: committed chunks stay, said, and the same import resumes", () =>
     withDatabase("sqlite", async (database) => {
       const core = createCore(database, { publicUrl: "http://127.0.0.1" });

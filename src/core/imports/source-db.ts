@@ -79,6 +79,9 @@ async function openSqlite(location: SourceLocation): Promise<SourceDb> {
   };
 }
 
+/** How long one query of the source may take (the largest tables are read in chunks). */
+const QUERY_TIMEOUT_MS = 300_000;
+
 async function openMysql(location: SourceLocation, password?: string): Promise<SourceDb> {
   const url = location.url!;
   const { default: mysql } = await import("mysql2/promise");
@@ -102,8 +105,22 @@ async function openMysql(location: SourceLocation, password?: string): Promise<S
     dialect: "mysql",
     label: location.label,
     async query(text, params = []) {
-      const [rows] = await connection.query({ sql: text, values: params, timeout: 300_000 });
-      return rows as SourceRow[];
+      // A bound of our own rather than mysql2's `timeout` option: mysql2 clears that timer only when
+      // the query ends, so a connection that dies mid-query (the server killed it) left a 5-minute
+      // timer holding the process open after the import had failed and been reported.
+      let timer: NodeJS.Timeout | undefined;
+      const bound = new Promise<never>((_, reject) => {
+        timer = setTimeout(() => {
+          connection.destroy();
+          reject(new Error(`the source did not answer a query within ${QUERY_TIMEOUT_MS / 1000} s`));
+        }, QUERY_TIMEOUT_MS);
+      });
+      try {
+        const [rows] = await Promise.race([connection.query({ sql: text, values: params }), bound]);
+        return rows as SourceRow[];
+      } finally {
+        clearTimeout(timer);
+      }
     },
     async close() {
       await connection.end().catch(() => connection.destroy());

@@ -1,8 +1,9 @@
 // TLS for EAP conversations on a pool of worker threads (issue 32): each conversation's TLS
 // connection lives on one worker (./tls-worker.ts), chosen when it opens; the EAP methods talk to
 // it through PooledTunnel, which has the same shape as the in-thread TlsTunnel. A TLS step is a
-// request and a reply; each thread sends a turn's requests or replies as one message (TurnBatch). A worker that dies fails its conversations' pending and later steps (the
-// supplicant starts over) and is replaced; the process carries on.
+// request and a reply; each thread sends a turn's requests or replies as one message (TurnBatch).
+// A worker that dies fails its conversations' pending and later steps (the supplicant starts over)
+// and is replaced; the process carries on.
 import type { Worker } from "node:worker_threads";
 import { startWorkerThread, TurnBatch } from "../../core/shared/worker-thread.ts";
 import type { ToWorker } from "./tls-worker.ts";
