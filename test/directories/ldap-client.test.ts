@@ -166,6 +166,27 @@ for (const [where, connect] of [
           await silent.close();
         }
       });
+
+    if (connect === thread.connect)
+      test("stopping the worker (the server shutting down) refuses the calls in flight", {
+        timeout: 10_000,
+      }, async () => {
+        const silent = await silentServer();
+        const mute = connect([silent.url], { ...settings, timeoutMs: 10_000 }, service);
+        try {
+          const refused = assert.rejects(
+            mute.search({ base: PEOPLE, scope: "sub", filter: "(uid=x)", attributes: ["uid"] }),
+            (error: Error) =>
+              error instanceof DirectoryUnavailable && /worker thread stopped/.test(error.message),
+          );
+          while (silent.held.length === 0) await new Promise((resolve) => setTimeout(resolve, 10));
+          await thread.stop();
+          await refused;
+        } finally {
+          await mute.close();
+          await silent.close();
+        }
+      });
   });
 
 after(() => thread.stop());
