@@ -44,7 +44,7 @@ export type FromDirectoryWorker =
 
 const port = parentPort;
 if (!port) throw new Error("ldap-worker.ts runs as a worker thread");
-const clients = new Map<number, { client: DirectoryClient; status: string }>();
+const clients = new Map<number, { client: DirectoryClient; version: number }>();
 const paged = new Map<number, { client: number; pages: AsyncGenerator<Entry[]> }>();
 
 const replies = new TurnBatch<FromDirectoryWorker>((batch) => port!.postMessage(batch));
@@ -53,15 +53,14 @@ function post(message: FromDirectoryWorker): void {
   replies.push(message);
 }
 
-/** The client's servers' states, when they changed since last told. */
+/** The client's servers' states, when a call changed them since last told. */
 function tellStatus(id: number): void {
   const held = clients.get(id);
   if (!held) return;
-  const servers = held.client.status();
-  const status = JSON.stringify(servers);
-  if (status === held.status) return;
-  held.status = status;
-  post([id, "status", servers]);
+  const version = held.client.statusVersion();
+  if (version === held.version) return;
+  held.version = version;
+  post([id, "status", held.client.status()]);
 }
 
 function clientOf(id: number): DirectoryClient {
@@ -123,7 +122,7 @@ function receive(message: ToDirectoryWorker): void {
     case "open":
       clients.set(message[1], {
         client: new DirectoryClient(message[2], message[3], message[4]),
-        status: "",
+        version: 0,
       });
       return;
     case "close": {

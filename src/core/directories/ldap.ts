@@ -45,6 +45,8 @@ export class Breaker {
   private openUntil = 0;
   private probing = false;
   lastError = "";
+  /** Counts the calls that changed what status() shows (a failure, the first success after one). */
+  changes = 0;
 
   constructor(
     private readonly threshold: number,
@@ -66,12 +68,14 @@ export class Breaker {
   }
 
   success(): void {
+    if (this.failures > 0 || this.lastError !== "") this.changes++;
     this.failures = 0;
     this.probing = false;
     this.lastError = "";
   }
 
   failure(error: string, now = Date.now()): void {
+    this.changes++;
     this.probing = false;
     this.failures++;
     this.lastError = error;
@@ -469,6 +473,16 @@ export class DirectoryClient implements DirectoryConnection {
 
   status(): ServerStatus[] {
     return this.servers.map((s) => s.status());
+  }
+
+  /**
+   * Grows whenever a breaker's failures or last error changed; a state that only moved with the
+   * clock (open to half-open) does not count.
+   */
+  statusVersion(): number {
+    let version = 0;
+    for (const server of this.servers) version += server.breaker.changes;
+    return version;
   }
 
   async close(): Promise<void> {
