@@ -132,62 +132,55 @@ for (const [where, connect] of [
       test("a worker thread that dies: calls in flight fail as unavailable, the next starts a new worker", {
         timeout: 20_000,
       }, async () => {
-        const silent = await silentServer();
-        const mute = connect([silent.url], { ...settings, timeoutMs: 10_000 }, service);
-        try {
+        await searchInFlight(connect, async (refused) => {
           const replaced = thread.replaced;
-          const inFlight = mute.search({
-            base: PEOPLE,
-            scope: "sub",
-            filter: "(uid=x)",
-            attributes: ["uid"],
-          });
-          while (silent.held.length === 0) await new Promise((resolve) => setTimeout(resolve, 10));
           const started = Date.now();
           thread.post(["crash"]);
-          await assert.rejects(
-            inFlight,
-            (error: Error) =>
-              error instanceof DirectoryUnavailable && /worker thread stopped/.test(error.message),
-          );
+          await refused;
           assert.ok(Date.now() - started < 5_000, "failed when the worker died, not at its 10 s bound");
           assert.equal(thread.replaced, replaced + 1);
-          // The directories' clients are opened again on the new worker.
-          const { entries } = await client.search({
-            base: PEOPLE,
-            scope: "sub",
-            filter: `(uid=${uid(3)})`,
-            attributes: ["uid"],
-          });
-          assert.equal(entries[0]!.dn, userDn(uid(3)));
-          assert.equal(await client.checkPassword(userDn(uid(4)), "Pw-4-x"), true);
-        } finally {
-          await mute.close();
-          await silent.close();
-        }
+        });
+        // The directories' clients are opened again on the new worker.
+        const { entries } = await client.search({
+          base: PEOPLE,
+          scope: "sub",
+          filter: `(uid=${uid(3)})`,
+          attributes: ["uid"],
+        });
+        assert.equal(entries[0]!.dn, userDn(uid(3)));
+        assert.equal(await client.checkPassword(userDn(uid(4)), "Pw-4-x"), true);
       });
 
     if (connect === thread.connect)
       test("stopping the worker (the server shutting down) refuses the calls in flight", {
         timeout: 10_000,
       }, async () => {
-        const silent = await silentServer();
-        const mute = connect([silent.url], { ...settings, timeoutMs: 10_000 }, service);
-        try {
-          const refused = assert.rejects(
-            mute.search({ base: PEOPLE, scope: "sub", filter: "(uid=x)", attributes: ["uid"] }),
-            (error: Error) =>
-              error instanceof DirectoryUnavailable && /worker thread stopped/.test(error.message),
-          );
-          while (silent.held.length === 0) await new Promise((resolve) => setTimeout(resolve, 10));
+        await searchInFlight(connect, async (refused) => {
           await thread.stop();
           await refused;
-        } finally {
-          await mute.close();
-          await silent.close();
-        }
+        });
       });
   });
+
+/**
+ * Runs `body` while a search waits on a server that never answers (its bound 10 s), with the
+ * assertion that the search is refused because the worker thread stopped.
+ */
+async function searchInFlight(connect: ConnectDirectory, body: (refused: Promise<void>) => Promise<void>) {
+  const silent = await silentServer();
+  const mute = connect([silent.url], { ...settings, timeoutMs: 10_000 }, service);
+  try {
+    const refused = assert.rejects(
+      mute.search({ base: PEOPLE, scope: "sub", filter: "(uid=x)", attributes: ["uid"] }),
+      (error: Error) => error instanceof DirectoryUnavailable && /worker thread stopped/.test(error.message),
+    );
+    while (silent.held.length === 0) await new Promise((resolve) => setTimeout(resolve, 10));
+    await body(refused);
+  } finally {
+    await mute.close();
+    await silent.close();
+  }
+}
 
 after(() => thread.stop());
 
