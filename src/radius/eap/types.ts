@@ -54,9 +54,9 @@ export const DEFAULT_EAP_LIMITS: EapLimits = {
   totalBytes: 256 * MiB,
   // One core is left to the thread that answers RADIUS (and decides logins). On 2 cores TLS stays in
   // that thread: a step handed to a worker and back cost as much CPU as it spread, or more, in every
-  // quiet run of bench/eap.ts that measured both (sessions 11, 13 and 14; session 14, the same rounds, a
-  // turn's steps in one message, CPU per login against FreeRADIUS `files` on one worker and without:
-  // PEAP 1.91x and 1.78x, TTLS/PAP 1.57x and 1.39x, EAP-TLS 1.71x and 1.72x).
+  // quiet run of bench/eap.ts that measured both (sessions 11, 13 and 14; session 14, the same
+  // rounds, a turn's steps in one message, CPU per login against FreeRADIUS `files` on one worker
+  // and without: PEAP 1.91x and 1.78x, TTLS/PAP 1.57x and 1.39x, EAP-TLS 1.71x and 1.72x).
   tlsWorkers: availableParallelism() > 2 ? Math.min(16, availableParallelism() - 1) : 0,
 };
 export const DEFAULT_FRAGMENT_SIZE = 1024;
