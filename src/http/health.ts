@@ -5,6 +5,7 @@
 // logins fail); server addresses and errors are for operators (API and console), not shown here.
 import type { FastifyInstance } from "fastify";
 import type { DirectoryHealth } from "../core/directories/runtime.ts";
+import { within } from "../core/shared/time.ts";
 import type { Database } from "../db/database.ts";
 import { errorPayload } from "./errors.ts";
 import type { CounterStore } from "./rate-limit.ts";
@@ -29,17 +30,11 @@ const CHECK_TIMEOUT_MS = 2000;
 
 /** Resolves to "ok" or to why the check failed, never rejects. */
 async function check(probe: () => Promise<void>): Promise<string> {
-  let timer: NodeJS.Timeout | undefined;
-  const timeout = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new Error(`no answer within ${CHECK_TIMEOUT_MS} ms`)), CHECK_TIMEOUT_MS);
-  });
   try {
-    await Promise.race([probe(), timeout]);
+    await within(probe(), CHECK_TIMEOUT_MS, () => new Error(`no answer within ${CHECK_TIMEOUT_MS} ms`));
     return "ok";
   } catch (error) {
     return (error as Error)?.message || String(error);
-  } finally {
-    clearTimeout(timer);
   }
 }
 

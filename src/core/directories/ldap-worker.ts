@@ -31,6 +31,9 @@ export type ToDirectoryWorker =
    */
   | ["crash"];
 
+/** The requests answered by call number (message[1]). */
+export type CallRequest = Exclude<ToDirectoryWorker, ["open" | "close" | "crash", ...unknown[]]>;
+
 /**
  * Answers: a result (a search's [entries, references], a bind's verdict, a page or null after the
  * last), a DirectoryUnavailable (message, summary) or another error (message); and a client's
@@ -49,10 +52,6 @@ const paged = new Map<number, { client: number; pages: AsyncGenerator<Entry[]> }
 
 const replies = new TurnBatch<FromDirectoryWorker>((batch) => port!.postMessage(batch));
 
-function post(message: FromDirectoryWorker): void {
-  replies.push(message);
-}
-
 /** The client's servers' states, when a call changed them since last told. */
 function tellStatus(id: number): void {
   const held = clients.get(id);
@@ -60,7 +59,7 @@ function tellStatus(id: number): void {
   const version = held.client.statusVersion();
   if (version === held.version) return;
   held.version = version;
-  post([id, "status", held.client.status()]);
+  replies.push([id, "status", held.client.status()]);
 }
 
 function clientOf(id: number): DirectoryClient {
@@ -83,7 +82,7 @@ async function nextPage(call: number): Promise<Entry[] | null> {
 }
 
 /** Runs one request; its answer is posted by the caller. The client's id, for its status. */
-async function run(message: Exclude<ToDirectoryWorker, ["open" | "close" | "crash", ...unknown[]]>) {
+async function run(message: CallRequest) {
   switch (message[0]) {
     case "search":
       return clientOf(message[2]).search(message[3]);
@@ -143,12 +142,13 @@ function receive(message: ToDirectoryWorker): void {
   run(message).then(
     (result) => {
       if (client !== undefined) tellStatus(client);
-      post([call, "ok", result]);
+      replies.push([call, "ok", result]);
     },
     (error: unknown) => {
       if (client !== undefined) tellStatus(client);
-      if (error instanceof DirectoryUnavailable) post([call, "unavailable", error.message, error.summary]);
-      else post([call, "error", (error as Error)?.message ?? String(error)]);
+      if (error instanceof DirectoryUnavailable)
+        replies.push([call, "unavailable", error.message, error.summary]);
+      else replies.push([call, "error", (error as Error)?.message ?? String(error)]);
     },
   );
 }

@@ -23,7 +23,7 @@ export class DirectoryRuntime {
   private readonly live = new Map<number, { stamp: string; source: Promise<DirectorySource> }>();
 
   /** The directory worker thread, when the clients live there (DIRECTORY_WORKER). */
-  readonly thread: DirectoryThread | undefined;
+  private readonly thread: DirectoryThread | undefined;
   private readonly connect: ConnectDirectory;
 
   constructor(

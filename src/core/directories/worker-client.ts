@@ -15,7 +15,7 @@ import {
   type ServerSettings,
   type ServerStatus,
 } from "./ldap.ts";
-import type { FromDirectoryWorker, ToDirectoryWorker } from "./ldap-worker.ts";
+import type { CallRequest, FromDirectoryWorker, ToDirectoryWorker } from "./ldap-worker.ts";
 
 const WORKER_GONE = "the directory worker thread stopped";
 
@@ -94,10 +94,10 @@ export class DirectoryThread {
     return this.nextId++;
   }
 
-  /** Sends a request numbered `call` and waits for its answer. */
-  call<T>(call: number, message: ToDirectoryWorker): Promise<T> {
+  /** Sends a request and waits for the answer to its call number. */
+  call<T>(message: CallRequest): Promise<T> {
     return new Promise<T>((resolve, reject) => {
-      this.pending.set(call, { resolve: resolve as (result: unknown) => void, reject });
+      this.pending.set(message[1], { resolve: resolve as (result: unknown) => void, reject });
       this.post(message);
     });
   }
@@ -148,7 +148,7 @@ class WorkerDirectoryClient implements DirectoryConnection {
 
   async search(spec: SearchSpec): Promise<{ entries: Entry[]; references: number }> {
     const call = this.thread.id();
-    const result = await this.thread.call<{ entries: Entry[]; references: number }>(call, [
+    const result = await this.thread.call<{ entries: Entry[]; references: number }>([
       "search",
       call,
       this.id,
@@ -161,22 +161,21 @@ class WorkerDirectoryClient implements DirectoryConnection {
   checkPassword(dn: string, password: string): Promise<boolean> {
     // As DirectoryClient.checkPassword: an empty password is an anonymous bind and proves nothing.
     if (password === "" || dn === "") return Promise.resolve(false);
-    const call = this.thread.id();
-    return this.thread.call<boolean>(call, ["bind", call, this.id, dn, password]);
+    return this.thread.call<boolean>(["bind", this.thread.id(), this.id, dn, password]);
   }
 
   /** Pages one at a time, as DirectoryClient.pages: the worker reads the next when asked. */
   async *pages(spec: SearchSpec, pageSize: number): AsyncGenerator<Entry[]> {
     const call = this.thread.id();
-    let page = await this.thread.call<Entry[] | null>(call, ["pages", call, this.id, spec, pageSize]);
+    let page = await this.thread.call<Entry[] | null>(["pages", call, this.id, spec, pageSize]);
     try {
       while (page !== null) {
         yield spec.binary ? revive(page) : page;
-        page = await this.thread.call<Entry[] | null>(call, ["next", call]);
+        page = await this.thread.call<Entry[] | null>(["next", call]);
       }
     } finally {
       // Left early (the caller broke off, or an error): the worker ends the search.
-      if (page !== null) await this.thread.call(call, ["stop", call]).catch(() => {});
+      if (page !== null) await this.thread.call(["stop", call]).catch(() => {});
     }
   }
 

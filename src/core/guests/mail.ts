@@ -5,6 +5,7 @@
 import fs from "node:fs";
 import type { Transporter } from "nodemailer";
 import type { PortalLanguage } from "../portals/rules.ts";
+import { within } from "../shared/time.ts";
 import type { SmtpSettings } from "./rules.ts";
 
 export interface OutgoingMail {
@@ -57,30 +58,22 @@ export class SmtpMailer implements MailSender {
 
   async send(mail: OutgoingMail): Promise<void> {
     const transport = await this.transporter();
-    let timer: NodeJS.Timeout | undefined;
     const limit = this.settings.timeoutMs * 3;
-    const timeout = new Promise<never>((_, reject) => {
-      timer = setTimeout(
-        () => reject(new MailError(`the mail server did not answer within ${limit} ms`)),
-        limit,
-      );
-    });
     try {
-      await Promise.race([
+      await within(
         transport.sendMail({
           from: this.settings.from,
           ...mail,
           disableFileAccess: true,
           disableUrlAccess: true,
         }),
-        timeout,
-      ]);
+        limit,
+        () => new MailError(`the mail server did not answer within ${limit} ms`),
+      );
     } catch (error) {
       if (error instanceof MailError) throw error;
       // nodemailer's message names the server's answer; never the credentials.
       throw new MailError(`the mail server refused or failed: ${(error as Error).message}`.slice(0, 300));
-    } finally {
-      clearTimeout(timer);
     }
   }
 

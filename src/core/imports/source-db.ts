@@ -4,6 +4,7 @@
 import fs from "node:fs";
 import path from "node:path";
 import { ValidationError } from "../shared/errors.ts";
+import { within } from "../shared/time.ts";
 
 export type SourceDialect = "mysql" | "postgres" | "sqlite";
 
@@ -108,19 +109,11 @@ async function openMysql(location: SourceLocation, password?: string): Promise<S
       // A bound of our own rather than mysql2's `timeout` option: mysql2 clears that timer only when
       // the query ends, so a connection that dies mid-query (the server killed it) left a 5-minute
       // timer holding the process open after the import had failed and been reported.
-      let timer: NodeJS.Timeout | undefined;
-      const bound = new Promise<never>((_, reject) => {
-        timer = setTimeout(() => {
-          connection.destroy();
-          reject(new Error(`the source did not answer a query within ${QUERY_TIMEOUT_MS / 1000} s`));
-        }, QUERY_TIMEOUT_MS);
+      const [rows] = await within(connection.query({ sql: text, values: params }), QUERY_TIMEOUT_MS, () => {
+        connection.destroy();
+        return new Error(`the source did not answer a query within ${QUERY_TIMEOUT_MS / 1000} s`);
       });
-      try {
-        const [rows] = await Promise.race([connection.query({ sql: text, values: params }), bound]);
-        return rows as SourceRow[];
-      } finally {
-        clearTimeout(timer);
-      }
+      return rows as SourceRow[];
     },
     async close() {
       await connection.end().catch(() => connection.destroy());
