@@ -7,7 +7,8 @@
 # --- build: install everything, bundle, then keep the production dependencies only -------------
 FROM node:22-bookworm-slim AS build
 # better-sqlite3 downloads a prebuilt binary when one exists for this platform and compiles
-# itself otherwise: the compiler is the fallback (this stage only).
+# itself otherwise: the compiler is the fallback (this stage only). `npm run build` compiles Wisp's
+# EAP TLS addon with it (scripts/native.mjs); the run stage takes it inside dist/.
 RUN apt-get update && apt-get install -y --no-install-recommends python3 make g++ && rm -rf /var/lib/apt/lists/*
 WORKDIR /app
 COPY package.json package-lock.json .npmrc ./

@@ -22,6 +22,8 @@
 //   BENCH_EAP_FREERADIUS (files,sql)  the FreeRADIUS setups to run beside Wisp
 //   BENCH_EAP_TLS_WORKERS    e.g. 0,1: one Wisp per EAP_TLS_WORKERS value (wisp-tls0, wisp-tls1),
 //                            measured in the same rounds; unset: one Wisp with its default
+//   BENCH_EAP_TLS_ENGINES    e.g. node,openssl: one Wisp per EAP_TLS_ENGINE value (wisp-node,
+//                            wisp-openssl), in the same rounds
 //   BENCH_EAP_TASKSET        e.g. 0/0,1: one Wisp pinned to each CPU list (taskset), wisp-cpu0...
 //   BENCH_EAP_NODE_OPTIONS   e.g. "|--max-semi-space-size=64": one Wisp per NODE_OPTIONS value,
 //                            wisp-opt0, wisp-opt1... (an empty one: none), in the same rounds
@@ -351,38 +353,59 @@ function freeradiusSetups(): ("files" | "sql")[] {
   return setups as ("files" | "sql")[];
 }
 
-/**
- * BENCH_EAP_TLS_WORKERS: a comma-separated list of EAP_TLS_WORKERS values, one Wisp server each
- * (ids wisp-tls<N>), all measured in the same rounds; unset: one Wisp with its default.
- */
-function wispVariants(): (string | undefined)[] {
-  const raw = process.env.BENCH_EAP_TLS_WORKERS;
-  if (!raw) return [undefined];
-  const values = raw.split(",").map((v) => v.trim());
-  if (values.some((v) => !/^\d+$/.test(v))) throw new BenchError("BENCH_EAP_TLS_WORKERS lists integers");
-  return values;
+/** One Wisp server of the run: its id's suffix, its settings, the CPUs it is pinned to. */
+interface WispVariant {
+  suffix: string;
+  env: Record<string, string>;
+  cpus?: string;
+}
+
+/** Each Wisp of `variants` once per value of a knob (the knob unset: as they are). */
+function times(variants: WispVariant[], values: WispVariant[] | undefined): WispVariant[] {
+  if (!values) return variants;
+  return variants.flatMap((v) =>
+    values.map((w) => ({ suffix: v.suffix + w.suffix, env: { ...v.env, ...w.env }, cpus: w.cpus ?? v.cpus })),
+  );
 }
 
 /**
- * BENCH_EAP_TASKSET: CPU lists separated by "/" (e.g. 0/0,1), one Wisp pinned to each (taskset,
- * ids wisp-cpu<list>), measured in the same rounds: logins/s against the cores Wisp may use.
+ * The Wisp servers measured in the same rounds, one per combination of the knobs set:
+ * - BENCH_EAP_TLS_WORKERS: EAP_TLS_WORKERS values, comma-separated (ids wisp-tls<N>);
+ * - BENCH_EAP_TLS_ENGINES: EAP_TLS_ENGINE values, comma-separated (ids wisp-openssl, wisp-node);
+ * - BENCH_EAP_TASKSET: CPU lists separated by "/" (e.g. 0/0,1), one Wisp pinned to each (taskset,
+ *   ids wisp-cpu<list>): logins/s against the cores Wisp may use;
+ * - BENCH_EAP_NODE_OPTIONS: NODE_OPTIONS values separated by "|" (an empty one: none; ids
+ *   wisp-opt<index>): an A/B of a V8 or node flag.
+ * None set: one Wisp with its defaults.
  */
-function cpuSets(): (string | undefined)[] {
-  const raw = process.env.BENCH_EAP_TASKSET;
-  if (!raw) return [undefined];
-  const sets = raw.split("/").map((v) => v.trim());
-  if (sets.some((v) => !/^\d+([,-]\d+)*$/.test(v)))
+function wispVariants(): WispVariant[] {
+  const list = (name: string, separator: string) => process.env[name]?.split(separator).map((v) => v.trim());
+  const workers = list("BENCH_EAP_TLS_WORKERS", ",");
+  if (workers?.some((v) => !/^\d+$/.test(v))) throw new BenchError("BENCH_EAP_TLS_WORKERS lists integers");
+  const engines = list("BENCH_EAP_TLS_ENGINES", ",");
+  if (engines?.some((v) => v !== "openssl" && v !== "node"))
+    throw new BenchError("BENCH_EAP_TLS_ENGINES lists openssl and/or node");
+  const cpus = list("BENCH_EAP_TASKSET", "/");
+  if (cpus?.some((v) => !/^\d+([,-]\d+)*$/.test(v)))
     throw new BenchError("BENCH_EAP_TASKSET lists CPU lists, e.g. 0/0,1");
-  return sets;
-}
-
-/**
- * BENCH_EAP_NODE_OPTIONS: NODE_OPTIONS values separated by "|" (an empty one: none), one Wisp each
- * (ids wisp-opt<index>), measured in the same rounds: an A/B of a V8 or node flag.
- */
-function nodeOptionSets(): (string | undefined)[] {
-  const raw = process.env.BENCH_EAP_NODE_OPTIONS;
-  return raw === undefined ? [undefined] : raw.split("|").map((v) => v.trim());
+  const options = process.env.BENCH_EAP_NODE_OPTIONS?.split("|").map((v) => v.trim());
+  let variants: WispVariant[] = [{ suffix: "", env: {} }];
+  variants = times(
+    variants,
+    workers?.map((n) => ({ suffix: `-tls${n}`, env: { EAP_TLS_WORKERS: n } })),
+  );
+  variants = times(
+    variants,
+    engines?.map((e) => ({ suffix: `-${e}`, env: { EAP_TLS_ENGINE: e } })),
+  );
+  variants = times(
+    variants,
+    cpus?.map((c) => ({ suffix: `-cpu${c}`, env: {}, cpus: c })),
+  );
+  return times(
+    variants,
+    options?.map((o, index): WispVariant => ({ suffix: `-opt${index}`, env: o ? { NODE_OPTIONS: o } : {} })),
+  );
 }
 
 /** Totals of a server's runs of one method (sums over rounds: what the issue's table quotes). */
@@ -455,31 +478,15 @@ async function startTargets(dir: string, certs: Certificates, dataDir: string) {
   // packet); the EAP_* files are its certificate source (core/certs).
   buildDist();
   const targets: RadiusTarget[] = [];
-  const optionSets = nodeOptionSets();
-  for (const workers of wispVariants()) {
-    for (const cpus of cpuSets()) {
-      for (const [index, options] of optionSets.entries()) {
-        const wisp = await startWisp(dataDir, process.env.BENCH_CPU_PROF || undefined, {
-          script: "dist/main.js",
-          env: {
-            ...eapEnv,
-            LOG_LEVEL: "error",
-            ...(workers === undefined ? {} : { EAP_TLS_WORKERS: workers }),
-            ...(options ? { NODE_OPTIONS: options } : {}),
-          },
-        });
-        // Every thread, and the TLS workers it starts later (they inherit the main thread's set).
-        if (cpus !== undefined)
-          execFileSync("taskset", ["-a", "-p", "-c", cpus, String(wisp.pid)], { stdio: "ignore" });
-        const id = [
-          wisp.id,
-          workers === undefined ? "" : `-tls${workers}`,
-          cpus === undefined ? "" : `-cpu${cpus}`,
-          options === undefined ? "" : `-opt${index}`,
-        ].join("");
-        targets.push({ ...wisp, id });
-      }
-    }
+  for (const variant of wispVariants()) {
+    const wisp = await startWisp(dataDir, process.env.BENCH_CPU_PROF || undefined, {
+      script: "dist/main.js",
+      env: { ...eapEnv, LOG_LEVEL: "error", ...variant.env },
+    });
+    // Every thread, and the TLS workers it starts later (they inherit the main thread's set).
+    if (variant.cpus !== undefined)
+      execFileSync("taskset", ["-a", "-p", "-c", variant.cpus, String(wisp.pid)], { stdio: "ignore" });
+    targets.push({ ...wisp, id: wisp.id + variant.suffix });
   }
   for (const setup of freeradiusSetups()) {
     targets.push(

@@ -10,6 +10,7 @@ import { createRequire } from "node:module";
 import path from "node:path";
 import { pathToFileURL } from "node:url";
 import { DIST, ROOT, STAMP } from "./dist.mjs";
+import { buildNativeAddon } from "./native.mjs";
 
 /**
  * Left out of the bundle, loaded from node_modules at run time: a native addon, packages that
@@ -87,7 +88,8 @@ export function importMetaPlugin(folders, replacementsFor) {
 function copySourceFiles(target) {
   const src = path.join(ROOT, "src");
   for (const entry of fs.readdirSync(src, { recursive: true, withFileTypes: true })) {
-    if (!entry.isFile() || entry.name.endsWith(".ts")) continue;
+    // Not TypeScript, nor the native addon's C source (scripts/native.mjs builds it beside itself).
+    if (!entry.isFile() || /\.(ts|c)$/.test(entry.name)) continue;
     const from = path.join(entry.parentPath ?? entry.path, entry.name);
     const to = path.join(target, path.relative(src, from));
     fs.mkdirSync(path.dirname(to), { recursive: true });
@@ -127,6 +129,7 @@ export async function build() {
     );
   }
   const started = performance.now();
+  buildNativeAddon();
   const next = path.join(ROOT, `dist.building-${process.pid}`);
   fs.rmSync(next, { recursive: true, force: true });
   try {

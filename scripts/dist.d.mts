@@ -2,5 +2,7 @@
 export const ROOT: string;
 export const DIST: string;
 export const STAMP: string;
+/** Files besides src/ whose change makes dist stale. */
+export const INPUTS: readonly string[];
 export const ASSET_DIRS: readonly string[];
 export function distState(): "current" | "stale" | "missing";

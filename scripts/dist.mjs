@@ -9,7 +9,7 @@ export const DIST = path.join(ROOT, "dist");
 /** Written last by the build: its time is the build's, and its absence means no complete build. */
 export const STAMP = path.join(DIST, ".build-stamp");
 /** What the build reads besides src/: a change to any of them makes dist stale. */
-const INPUTS = ["package.json", "package-lock.json", "scripts/build.mjs"];
+export const INPUTS = ["package.json", "package-lock.json", "scripts/build.mjs", "scripts/native.mjs"];
 
 /** The newest modification time under src/ (files and folders: a deleted file changes its folder's). */
 function newestSourceTime() {

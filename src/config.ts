@@ -12,6 +12,7 @@ import { parseCidr } from "./core/shared/ip.ts";
 import { hasControlCharacters } from "./core/shared/text.ts";
 import { decodeKey } from "./core/webhooks/crypto.ts";
 import { DEFAULT_RETRY_SCHEDULE_MS } from "./core/webhooks/rules.ts";
+import { openSslAddon } from "./radius/eap/native-tunnel.ts";
 import { DEFAULT_EAP_LIMITS, DEFAULT_FRAGMENT_SIZE, type EapLimits } from "./radius/eap/types.ts";
 
 export interface Config {
@@ -125,7 +126,8 @@ function integer(env: NodeJS.ProcessEnv, name: string, fallback: number, min: nu
 /**
  * EAP_IDLE_TIMEOUT (seconds), EAP_CONVERSATIONS_PER_NETWORK, EAP_CONVERSATIONS, and the bytes they
  * may hold, EAP_MEMORY_PER_NETWORK_MB and EAP_MEMORY_MB (MiB): bounds on EAP state; EAP_TLS_WORKERS:
- * worker threads for the conversations' TLS (0: in the main thread).
+ * worker threads for the conversations' TLS (0: in the main thread); EAP_TLS_ENGINE: auto, openssl
+ * (Wisp's OpenSSL addon, which `npm run build` compiles) or node (node's TLS sockets).
  */
 function eapLimits(env: NodeJS.ProcessEnv): EapLimits {
   const MiB = 1024 * 1024;
@@ -138,7 +140,18 @@ function eapLimits(env: NodeJS.ProcessEnv): EapLimits {
     perNetworkBytes: mebibytes("EAP_MEMORY_PER_NETWORK_MB", DEFAULT_EAP_LIMITS.perNetworkBytes),
     totalBytes: mebibytes("EAP_MEMORY_MB", DEFAULT_EAP_LIMITS.totalBytes),
     tlsWorkers: integer(env, "EAP_TLS_WORKERS", DEFAULT_EAP_LIMITS.tlsWorkers ?? 0, 0, 256),
+    tlsEngine: oneOf(env, "EAP_TLS_ENGINE", DEFAULT_EAP_LIMITS.tlsEngine ?? "auto", [
+      "auto",
+      "openssl",
+      "node",
+    ]) as EapLimits["tlsEngine"],
   };
+  const addon = limits.tlsEngine === "openssl" ? openSslAddon() : undefined;
+  if (addon && "error" in addon) {
+    throw new ConfigError(
+      `EAP_TLS_ENGINE is openssl, but its addon does not load (${addon.error}): npm run build`,
+    );
+  }
   if (limits.perNetwork > limits.total) {
     throw new ConfigError("EAP_CONVERSATIONS_PER_NETWORK must not be more than EAP_CONVERSATIONS");
   }

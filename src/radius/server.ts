@@ -16,7 +16,8 @@ import {
 } from "./answer.ts";
 import { EapEngine } from "./eap/engine.ts";
 import { createInnerMsChapV2 } from "./eap/methods/inner-mschapv2.ts";
-import type { EapLimits, EapOptions } from "./eap/types.ts";
+import { openSslAddon } from "./eap/native-tunnel.ts";
+import type { EapLimits, EapOptions, TlsEngine } from "./eap/types.ts";
 import { decodePacket, type RadiusPacket } from "./packet.ts";
 
 export type { DropReason, RadiusLog, RadiusObserver } from "./answer.ts";
@@ -70,9 +71,23 @@ export class RadiusServer {
 
   async start(): Promise<void> {
     const { host, authPort, acctPort } = this.options;
+    if (this.eap) this.logTlsEngine(this.eap.tlsEngine);
     if (authPort > 0) this.ports.auth = await this.bind(host, authPort, "auth");
     if (acctPort > 0) this.ports.acct = await this.bind(host, acctPort, "acct");
     this.sweeper = setInterval(() => this.sweep(), 1000).unref();
+  }
+
+  /** Which engine runs EAP's TLS, and why not the addon when it was left to choose and could not. */
+  private logTlsEngine(engine: TlsEngine): void {
+    const found = openSslAddon();
+    if (engine === "node" && (this.options.eapLimits?.tlsEngine ?? "auto") === "auto" && "error" in found) {
+      this.options.log.warn(
+        { reason: found.error },
+        "EAP TLS on node's TLS sockets: the OpenSSL addon is not built",
+      );
+    } else {
+      this.options.log.info({ engine }, "EAP TLS engine");
+    }
   }
 
   async close(): Promise<void> {

@@ -79,6 +79,9 @@ describe("the built server (npm run build, then dist/main.js)", () => {
       RADIUS_ACCT_PORT: String(acctPort),
       // The directories' LDAP clients on their worker thread (dist/core/directories/ldap-worker.js).
       DIRECTORY_WORKER: "1",
+      // EAP's TLS on the OpenSSL addon the build compiled (dist/radius/eap/native/): without that
+      // file the server refuses to start.
+      EAP_TLS_ENGINE: "openssl",
     };
     das = await startTestDas(SECRET);
     // Set up as an operator would, with the built CLI, before the server starts.

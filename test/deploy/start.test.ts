@@ -8,6 +8,7 @@ import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { after, before, describe, test } from "node:test";
+import { INPUTS } from "../../scripts/dist.mjs";
 import { freePort, ROOT } from "../support/processes.ts";
 
 describe("npm start and the build's freshness", () => {
@@ -97,8 +98,7 @@ describe("npm start and the build's freshness", () => {
       age(path.join(copy, "src", String(entry)), 3600);
     }
     age(path.join(copy, "src"), 3600);
-    for (const input of ["package.json", "package-lock.json", "scripts/build.mjs"])
-      age(path.join(copy, input), 3600);
+    for (const input of INPUTS) age(path.join(copy, input), 3600);
     age(stamp, 10);
     assert.equal(state(), "current");
     // An edit after the build.

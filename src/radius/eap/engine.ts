@@ -4,7 +4,6 @@
 // the keys) or an Access-Reject (EAP-Failure), or asks the door to drop the packet. Logins are
 // decided by the core through the `judge` the door passes in; the engine only proves identities.
 import { randomBytes, randomInt } from "node:crypto";
-import type { SecureContext } from "node:tls";
 import type { Credentials } from "../../core/aaa/decide.ts";
 import type { LoginOutcome } from "../../core/aaa/service.ts";
 import type { RadiusClient } from "../../core/networks/service.ts";
@@ -15,10 +14,15 @@ import type { EapMethod, LoginJudge, MethodContext } from "./methods/method.ts";
 import { PeapMethod } from "./methods/peap.ts";
 import { TtlsMethod } from "./methods/ttls.ts";
 import { decodeEap, EapCode, EapFormatError, EapType, eapFailure, encodeEap } from "./packet.ts";
-import { buildContexts, TLS_METHOD_TYPES } from "./tls-contexts.ts";
+import { buildTunnels, type OpenTunnel, resolveTlsEngine, TLS_METHOD_TYPES } from "./tls-contexts.ts";
 import { TlsPool } from "./tls-pool.ts";
-import { TlsTunnel, type Tunnel } from "./tunnel.ts";
-import { DEFAULT_EAP_LIMITS, type EapLimits, type EapMethodName, type EapOptions } from "./types.ts";
+import {
+  DEFAULT_EAP_LIMITS,
+  type EapLimits,
+  type EapMethodName,
+  type EapOptions,
+  type TlsEngine,
+} from "./types.ts";
 
 export interface EapRequest {
   client: RadiusClient;
@@ -82,7 +86,9 @@ interface Conversation extends Bound {
 
 export class EapEngine {
   private readonly conversations: Conversations<Conversation>;
-  private tls: { contexts: Map<number, SecureContext>; expires: number } | undefined;
+  private tls: { openers: Map<number, OpenTunnel>; expires: number } | undefined;
+  /** What runs the conversations' TLS (EAP_TLS_ENGINE). */
+  readonly tlsEngine: TlsEngine;
   /** TLS on worker threads (limits.tlsWorkers > 0), else in this thread. */
   readonly pool: TlsPool | undefined;
   /** One set of session-ticket keys for every context this engine builds: resumption survives refreshes. */
@@ -96,6 +102,7 @@ export class EapEngine {
     this.conversations = new Conversations(limits);
     const workers = limits.tlsWorkers ?? DEFAULT_EAP_LIMITS.tlsWorkers ?? 0;
     this.pool = workers > 0 ? new TlsPool(workers) : undefined;
+    this.tlsEngine = resolveTlsEngine(limits.tlsEngine ?? "auto");
   }
 
   get openConversations(): number {
@@ -120,23 +127,22 @@ export class EapEngine {
    * The TLS connections of a method: on the worker pool when there is one, else in this thread.
    * The credentials are asked again every CREDENTIALS_TTL_MS (a renewed certificate is used).
    */
-  private async tunnels(type: number): Promise<(requestClientCertificate: boolean) => Tunnel> {
+  private async tunnels(type: number): Promise<OpenTunnel> {
     if (!this.tls || this.tls.expires <= Date.now()) {
       const credentials = await this.options.credentials();
       if (this.pool) {
-        this.pool.setCredentials(credentials, this.ticketKeys);
-        this.tls = { contexts: new Map(), expires: Date.now() + CREDENTIALS_TTL_MS };
+        this.pool.setCredentials(credentials, this.ticketKeys, this.tlsEngine);
+        this.tls = { openers: new Map(), expires: Date.now() + CREDENTIALS_TTL_MS };
       } else {
         this.tls = {
-          contexts: buildContexts(credentials, this.ticketKeys),
+          openers: buildTunnels(credentials, this.ticketKeys, this.tlsEngine),
           expires: Date.now() + CREDENTIALS_TTL_MS,
         };
       }
     }
     const pool = this.pool;
     if (pool) return (requestClientCertificate) => pool.open(type, requestClientCertificate);
-    const context = this.tls.contexts.get(type)!;
-    return (requestClientCertificate) => new TlsTunnel(context, requestClientCertificate);
+    return this.tls.openers.get(type)!;
   }
 
   async handle(request: EapRequest): Promise<EapAnswer> {

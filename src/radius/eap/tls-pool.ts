@@ -8,7 +8,7 @@ import type { Worker } from "node:worker_threads";
 import { startWorkerThread, TurnBatch } from "../../core/shared/worker-thread.ts";
 import type { ToWorker } from "./tls-worker.ts";
 import type { Tunnel } from "./tunnel.ts";
-import type { EapServerCredentials } from "./types.ts";
+import type { EapServerCredentials, TlsEngine } from "./types.ts";
 
 /** [id, out, application data, failure, secure, protocol?, MSK?, certificate error?, certificate?] */
 type Reply = [
@@ -160,7 +160,7 @@ class WorkerSlot {
 export class TlsPool {
   private slots: WorkerSlot[] = [];
   private nextId = 1;
-  private credentials: [EapServerCredentials, Uint8Array] | undefined;
+  private credentials: [EapServerCredentials, Uint8Array, TlsEngine] | undefined;
   private closed = false;
   /** Workers replaced after they died, since start. */
   replaced = 0;
@@ -192,8 +192,8 @@ export class TlsPool {
   }
 
   /** New server credentials for every worker (and any that replaces one). */
-  setCredentials(credentials: EapServerCredentials, ticketKeys: Buffer): void {
-    this.credentials = [credentials, own(ticketKeys)];
+  setCredentials(credentials: EapServerCredentials, ticketKeys: Buffer, engine: TlsEngine): void {
+    this.credentials = [credentials, own(ticketKeys), engine];
     for (const slot of this.slots) slot.post(["credentials", ...this.credentials]);
   }
 

@@ -4,16 +4,15 @@
 // conversations of a busy server spread over the machine's cores. Messages are arrays (cheaper to
 // clone than objects), a turn's together in one; octets travel as transferred ArrayBuffers of
 // their exact size.
-import type { SecureContext } from "node:tls";
 import { parentPort } from "node:worker_threads";
 import { TurnBatch } from "../../core/shared/worker-thread.ts";
-import { buildContexts } from "./tls-contexts.ts";
-import { TlsTunnel } from "./tunnel.ts";
-import type { EapServerCredentials } from "./types.ts";
+import { buildTunnels, type OpenTunnel } from "./tls-contexts.ts";
+import type { Tunnel } from "./tunnel.ts";
+import type { EapServerCredentials, TlsEngine } from "./types.ts";
 
 /** Requests from the pool; see tls-pool.ts for the replies. */
 export type ToWorker =
-  | ["credentials", EapServerCredentials, Uint8Array]
+  | ["credentials", EapServerCredentials, Uint8Array, TlsEngine]
   /** Records or cleartext for tunnel `id`, opened on first use as method `type`. */
   | ["receive" | "send", number, Uint8Array, number, boolean]
   | ["close", number]
@@ -24,7 +23,7 @@ export type ToWorker =
   | ["crash"];
 
 interface Held {
-  tunnel: TlsTunnel;
+  tunnel: Tunnel;
   type: number;
   requestClientCertificate: boolean;
   /** The handshake's results were sent already. */
@@ -36,7 +35,7 @@ if (!port) throw new Error("tls-worker.ts runs as a worker thread");
 const tunnels = new Map<number, Held>();
 /** This turn's replies, sent to the pool as one message at its end. */
 const replies = new TurnBatch<unknown>((batch, transfer) => port.postMessage(batch, transfer));
-let contexts: Map<number, SecureContext> | undefined;
+let openers: Map<number, OpenTunnel> | undefined;
 
 /** A copy of `data` in an ArrayBuffer of its own, which can be transferred without copying again. */
 function own(data: Buffer): Uint8Array<ArrayBuffer> {
@@ -74,7 +73,7 @@ function reply(id: number, held: Held, out: Buffer): void {
 async function handle(message: ToWorker): Promise<void> {
   switch (message[0]) {
     case "credentials":
-      contexts = buildContexts(message[1], view(message[2]));
+      openers = buildTunnels(message[1], view(message[2]), message[3]);
       return;
     case "close":
       tunnels.get(message[1])?.tunnel.destroy();
@@ -90,10 +89,10 @@ async function handle(message: ToWorker): Promise<void> {
       const [op, id, data, type, requestClientCertificate] = message;
       let held = tunnels.get(id);
       if (!held) {
-        const context = contexts?.get(type);
-        if (!context) throw new Error(`no TLS context for EAP type ${type}`);
+        const open = openers?.get(type);
+        if (!open) throw new Error(`no TLS context for EAP type ${type}`);
         held = {
-          tunnel: new TlsTunnel(context, requestClientCertificate),
+          tunnel: open(requestClientCertificate),
           type,
           requestClientCertificate,
           reported: false,

@@ -37,7 +37,15 @@ export interface EapLimits {
   totalBytes: number;
   /** Worker threads running the conversations' TLS (0: TLS in the thread that answers RADIUS). */
   tlsWorkers?: number;
+  /** What runs TLS: "auto" (the default) takes the OpenSSL addon when the build made it. */
+  tlsEngine?: TlsEngine | "auto";
 }
+
+/**
+ * "openssl": OpenSSL's memory BIOs through Wisp's addon (./native-tunnel.ts); "node": node's
+ * TLSSocket over memory (./tunnel.ts). The same OpenSSL does the TLS in both.
+ */
+export type TlsEngine = "openssl" | "node";
 
 const MiB = 1024 * 1024;
 
@@ -58,6 +66,7 @@ export const DEFAULT_EAP_LIMITS: EapLimits = {
   // rounds, a turn's steps in one message, CPU per login against FreeRADIUS `files` on one worker
   // and without: PEAP 1.91x and 1.78x, TTLS/PAP 1.57x and 1.39x, EAP-TLS 1.71x and 1.72x).
   tlsWorkers: availableParallelism() > 2 ? Math.min(16, availableParallelism() - 1) : 0,
+  tlsEngine: "auto",
 };
 export const DEFAULT_FRAGMENT_SIZE = 1024;
 

@@ -1,0 +1,511 @@
+// EAP's TLS server connections straight on OpenSSL with memory BIOs, as FreeRADIUS's rlm_eap
+// and hostapd's EAP server do them: the supplicant's reassembled records are written into one
+// BIO, SSL_do_handshake / SSL_read / SSL_write run, and what TLS answers is read out of the other
+// (OpenSSL's ssl(7), BIO_s_mem(3)). Node's TLSSocket does the same OpenSSL work behind a stream
+// socket; over memory it costs a JS Duplex, a JSStreamSocket and their turns per round trip,
+// which measured 0.2-0.3 ms of a 2.2 ms PEAP login (docs/benchmarks.md). No npm package exposes
+// OpenSSL's memory BIOs, so this file does, through Node-API.
+//
+// OpenSSL is not linked here: node exports its own OpenSSL's symbols to addons (its headers come
+// with node's, include/node/openssl), so this uses exactly the OpenSSL node's TLS uses.
+// Everything runs on the calling thread; a connection is used by one thread at a time.
+#define NAPI_VERSION 8
+#include <node_api.h>
+#include <openssl/err.h>
+#include <openssl/pem.h>
+#include <openssl/ssl.h>
+#include <openssl/x509.h>
+#include <openssl/x509_vfy.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define CHECK(call)                                                  \
+  do {                                                               \
+    if ((call) != napi_ok) {                                         \
+      napi_throw_error(env, NULL, "eap-tls native: " #call);         \
+      return NULL;                                                   \
+    }                                                                \
+  } while (0)
+
+/** Application data read in one call is bounded by the records fed (one reassembled message). */
+#define READ_CHUNK 16384
+
+typedef struct {
+  SSL *ssl;
+  BIO *in;   /* records from the supplicant (owned by ssl) */
+  BIO *out;  /* records for the supplicant (owned by ssl) */
+} Connection;
+
+/* --- helpers ---------------------------------------------------------------------------------- */
+
+/** A string argument, NUL-terminated, malloc'd (freed by the caller); NULL for null/undefined. */
+static char *string_arg(napi_env env, napi_value value) {
+  napi_valuetype type;
+  if (napi_typeof(env, value, &type) != napi_ok || type != napi_string) return NULL;
+  size_t length = 0;
+  if (napi_get_value_string_utf8(env, value, NULL, 0, &length) != napi_ok) return NULL;
+  char *text = malloc(length + 1);
+  if (!text) return NULL;
+  napi_get_value_string_utf8(env, value, text, length + 1, &length);
+  return text;
+}
+
+/** OpenSSL's reason for the last error on this thread ("unknown ca"), then the queue cleared. */
+static const char *last_reason(const char *fallback) {
+  unsigned long code = ERR_peek_last_error();
+  const char *reason = code ? ERR_reason_error_string(code) : NULL;
+  ERR_clear_error();
+  return reason ? reason : fallback;
+}
+
+static napi_value make_buffer(napi_env env, const void *data, size_t length) {
+  napi_value buffer;
+  void *copy;
+  if (napi_create_buffer_copy(env, length, data, &copy, &buffer) != napi_ok) return NULL;
+  return buffer;
+}
+
+/** Everything TLS wrote for the supplicant since the last call. */
+static napi_value take_output(napi_env env, Connection *c) {
+  char *data;
+  long length = BIO_get_mem_data(c->out, &data);
+  napi_value buffer = make_buffer(env, data, length > 0 ? (size_t)length : 0);
+  (void)BIO_reset(c->out);
+  return buffer;
+}
+
+static Connection *connection_arg(napi_env env, napi_value value) {
+  Connection *c = NULL;
+  if (napi_get_value_external(env, value, (void **)&c) != napi_ok || !c || !c->ssl) {
+    napi_throw_error(env, NULL, "closed or not a TLS connection");
+    return NULL;
+  }
+  return c;
+}
+
+/* --- contexts --------------------------------------------------------------------------------- */
+
+static void free_context(napi_env env, void *data, void *hint) {
+  (void)env;
+  (void)hint;
+  SSL_CTX_free((SSL_CTX *)data);
+}
+
+/** Reads every certificate of `pem`, handing each to `use` (which takes ownership); the count. */
+static int each_certificate(const char *pem, SSL_CTX *ctx, int (*use)(SSL_CTX *, X509 *)) {
+  BIO *bio = BIO_new_mem_buf(pem, -1);
+  int count = 0;
+  X509 *cert;
+  while (bio && (cert = PEM_read_bio_X509(bio, NULL, NULL, NULL)) != NULL) {
+    if (!use(ctx, cert)) {
+      BIO_free(bio);
+      return -1;
+    }
+    count++;
+  }
+  BIO_free(bio);
+  ERR_clear_error(); /* the end of the PEM text is reported as an error */
+  return count;
+}
+
+static int use_leaf(SSL_CTX *ctx, X509 *cert) {
+  int ok = SSL_CTX_use_certificate(ctx, cert);
+  X509_free(cert);
+  return ok;
+}
+
+static int use_chain(SSL_CTX *ctx, X509 *cert) {
+  /* The first certificate is the server's own; the rest are sent as its chain. */
+  if (SSL_CTX_get0_certificate(ctx) == NULL) return use_leaf(ctx, cert);
+  return SSL_CTX_add0_chain_cert(ctx, cert); /* takes ownership */
+}
+
+static int use_ca(SSL_CTX *ctx, X509 *cert) {
+  /* Trusted for client certificates, and named in the CertificateRequest (RFC 5246 7.4.4). */
+  int ok = X509_STORE_add_cert(SSL_CTX_get_cert_store(ctx), cert) && SSL_CTX_add_client_CA(ctx, cert);
+  X509_free(cert);
+  return ok;
+}
+
+static int accept_any_chain(int preverify, X509_STORE_CTX *store) {
+  /* The chain's verdict is read after the handshake (verifyError), so it can be recorded. */
+  (void)preverify;
+  (void)store;
+  return 1;
+}
+
+/**
+ * createContext(certificateChainPem, keyPem, caPem | null, sessionIdContext, tickets,
+ * ticketKeys (80 octets: name, HMAC key, AES key), cipherList (TLS 1.2), cipherSuites (TLS 1.3))
+ * -> context
+ */
+static napi_value create_context(napi_env env, napi_callback_info info) {
+  size_t argc = 8;
+  napi_value argv[8];
+  CHECK(napi_get_cb_info(env, info, &argc, argv, NULL, NULL));
+  if (argc < 8) {
+    napi_throw_type_error(env, NULL, "createContext takes 8 arguments");
+    return NULL;
+  }
+  char *chain = string_arg(env, argv[0]), *key = string_arg(env, argv[1]), *ca = string_arg(env, argv[2]);
+  char *sid = string_arg(env, argv[3]), *ciphers = string_arg(env, argv[6]), *suites = string_arg(env, argv[7]);
+  bool tickets = false;
+  napi_get_value_bool(env, argv[4], &tickets);
+  void *ticket_keys = NULL;
+  size_t ticket_keys_length = 0;
+  napi_get_buffer_info(env, argv[5], &ticket_keys, &ticket_keys_length);
+  const char *error = NULL;
+  SSL_CTX *ctx = NULL;
+  if (!chain || !key || !sid || !ciphers || !suites || ticket_keys_length != 80) {
+    error = "createContext: bad arguments";
+    goto done;
+  }
+  ERR_clear_error();
+  ctx = SSL_CTX_new(TLS_server_method());
+  if (!ctx) {
+    error = last_reason("SSL_CTX_new failed");
+    goto done;
+  }
+  SSL_CTX_set_min_proto_version(ctx, TLS1_2_VERSION);
+  SSL_CTX_set_max_proto_version(ctx, TLS1_3_VERSION);
+  /* No renegotiation (a client could start handshakes at will), no compression (CRIME). */
+  SSL_CTX_set_options(ctx, SSL_OP_NO_RENEGOTIATION | SSL_OP_NO_COMPRESSION);
+  SSL_CTX_set_mode(ctx, SSL_MODE_RELEASE_BUFFERS);
+  /* Resumption by ticket only (EAP-TLS); no server-side session cache. */
+  SSL_CTX_set_session_cache_mode(ctx, SSL_SESS_CACHE_OFF);
+  if (tickets) {
+    if (!SSL_CTX_set_tlsext_ticket_keys(ctx, ticket_keys, 80)) {
+      error = last_reason("the ticket keys were refused");
+      goto done;
+    }
+  } else {
+    SSL_CTX_set_options(ctx, SSL_OP_NO_TICKET);
+    SSL_CTX_set_num_tickets(ctx, 0); /* TLS 1.3 would otherwise still send (stateful) tickets */
+  }
+  if (!SSL_CTX_set_session_id_context(ctx, (const unsigned char *)sid, strlen(sid)) ||
+      !SSL_CTX_set_cipher_list(ctx, ciphers) || !SSL_CTX_set_ciphersuites(ctx, suites)) {
+    error = last_reason("bad session id context or ciphers");
+    goto done;
+  }
+  if (each_certificate(chain, ctx, use_chain) < 1) {
+    error = last_reason("no server certificate");
+    goto done;
+  }
+  BIO *key_bio = BIO_new_mem_buf(key, -1);
+  EVP_PKEY *pkey = key_bio ? PEM_read_bio_PrivateKey(key_bio, NULL, NULL, NULL) : NULL;
+  BIO_free(key_bio);
+  int key_ok = pkey && SSL_CTX_use_PrivateKey(ctx, pkey) && SSL_CTX_check_private_key(ctx);
+  EVP_PKEY_free(pkey);
+  if (!key_ok) {
+    error = last_reason("the private key does not load or match the certificate");
+    goto done;
+  }
+  if (ca && each_certificate(ca, ctx, use_ca) < 0) {
+    error = last_reason("a CA certificate does not load");
+    goto done;
+  }
+done:
+  free(chain);
+  free(key);
+  free(ca);
+  free(sid);
+  free(ciphers);
+  free(suites);
+  if (error) {
+    SSL_CTX_free(ctx);
+    napi_throw_error(env, NULL, error);
+    return NULL;
+  }
+  napi_value result;
+  if (napi_create_external(env, ctx, free_context, NULL, &result) != napi_ok) {
+    SSL_CTX_free(ctx);
+    return NULL;
+  }
+  return result;
+}
+
+/* --- connections ------------------------------------------------------------------------------ */
+
+static void free_connection(napi_env env, void *data, void *hint) {
+  (void)env;
+  (void)hint;
+  Connection *c = data;
+  if (c->ssl) SSL_free(c->ssl); /* frees both BIOs */
+  free(c);
+}
+
+/** open(context, requestClientCertificate) -> connection */
+static napi_value open_connection(napi_env env, napi_callback_info info) {
+  size_t argc = 2;
+  napi_value argv[2];
+  CHECK(napi_get_cb_info(env, info, &argc, argv, NULL, NULL));
+  SSL_CTX *ctx = NULL;
+  bool request_certificate = false;
+  CHECK(napi_get_value_external(env, argv[0], (void **)&ctx));
+  CHECK(napi_get_value_bool(env, argv[1], &request_certificate));
+  Connection *c = calloc(1, sizeof(Connection));
+  if (!c) {
+    napi_throw_error(env, NULL, "out of memory");
+    return NULL;
+  }
+  ERR_clear_error();
+  c->ssl = SSL_new(ctx);
+  c->in = BIO_new(BIO_s_mem());
+  c->out = BIO_new(BIO_s_mem());
+  if (!c->ssl || !c->in || !c->out) {
+    if (c->ssl) SSL_free(c->ssl);
+    BIO_free(c->in);
+    BIO_free(c->out);
+    free(c);
+    napi_throw_error(env, NULL, last_reason("SSL_new failed"));
+    return NULL;
+  }
+  /* An empty memory BIO answers "retry later", not end of file: the next packet brings more. */
+  BIO_set_mem_eof_return(c->in, -1);
+  SSL_set_bio(c->ssl, c->in, c->out);
+  SSL_set_accept_state(c->ssl);
+  if (request_certificate) SSL_set_verify(c->ssl, SSL_VERIFY_PEER, accept_any_chain);
+  napi_value result;
+  if (napi_create_external(env, c, free_connection, NULL, &result) != napi_ok) {
+    free_connection(env, c, NULL);
+    return NULL;
+  }
+  return result;
+}
+
+/** SSL_read until TLS wants more records; appended to *data. 0, or -1 on a fatal error. */
+static int read_application_data(SSL *ssl, char **data, size_t *length) {
+  for (;;) {
+    char *grown = realloc(*data, *length + READ_CHUNK);
+    if (!grown) return -1;
+    *data = grown;
+    int n = SSL_read(ssl, *data + *length, READ_CHUNK);
+    if (n > 0) {
+      *length += (size_t)n;
+      continue;
+    }
+    int reason = SSL_get_error(ssl, n);
+    /* WANT_READ: all read. ZERO_RETURN: the peer's close_notify, nothing more to read. */
+    return reason == SSL_ERROR_WANT_READ || reason == SSL_ERROR_ZERO_RETURN ? 0 : -1;
+  }
+}
+
+/**
+ * receive(connection, records) -> [records to send, application data, secure, failure | null].
+ * Runs the handshake while it is not done, then reads what the records carry.
+ */
+static napi_value receive(napi_env env, napi_callback_info info) {
+  size_t argc = 2;
+  napi_value argv[2];
+  CHECK(napi_get_cb_info(env, info, &argc, argv, NULL, NULL));
+  Connection *c = connection_arg(env, argv[0]);
+  if (!c) return NULL;
+  void *records;
+  size_t length;
+  CHECK(napi_get_buffer_info(env, argv[1], &records, &length));
+  ERR_clear_error();
+  const char *failure = NULL;
+  if (length > 0 && BIO_write(c->in, records, (int)length) != (int)length) failure = "out of memory";
+  if (!failure && !SSL_is_init_finished(c->ssl)) {
+    int r = SSL_do_handshake(c->ssl);
+    int reason = r == 1 ? SSL_ERROR_NONE : SSL_get_error(c->ssl, r);
+    if (reason != SSL_ERROR_NONE && reason != SSL_ERROR_WANT_READ && reason != SSL_ERROR_WANT_WRITE) {
+      failure = last_reason("handshake failed");
+    }
+  }
+  char *data = NULL;
+  size_t data_length = 0;
+  if (!failure && SSL_is_init_finished(c->ssl) && read_application_data(c->ssl, &data, &data_length) < 0) {
+    failure = last_reason("bad TLS record");
+  }
+  ERR_clear_error();
+  napi_value result, secure, reason_value;
+  CHECK(napi_create_array_with_length(env, 4, &result));
+  CHECK(napi_set_element(env, result, 0, take_output(env, c)));
+  napi_value app = make_buffer(env, data, data_length);
+  free(data);
+  CHECK(napi_set_element(env, result, 1, app));
+  CHECK(napi_get_boolean(env, SSL_is_init_finished(c->ssl), &secure));
+  CHECK(napi_set_element(env, result, 2, secure));
+  if (failure) CHECK(napi_create_string_utf8(env, failure, NAPI_AUTO_LENGTH, &reason_value));
+  else CHECK(napi_get_null(env, &reason_value));
+  CHECK(napi_set_element(env, result, 3, reason_value));
+  return result;
+}
+
+/** send(connection, cleartext) -> records to send; throws OpenSSL's reason when it cannot. */
+static napi_value send_data(napi_env env, napi_callback_info info) {
+  size_t argc = 2;
+  napi_value argv[2];
+  CHECK(napi_get_cb_info(env, info, &argc, argv, NULL, NULL));
+  Connection *c = connection_arg(env, argv[0]);
+  if (!c) return NULL;
+  void *plain;
+  size_t length;
+  CHECK(napi_get_buffer_info(env, argv[1], &plain, &length));
+  ERR_clear_error();
+  if (length > 0 && SSL_write(c->ssl, plain, (int)length) != (int)length) {
+    napi_throw_error(env, NULL, last_reason("TLS write failed"));
+    return NULL;
+  }
+  return take_output(env, c);
+}
+
+/** protocol(connection) -> "TLSv1.2" | "TLSv1.3" | null before the handshake. */
+static napi_value protocol(napi_env env, napi_callback_info info) {
+  size_t argc = 1;
+  napi_value argv[1], result;
+  CHECK(napi_get_cb_info(env, info, &argc, argv, NULL, NULL));
+  Connection *c = connection_arg(env, argv[0]);
+  if (!c) return NULL;
+  if (!SSL_is_init_finished(c->ssl)) CHECK(napi_get_null(env, &result));
+  else CHECK(napi_create_string_utf8(env, SSL_get_version(c->ssl), NAPI_AUTO_LENGTH, &result));
+  return result;
+}
+
+/** resumed(connection) -> whether the handshake resumed a session (a ticket). */
+static napi_value resumed(napi_env env, napi_callback_info info) {
+  size_t argc = 1;
+  napi_value argv[1], result;
+  CHECK(napi_get_cb_info(env, info, &argc, argv, NULL, NULL));
+  Connection *c = connection_arg(env, argv[0]);
+  if (!c) return NULL;
+  CHECK(napi_get_boolean(env, SSL_session_reused(c->ssl) == 1, &result));
+  return result;
+}
+
+/**
+ * exportKeyingMaterial(connection, length, label, context | null) -> octets: RFC 5705's exporter
+ * (RFC 8446 section 7.5 on TLS 1.3); without a context, TLS 1.2's PRF over the randoms alone.
+ */
+static napi_value export_keying_material(napi_env env, napi_callback_info info) {
+  size_t argc = 4;
+  napi_value argv[4];
+  CHECK(napi_get_cb_info(env, info, &argc, argv, NULL, NULL));
+  Connection *c = connection_arg(env, argv[0]);
+  if (!c) return NULL;
+  uint32_t length;
+  CHECK(napi_get_value_uint32(env, argv[1], &length));
+  char *label = string_arg(env, argv[2]);
+  void *context = NULL;
+  size_t context_length = 0;
+  bool has_context = false;
+  napi_is_buffer(env, argv[3], &has_context);
+  if (has_context) napi_get_buffer_info(env, argv[3], &context, &context_length);
+  unsigned char *out = malloc(length ? length : 1);
+  int ok = label && out &&
+           SSL_export_keying_material(c->ssl, out, length, label, strlen(label), context, context_length,
+                                      has_context) == 1;
+  free(label);
+  napi_value result = ok ? make_buffer(env, out, length) : NULL;
+  free(out);
+  if (!ok) napi_throw_error(env, NULL, last_reason("keying material export failed"));
+  return result;
+}
+
+/** peerCertificate(connection) -> the client certificate's DER, or null. */
+static napi_value peer_certificate(napi_env env, napi_callback_info info) {
+  size_t argc = 1;
+  napi_value argv[1], result;
+  CHECK(napi_get_cb_info(env, info, &argc, argv, NULL, NULL));
+  Connection *c = connection_arg(env, argv[0]);
+  if (!c) return NULL;
+  X509 *cert = SSL_get1_peer_certificate(c->ssl);
+  unsigned char *der = NULL;
+  int length = cert ? i2d_X509(cert, &der) : -1;
+  X509_free(cert);
+  if (length < 0) {
+    ERR_clear_error();
+    CHECK(napi_get_null(env, &result));
+    return result;
+  }
+  result = make_buffer(env, der, (size_t)length);
+  OPENSSL_free(der);
+  return result;
+}
+
+/** The names node gives X509_V_ERR codes (its crypto_common.cc), so both engines say the same. */
+static const char *verify_error_name(long code) {
+#define NAMED(name) \
+  case X509_V_ERR_##name: return #name;
+  switch (code) {
+    NAMED(UNABLE_TO_GET_ISSUER_CERT)
+    NAMED(UNABLE_TO_GET_CRL)
+    NAMED(UNABLE_TO_DECRYPT_CERT_SIGNATURE)
+    NAMED(UNABLE_TO_DECRYPT_CRL_SIGNATURE)
+    NAMED(UNABLE_TO_DECODE_ISSUER_PUBLIC_KEY)
+    NAMED(CERT_SIGNATURE_FAILURE)
+    NAMED(CRL_SIGNATURE_FAILURE)
+    NAMED(CERT_NOT_YET_VALID)
+    NAMED(CERT_HAS_EXPIRED)
+    NAMED(CRL_NOT_YET_VALID)
+    NAMED(CRL_HAS_EXPIRED)
+    NAMED(ERROR_IN_CERT_NOT_BEFORE_FIELD)
+    NAMED(ERROR_IN_CERT_NOT_AFTER_FIELD)
+    NAMED(ERROR_IN_CRL_LAST_UPDATE_FIELD)
+    NAMED(ERROR_IN_CRL_NEXT_UPDATE_FIELD)
+    NAMED(OUT_OF_MEM)
+    NAMED(DEPTH_ZERO_SELF_SIGNED_CERT)
+    NAMED(SELF_SIGNED_CERT_IN_CHAIN)
+    NAMED(UNABLE_TO_GET_ISSUER_CERT_LOCALLY)
+    NAMED(UNABLE_TO_VERIFY_LEAF_SIGNATURE)
+    NAMED(CERT_CHAIN_TOO_LONG)
+    NAMED(CERT_REVOKED)
+    NAMED(INVALID_CA)
+    NAMED(PATH_LENGTH_EXCEEDED)
+    NAMED(INVALID_PURPOSE)
+    NAMED(CERT_UNTRUSTED)
+    NAMED(CERT_REJECTED)
+    NAMED(HOSTNAME_MISMATCH)
+    default:
+      return "UNSPECIFIED";
+  }
+#undef NAMED
+}
+
+/** verifyError(connection) -> why the client's chain does not verify, or null when it does. */
+static napi_value verify_error(napi_env env, napi_callback_info info) {
+  size_t argc = 1;
+  napi_value argv[1], result;
+  CHECK(napi_get_cb_info(env, info, &argc, argv, NULL, NULL));
+  Connection *c = connection_arg(env, argv[0]);
+  if (!c) return NULL;
+  long code = SSL_get_verify_result(c->ssl);
+  if (code == X509_V_OK) CHECK(napi_get_null(env, &result));
+  else CHECK(napi_create_string_utf8(env, verify_error_name(code), NAPI_AUTO_LENGTH, &result));
+  return result;
+}
+
+/** close(connection): frees OpenSSL's state now rather than at garbage collection. */
+static napi_value close_connection(napi_env env, napi_callback_info info) {
+  size_t argc = 1;
+  napi_value argv[1];
+  CHECK(napi_get_cb_info(env, info, &argc, argv, NULL, NULL));
+  Connection *c = NULL;
+  if (napi_get_value_external(env, argv[0], (void **)&c) == napi_ok && c && c->ssl) {
+    SSL_free(c->ssl);
+    c->ssl = NULL;
+  }
+  return NULL;
+}
+
+static napi_value init(napi_env env, napi_value exports) {
+  napi_property_descriptor functions[] = {
+      {"createContext", NULL, create_context, NULL, NULL, NULL, napi_enumerable, NULL},
+      {"open", NULL, open_connection, NULL, NULL, NULL, napi_enumerable, NULL},
+      {"receive", NULL, receive, NULL, NULL, NULL, napi_enumerable, NULL},
+      {"send", NULL, send_data, NULL, NULL, NULL, napi_enumerable, NULL},
+      {"protocol", NULL, protocol, NULL, NULL, NULL, napi_enumerable, NULL},
+      {"resumed", NULL, resumed, NULL, NULL, NULL, napi_enumerable, NULL},
+      {"exportKeyingMaterial", NULL, export_keying_material, NULL, NULL, NULL, napi_enumerable, NULL},
+      {"peerCertificate", NULL, peer_certificate, NULL, NULL, NULL, napi_enumerable, NULL},
+      {"verifyError", NULL, verify_error, NULL, NULL, NULL, napi_enumerable, NULL},
+      {"close", NULL, close_connection, NULL, NULL, NULL, napi_enumerable, NULL},
+  };
+  if (napi_define_properties(env, exports, sizeof(functions) / sizeof(functions[0]), functions) != napi_ok) {
+    return NULL;
+  }
+  return exports;
+}
+
+NAPI_MODULE(NODE_GYP_MODULE_NAME, init)
