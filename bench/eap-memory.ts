@@ -8,6 +8,7 @@
 // charged for it.
 //   node --expose-gc --import tsx bench/eap-memory.ts
 //   BENCH_EAP_MEMORY_N (2000)  conversations per batch
+//   EAP_TLS_ENGINE             openssl or node (default: the server's, auto)
 import { halfOpenPeap, identity, Nas } from "../test/support/eap-nas.ts";
 import { clientHello } from "../test/support/eap-packets.ts";
 import { startEapServer } from "../test/support/eap-server.ts";
@@ -18,7 +19,10 @@ const gc = global.gc;
 
 const lab = await startEapServer({
   limits: { idleTimeoutSeconds: 600, perNetwork: 1_000_000, total: 1_000_000, totalBytes: 4096 * 2 ** 20 },
-  env: { EAP_MEMORY_PER_NETWORK_MB: "4096" },
+  env: {
+    EAP_MEMORY_PER_NETWORK_MB: "4096",
+    ...(process.env.EAP_TLS_ENGINE ? { EAP_TLS_ENGINE: process.env.EAP_TLS_ENGINE } : {}),
+  },
 });
 const engine = lab.server.radius.eap!;
 const nas = new Nas(lab.authPort, lab.secret);

@@ -24,6 +24,9 @@
 //                            measured in the same rounds; unset: one Wisp with its default
 //   BENCH_EAP_TLS_ENGINES    e.g. node,openssl: one Wisp per EAP_TLS_ENGINE value (wisp-node,
 //                            wisp-openssl), in the same rounds
+//   BENCH_EAP_BASELINE_DIST  another build's dist/ (a copy inside this checkout, with its
+//                            package.json beside it, so that it finds node_modules): one more
+//                            Wisp, wisp-baseline, in the same rounds
 //   BENCH_EAP_TASKSET        e.g. 0/0,1: one Wisp pinned to each CPU list (taskset), wisp-cpu0...
 //   BENCH_EAP_NODE_OPTIONS   e.g. "|--max-semi-space-size=64": one Wisp per NODE_OPTIONS value,
 //                            wisp-opt0, wisp-opt1... (an empty one: none), in the same rounds
@@ -358,6 +361,8 @@ interface WispVariant {
   suffix: string;
   env: Record<string, string>;
   cpus?: string;
+  /** Another build's main.js (BENCH_EAP_BASELINE_DIST); else this checkout's dist/main.js. */
+  script?: string;
 }
 
 /** Each Wisp of `variants` once per value of a knob (the knob unset: as they are). */
@@ -402,10 +407,15 @@ function wispVariants(): WispVariant[] {
     variants,
     cpus?.map((c) => ({ suffix: `-cpu${c}`, env: {}, cpus: c })),
   );
-  return times(
+  variants = times(
     variants,
     options?.map((o, index): WispVariant => ({ suffix: `-opt${index}`, env: o ? { NODE_OPTIONS: o } : {} })),
   );
+  const baseline = process.env.BENCH_EAP_BASELINE_DIST;
+  if (!baseline) return variants;
+  const script = path.resolve(baseline, "main.js");
+  if (!fs.existsSync(script)) throw new BenchError(`BENCH_EAP_BASELINE_DIST: no main.js in ${baseline}`);
+  return [...variants, { suffix: "-baseline", env: {}, script }];
 }
 
 /** Totals of a server's runs of one method (sums over rounds: what the issue's table quotes). */
@@ -480,7 +490,7 @@ async function startTargets(dir: string, certs: Certificates, dataDir: string) {
   const targets: RadiusTarget[] = [];
   for (const variant of wispVariants()) {
     const wisp = await startWisp(dataDir, process.env.BENCH_CPU_PROF || undefined, {
-      script: "dist/main.js",
+      script: variant.script ?? "dist/main.js",
       env: { ...eapEnv, LOG_LEVEL: "error", ...variant.env },
     });
     // Every thread, and the TLS workers it starts later (they inherit the main thread's set).

@@ -11,11 +11,14 @@ import { ROOT } from "./dist.mjs";
 const SOURCE = path.join(ROOT, "src/radius/eap/native/openssl-tunnel.c");
 export const ADDON = SOURCE.replace(/\.c$/, ".node");
 
-/** node's headers: npm's nodedir when set, else beside the running node (bin/../include/node). */
+/**
+ * node's headers: beside the running node (bin/../include/node, as node's own packages install
+ * them), else npm's nodedir setting.
+ */
 function nodeHeaders() {
   const candidates = [
-    process.env.npm_config_nodedir && path.join(process.env.npm_config_nodedir, "include/node"),
     path.resolve(path.dirname(process.execPath), "../include/node"),
+    process.env.npm_config_nodedir && path.join(process.env.npm_config_nodedir, "include/node"),
   ].filter(Boolean);
   return candidates.find(
     (dir) => fs.existsSync(path.join(dir, "node_api.h")) && fs.existsSync(path.join(dir, "openssl/ssl.h")),

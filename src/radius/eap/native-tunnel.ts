@@ -5,6 +5,7 @@
 import { createHash } from "node:crypto";
 import { createRequire } from "node:module";
 import { DEFAULT_CIPHERS } from "node:tls";
+import { fileURLToPath } from "node:url";
 import { masterSessionKey } from "./keys.ts";
 import type { Tunnel } from "./tunnel.ts";
 
@@ -35,7 +36,7 @@ interface OpenSslAddon {
 }
 
 /** Where the build puts the addon: beside this file's compiled place, as for the sources. */
-export const ADDON_URL = new URL("./native/openssl-tunnel.node", import.meta.url);
+const ADDON_URL = new URL("./native/openssl-tunnel.node", import.meta.url);
 
 let loaded: { addon: OpenSslAddon } | { error: string } | undefined;
 
@@ -43,7 +44,7 @@ let loaded: { addon: OpenSslAddon } | { error: string } | undefined;
 export function openSslAddon(): { addon: OpenSslAddon } | { error: string } {
   if (!loaded) {
     try {
-      loaded = { addon: createRequire(import.meta.url)(ADDON_URL.pathname) as OpenSslAddon };
+      loaded = { addon: createRequire(import.meta.url)(fileURLToPath(ADDON_URL)) as OpenSslAddon };
     } catch (error) {
       loaded = { error: (error as Error).message.split("\n")[0]! };
     }

@@ -83,6 +83,23 @@ static Connection *connection_arg(napi_env env, napi_value value) {
   return c;
 }
 
+/** A call's connection (its first argument) and, when `data` is asked for, the Buffer after it. */
+static Connection *connection_call(napi_env env, napi_callback_info info, void **data, size_t *length) {
+  size_t argc = 2;
+  napi_value argv[2];
+  if (napi_get_cb_info(env, info, &argc, argv, NULL, NULL) != napi_ok) {
+    napi_throw_error(env, NULL, "eap-tls native: bad call");
+    return NULL;
+  }
+  Connection *c = connection_arg(env, argv[0]);
+  if (!c || !data) return c;
+  if (napi_get_buffer_info(env, argv[1], data, length) != napi_ok) {
+    napi_throw_type_error(env, NULL, "expected a Buffer");
+    return NULL;
+  }
+  return c;
+}
+
 /* --- contexts --------------------------------------------------------------------------------- */
 
 static void free_context(napi_env env, void *data, void *hint) {
@@ -295,14 +312,10 @@ static int read_application_data(SSL *ssl, char **data, size_t *length) {
  * Runs the handshake while it is not done, then reads what the records carry.
  */
 static napi_value receive(napi_env env, napi_callback_info info) {
-  size_t argc = 2;
-  napi_value argv[2];
-  CHECK(napi_get_cb_info(env, info, &argc, argv, NULL, NULL));
-  Connection *c = connection_arg(env, argv[0]);
-  if (!c) return NULL;
   void *records;
   size_t length;
-  CHECK(napi_get_buffer_info(env, argv[1], &records, &length));
+  Connection *c = connection_call(env, info, &records, &length);
+  if (!c) return NULL;
   ERR_clear_error();
   const char *failure = NULL;
   if (length > 0 && BIO_write(c->in, records, (int)length) != (int)length) failure = "out of memory";
@@ -335,14 +348,10 @@ static napi_value receive(napi_env env, napi_callback_info info) {
 
 /** send(connection, cleartext) -> records to send; throws OpenSSL's reason when it cannot. */
 static napi_value send_data(napi_env env, napi_callback_info info) {
-  size_t argc = 2;
-  napi_value argv[2];
-  CHECK(napi_get_cb_info(env, info, &argc, argv, NULL, NULL));
-  Connection *c = connection_arg(env, argv[0]);
-  if (!c) return NULL;
   void *plain;
   size_t length;
-  CHECK(napi_get_buffer_info(env, argv[1], &plain, &length));
+  Connection *c = connection_call(env, info, &plain, &length);
+  if (!c) return NULL;
   ERR_clear_error();
   if (length > 0 && SSL_write(c->ssl, plain, (int)length) != (int)length) {
     napi_throw_error(env, NULL, last_reason("TLS write failed"));
@@ -353,10 +362,8 @@ static napi_value send_data(napi_env env, napi_callback_info info) {
 
 /** protocol(connection) -> "TLSv1.2" | "TLSv1.3" | null before the handshake. */
 static napi_value protocol(napi_env env, napi_callback_info info) {
-  size_t argc = 1;
-  napi_value argv[1], result;
-  CHECK(napi_get_cb_info(env, info, &argc, argv, NULL, NULL));
-  Connection *c = connection_arg(env, argv[0]);
+  napi_value result;
+  Connection *c = connection_call(env, info, NULL, NULL);
   if (!c) return NULL;
   if (!SSL_is_init_finished(c->ssl)) CHECK(napi_get_null(env, &result));
   else CHECK(napi_create_string_utf8(env, SSL_get_version(c->ssl), NAPI_AUTO_LENGTH, &result));
@@ -365,10 +372,8 @@ static napi_value protocol(napi_env env, napi_callback_info info) {
 
 /** resumed(connection) -> whether the handshake resumed a session (a ticket). */
 static napi_value resumed(napi_env env, napi_callback_info info) {
-  size_t argc = 1;
-  napi_value argv[1], result;
-  CHECK(napi_get_cb_info(env, info, &argc, argv, NULL, NULL));
-  Connection *c = connection_arg(env, argv[0]);
+  napi_value result;
+  Connection *c = connection_call(env, info, NULL, NULL);
   if (!c) return NULL;
   CHECK(napi_get_boolean(env, SSL_session_reused(c->ssl) == 1, &result));
   return result;
@@ -405,10 +410,8 @@ static napi_value export_keying_material(napi_env env, napi_callback_info info) 
 
 /** peerCertificate(connection) -> the client certificate's DER, or null. */
 static napi_value peer_certificate(napi_env env, napi_callback_info info) {
-  size_t argc = 1;
-  napi_value argv[1], result;
-  CHECK(napi_get_cb_info(env, info, &argc, argv, NULL, NULL));
-  Connection *c = connection_arg(env, argv[0]);
+  napi_value result;
+  Connection *c = connection_call(env, info, NULL, NULL);
   if (!c) return NULL;
   X509 *cert = SSL_get1_peer_certificate(c->ssl);
   unsigned char *der = NULL;
@@ -465,10 +468,8 @@ static const char *verify_error_name(long code) {
 
 /** verifyError(connection) -> why the client's chain does not verify, or null when it does. */
 static napi_value verify_error(napi_env env, napi_callback_info info) {
-  size_t argc = 1;
-  napi_value argv[1], result;
-  CHECK(napi_get_cb_info(env, info, &argc, argv, NULL, NULL));
-  Connection *c = connection_arg(env, argv[0]);
+  napi_value result;
+  Connection *c = connection_call(env, info, NULL, NULL);
   if (!c) return NULL;
   long code = SSL_get_verify_result(c->ssl);
   if (code == X509_V_OK) CHECK(napi_get_null(env, &result));
