@@ -21,7 +21,7 @@ import { builtWisp, type ServerProcess, startBuiltServerProcess } from "../suppo
  * whatever Wisp does. Then ldapts was loaded with the first directory only: 101.6 MiB settled.
  * 8 MiB of margin for other machines' binaries and allocators.
  * Node 22 and 24 (V8 12-13) hold more for the same server: on 2026-11-27 node 24.11 settled at
- * 106-111 MiB where node 20 settled at 95-100 on the same machine; a bare node process differs by
+ * 106-114 MiB where node 20 settled at 95-100 on the same machine; a bare node process differs by
  * 2.3 MiB, V8's heap by 2.6 (its trusted space, 3.8 MiB, is new), code pages and malloc by the rest.
  * The same margin over that: 120 MiB from node 22 on.
  */
