@@ -273,27 +273,43 @@ describe("the built server (npm run build, then dist/main.js)", () => {
     }
   });
 
-  test("EAP: a PEAP login checked against the CA the built CLI prints", {
+  test("EAP: PEAP logins checked against the CA the built CLI prints, TLS in the main thread and on the built TLS worker", {
     skip: eapolTestUnavailable() ?? false,
   }, async () => {
     const user = await api("POST", "/api/users", { username: "eap-built", password: USER_PASSWORD });
     assert.equal(user.status, 201, user.text);
     const caFile = path.join(dataDir, "ca.pem");
     fs.writeFileSync(caFile, await cli("certs", "ca"));
-    const peap = await eapolTest({
-      port: authPort,
-      secret: SECRET,
-      raw: { eap: "PEAP" },
-      network: {
-        identity: "eap-built",
-        anonymous_identity: "anonymous@example.org",
-        password: USER_PASSWORD,
-        phase2: "autheap=MSCHAPV2",
-        ca_cert: caFile,
-      },
-      timeoutSeconds: 30,
-    });
+    const peapOn = (port: number) =>
+      eapolTest({
+        port,
+        secret: SECRET,
+        raw: { eap: "PEAP" },
+        network: {
+          identity: "eap-built",
+          anonymous_identity: "anonymous@example.org",
+          password: USER_PASSWORD,
+          phase2: "autheap=MSCHAPV2",
+          ca_cert: caFile,
+        },
+        timeoutSeconds: 30,
+      });
+    const peap = await peapOn(authPort);
     assert.ok(peap.success && peap.mppeOk, peap.output.slice(-2000));
+    // A second server on the same database with its TLS on a worker thread, the default on more
+    // than 2 cores: dist/radius/eap/tls-worker.js loads the addon from dist too.
+    const workerPort = await freeUdpPort();
+    const withWorker = await startBuiltServerProcess(
+      built.dir,
+      { ...env, EAP_TLS_WORKERS: "1", RADIUS_AUTH_PORT: String(workerPort), RADIUS_ACCT_PORT: "0" },
+      60_000,
+    );
+    try {
+      const onWorker = await peapOn(workerPort);
+      assert.ok(onWorker.success && onWorker.mppeOk, onWorker.output.slice(-2000));
+    } finally {
+      await withWorker.stop();
+    }
   });
 
   test("LDAP: a directory user's PAP login, the directory's client on the built worker thread", async () => {
