@@ -114,6 +114,29 @@ for (const [where, connect] of [
       }
     });
 
+    test("an open breaker shows half-open once its cooldown has passed, before any call", {
+      timeout: 20_000,
+    }, async () => {
+      const silent = await silentServer();
+      const mute = connect(
+        [silent.url],
+        { ...settings, breakerFailures: 1, breakerCooldownMs: 500 },
+        service,
+      );
+      try {
+        await assert.rejects(
+          mute.search({ base: PEOPLE, scope: "sub", filter: "(uid=x)", attributes: ["uid"] }),
+          DirectoryUnavailable,
+        );
+        assert.equal(mute.status()[0]!.state, "open");
+        await new Promise((resolve) => setTimeout(resolve, 600));
+        assert.equal(mute.status()[0]!.state, "half-open", "the cooldown is over: the next call probes");
+      } finally {
+        await mute.close();
+        await silent.close();
+      }
+    });
+
     test("paged searches read a page at a time; one left early ends; binary attributes stay octets", async () => {
       const spec = { base: PEOPLE, scope: "sub" as const, filter: "(uid=client*)", attributes: ["uid"] };
       const sizes: number[] = [];

@@ -43,7 +43,7 @@ export type FromDirectoryWorker =
   | [call: number, "ok", result: unknown]
   | [call: number, "unavailable", message: string, summary: string]
   | [call: number, "error", message: string]
-  | [client: number, "status", servers: ServerStatus[]];
+  | [client: number, "status", servers: ServerStatus[], reopenTimes: number[]];
 
 const port = parentPort;
 if (!port) throw new Error("ldap-worker.ts runs as a worker thread");
@@ -59,7 +59,7 @@ function tellStatus(id: number): void {
   const version = held.client.statusVersion();
   if (version === held.version) return;
   held.version = version;
-  replies.push([id, "status", held.client.status()]);
+  replies.push([id, "status", held.client.status(), held.client.reopenTimes()]);
 }
 
 function clientOf(id: number): DirectoryClient {

@@ -81,6 +81,11 @@ export class Breaker {
     this.lastError = error;
     if (this.failures >= this.threshold) this.openUntil = now + this.cooldownMs;
   }
+
+  /** When an open breaker lets a probe through (epoch ms); 0 while it is closed. */
+  get reopensAt(): number {
+    return this.failures >= this.threshold ? this.openUntil : 0;
+  }
 }
 
 /** Connections to one server for users' binds, at most `size` open; a waiter gives up after `waitMs`. */
@@ -473,6 +478,11 @@ export class DirectoryClient implements DirectoryConnection {
 
   status(): ServerStatus[] {
     return this.servers.map((s) => s.status());
+  }
+
+  /** Each server's breaker's Breaker.reopensAt, in the order of status(). */
+  reopenTimes(): number[] {
+    return this.servers.map((s) => s.breaker.reopensAt);
   }
 
   /**

@@ -43,7 +43,8 @@ export class DirectoryThread {
   private readonly pending = new Map<number, Pending>();
   /** Every open client's "open" message, sent again to a worker that replaces a dead one. */
   private readonly opened = new Map<number, ToDirectoryWorker>();
-  readonly statuses = new Map<number, ServerStatus[]>();
+  /** Each client's servers' states as the worker last told them, and when open breakers reopen. */
+  readonly statuses = new Map<number, { servers: ServerStatus[]; reopenTimes: number[] }>();
   private nextId = 1;
   /** Workers replaced after they died, since start. */
   replaced = 0;
@@ -72,7 +73,7 @@ export class DirectoryThread {
 
   private answer(message: FromDirectoryWorker): void {
     if (message[1] === "status") {
-      this.statuses.set(message[0], message[2]);
+      this.statuses.set(message[0], { servers: message[2], reopenTimes: message[3] });
       return;
     }
     const pending = this.pending.get(message[0]);
@@ -180,7 +181,14 @@ class WorkerDirectoryClient implements DirectoryConnection {
   }
 
   status(): ServerStatus[] {
-    return this.thread.statuses.get(this.id) ?? this.initial;
+    const told = this.thread.statuses.get(this.id);
+    if (!told) return this.initial;
+    // The worker tells a state when a call changes it; an open breaker's cooldown ending is not a
+    // call, so it is read off the clock here, as the in-thread Breaker.state() does.
+    const now = Date.now();
+    return told.servers.map((server, i) =>
+      server.state === "open" && now >= told.reopenTimes[i]! ? { ...server, state: "half-open" } : server,
+    );
   }
 
   async close(): Promise<void> {
