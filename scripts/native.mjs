@@ -53,11 +53,9 @@ export function buildNativeAddon() {
     fs.renameSync(partial, ADDON);
   } catch (error) {
     fs.rmSync(partial, { force: true });
-    skipped(
-      String(error.stderr || error.message)
-        .trim()
-        .split("\n")[0],
-    );
+    // The compiler's first line of complaint, else why it did not run (not found, a signal).
+    const said = String(error.stderr ?? "").trim();
+    skipped((said || error.message).split("\n")[0]);
   }
 }
 

@@ -66,6 +66,21 @@ describe("the built server (npm run build, then dist/main.js)", () => {
   };
   const api = (method: string, url: string, body: unknown) =>
     request(`${server!.url}${url}`, { method, key, body });
+  /** A PEAP login of the EAP test's user, checked against the CA the built CLI printed (ca.pem). */
+  const peapOn = (port: number) =>
+    eapolTest({
+      port,
+      secret: SECRET,
+      raw: { eap: "PEAP" },
+      network: {
+        identity: "eap-built",
+        anonymous_identity: "anonymous@example.org",
+        password: USER_PASSWORD,
+        phase2: "autheap=MSCHAPV2",
+        ca_cert: path.join(dataDir, "ca.pem"),
+      },
+      timeoutSeconds: 30,
+    });
 
   before(async () => {
     built = await installedBuild("built-server");
@@ -278,22 +293,7 @@ describe("the built server (npm run build, then dist/main.js)", () => {
   }, async () => {
     const user = await api("POST", "/api/users", { username: "eap-built", password: USER_PASSWORD });
     assert.equal(user.status, 201, user.text);
-    const caFile = path.join(dataDir, "ca.pem");
-    fs.writeFileSync(caFile, await cli("certs", "ca"));
-    const peapOn = (port: number) =>
-      eapolTest({
-        port,
-        secret: SECRET,
-        raw: { eap: "PEAP" },
-        network: {
-          identity: "eap-built",
-          anonymous_identity: "anonymous@example.org",
-          password: USER_PASSWORD,
-          phase2: "autheap=MSCHAPV2",
-          ca_cert: caFile,
-        },
-        timeoutSeconds: 30,
-      });
+    fs.writeFileSync(path.join(dataDir, "ca.pem"), await cli("certs", "ca"));
     const peap = await peapOn(authPort);
     assert.ok(peap.success && peap.mppeOk, peap.output.slice(-2000));
     // A second server on the same database with its TLS on a worker thread, the default on more
@@ -377,6 +377,38 @@ describe("the built server (npm run build, then dist/main.js)", () => {
         }
       });
     }
+
+    test("without dist/radius/eap/native/openssl-tunnel.node: auto falls back to node's TLS, with a warning; openssl refuses", {
+      skip: eapolTestUnavailable() ?? false,
+    }, async () => {
+      const target = path.join(broken, "dist", "radius", "eap", "native", "openssl-tunnel.node");
+      const saved = fs.readFileSync(target);
+      fs.rmSync(target);
+      try {
+        const refused = await runBuiltServerToExit(broken, { ...env, EAP_TLS_ENGINE: "openssl", PORT: "0" });
+        assert.equal(refused.code, 1, describeRun(refused));
+        assert.match(
+          refused.stderr,
+          /^wisp: configuration error: EAP_TLS_ENGINE is openssl, but its addon does not load/,
+        );
+        const port = await freeUdpPort();
+        const fallback = await startBuiltServerProcess(
+          broken,
+          { ...env, EAP_TLS_ENGINE: "auto", RADIUS_AUTH_PORT: String(port), RADIUS_ACCT_PORT: "0" },
+          60_000,
+        );
+        try {
+          const warned = fallback.log().find((line) => /EAP TLS on node's TLS sockets/.test(line.msg ?? ""));
+          assert.ok(warned, "the start says why EAP runs on node's TLS sockets");
+          const peap = await peapOn(port);
+          assert.ok(peap.success && peap.mppeOk, peap.output.slice(-2000));
+        } finally {
+          await fallback.stop();
+        }
+      } finally {
+        fs.writeFileSync(target, saved);
+      }
+    });
 
     test("the built CLI and worker say so too, when they need the dictionary", async () => {
       const target = path.join(broken, "dist", "core", "aaa", "dictionary.wisp");
