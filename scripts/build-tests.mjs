@@ -13,6 +13,7 @@ import { pathToFileURL } from "node:url";
 import * as esbuild from "esbuild";
 import { BANNER, EXTERNAL, importMetaPlugin } from "./build.mjs";
 import { ROOT } from "./dist.mjs";
+import { suiteFiles } from "./suites.mjs";
 
 const TEST_BUILD = path.join(ROOT, ".test-build");
 
@@ -81,25 +82,12 @@ function packageTypeIsModule(folder) {
   return answer;
 }
 
-function testFiles() {
-  const test = path.join(ROOT, "test");
-  return fs
-    .readdirSync(test, { withFileTypes: true })
-    .filter((entry) => entry.isDirectory())
-    .flatMap((suite) =>
-      fs
-        .readdirSync(path.join(test, suite.name))
-        .filter((name) => name.endsWith(".test.ts"))
-        .map((name) => `test/${suite.name}/${name}`),
-    );
-}
-
 async function buildTests() {
   const started = performance.now();
   fs.rmSync(TEST_BUILD, { recursive: true, force: true });
   await esbuild.build({
     absWorkingDir: ROOT,
-    entryPoints: testFiles(),
+    entryPoints: suiteFiles("test", ".test.ts"),
     outbase: "test",
     outdir: TEST_BUILD,
     entryNames: "[dir]/[name]",

@@ -12,7 +12,7 @@ import { parseCidr } from "./core/shared/ip.ts";
 import { hasControlCharacters } from "./core/shared/text.ts";
 import { decodeKey } from "./core/webhooks/crypto.ts";
 import { DEFAULT_RETRY_SCHEDULE_MS } from "./core/webhooks/rules.ts";
-import { openSslAddon } from "./radius/eap/native-tunnel.ts";
+import { openSslAddon } from "./radius/eap/native-addon.ts";
 import { DEFAULT_EAP_LIMITS, DEFAULT_FRAGMENT_SIZE, type EapLimits } from "./radius/eap/types.ts";
 
 export interface Config {

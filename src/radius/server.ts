@@ -16,7 +16,7 @@ import {
 } from "./answer.ts";
 import { EapEngine } from "./eap/engine.ts";
 import { createInnerMsChapV2 } from "./eap/methods/inner-mschapv2.ts";
-import { openSslAddon } from "./eap/native-tunnel.ts";
+import { openSslAddon } from "./eap/native-addon.ts";
 import type { EapLimits, EapOptions, TlsEngine } from "./eap/types.ts";
 import { decodePacket, type RadiusPacket } from "./packet.ts";
 

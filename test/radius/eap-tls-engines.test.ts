@@ -12,7 +12,7 @@ import { after, before, describe, test } from "node:test";
 import { type ConnectionOptions, connect, type TLSSocket } from "node:tls";
 import { loadConfig } from "../../src/config.ts";
 import { masterSessionKey } from "../../src/radius/eap/keys.ts";
-import { openSslAddon } from "../../src/radius/eap/native-tunnel.ts";
+import { openSslAddon } from "../../src/radius/eap/native-addon.ts";
 import { EapType } from "../../src/radius/eap/packet.ts";
 import { buildTunnels, resolveTlsEngine } from "../../src/radius/eap/tls-contexts.ts";
 import type { Tunnel } from "../../src/radius/eap/tunnel.ts";

@@ -88,6 +88,15 @@ export class Breaker {
   }
 }
 
+/**
+ * A server's status as told at some time (with its breaker's reopensAt then), as it stands `now`:
+ * an open breaker half-opens once its cooldown has passed, as Breaker.state() says, though no call
+ * has changed anything since.
+ */
+export function statusAt(told: ServerStatus, reopensAt: number, now: number): ServerStatus {
+  return told.state === "open" && now >= reopensAt ? { ...told, state: "half-open" } : told;
+}
+
 /** Connections to one server for users' binds, at most `size` open; a waiter gives up after `waitMs`. */
 class Pool {
   private readonly idle: Client[] = [];

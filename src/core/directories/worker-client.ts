@@ -14,6 +14,7 @@ import {
   type SearchSpec,
   type ServerSettings,
   type ServerStatus,
+  statusAt,
 } from "./ldap.ts";
 import type { CallRequest, FromDirectoryWorker, ToDirectoryWorker } from "./ldap-worker.ts";
 
@@ -183,12 +184,9 @@ class WorkerDirectoryClient implements DirectoryConnection {
   status(): ServerStatus[] {
     const told = this.thread.statuses.get(this.id);
     if (!told) return this.initial;
-    // The worker tells a state when a call changes it; an open breaker's cooldown ending is not a
-    // call, so it is read off the clock here, as the in-thread Breaker.state() does.
+    // The worker tells a state when a call changes it; a cooldown ending is read off the clock.
     const now = Date.now();
-    return told.servers.map((server, i) =>
-      server.state === "open" && now >= told.reopenTimes[i]! ? { ...server, state: "half-open" } : server,
-    );
+    return told.servers.map((server, i) => statusAt(server, told.reopenTimes[i]!, now));
   }
 
   async close(): Promise<void> {

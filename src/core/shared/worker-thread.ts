@@ -45,3 +45,11 @@ export class TurnBatch<T> {
     this.send(batch, transfer);
   };
 }
+
+/**
+ * A copy of `data` in an ArrayBuffer of its own and of its exact size, to transfer to another
+ * thread: a pooled Buffer's slab would be cloned whole, or detached from everything else on it.
+ */
+export function ownCopy(data: Uint8Array): Uint8Array<ArrayBuffer> {
+  return Uint8Array.prototype.slice.call(data) as Uint8Array<ArrayBuffer>;
+}

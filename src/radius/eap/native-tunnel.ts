@@ -3,54 +3,10 @@
 // between, so a round trip's TLS work is one synchronous call. `npm run build` compiles the addon
 // (scripts/native.mjs); where it could not, EAP runs on node's TLS sockets (EAP_TLS_ENGINE).
 import { createHash } from "node:crypto";
-import { createRequire } from "node:module";
 import { DEFAULT_CIPHERS } from "node:tls";
-import { fileURLToPath } from "node:url";
 import { masterSessionKey } from "./keys.ts";
+import { type Handle, type OpenSslAddon, openSslAddon } from "./native-addon.ts";
 import type { Tunnel } from "./tunnel.ts";
-
-/** An SSL_CTX or an SSL connection, held by the addon (freed with the object, or by close). */
-type Handle = object & { readonly __opaque: unique symbol };
-
-/** The addon's functions (see openssl-tunnel.c for each). */
-interface OpenSslAddon {
-  createContext(
-    certificateChainPem: string,
-    keyPem: string,
-    caPem: string | null,
-    sessionIdContext: string,
-    tickets: boolean,
-    ticketKeys: Buffer,
-    cipherList: string,
-    cipherSuites: string,
-  ): Handle;
-  open(context: Handle, requestClientCertificate: boolean): Handle;
-  receive(connection: Handle, records: Buffer): [Buffer, Buffer, boolean, string | null];
-  send(connection: Handle, plain: Buffer): Buffer;
-  protocol(connection: Handle): string | null;
-  resumed(connection: Handle): boolean;
-  exportKeyingMaterial(connection: Handle, length: number, label: string, context: Buffer | null): Buffer;
-  peerCertificate(connection: Handle): Buffer | null;
-  verifyError(connection: Handle): string | null;
-  close(connection: Handle): void;
-}
-
-/** Where the build puts the addon: beside this file's compiled place, as for the sources. */
-const ADDON_URL = new URL("./native/openssl-tunnel.node", import.meta.url);
-
-let loaded: { addon: OpenSslAddon } | { error: string } | undefined;
-
-/** The addon, or why it cannot be loaded (not built: no C compiler or node headers at build time). */
-export function openSslAddon(): { addon: OpenSslAddon } | { error: string } {
-  if (!loaded) {
-    try {
-      loaded = { addon: createRequire(import.meta.url)(fileURLToPath(ADDON_URL)) as OpenSslAddon };
-    } catch (error) {
-      loaded = { error: (error as Error).message.split("\n")[0]! };
-    }
-  }
-  return loaded;
-}
 
 function addon(): OpenSslAddon {
   const found = openSslAddon();

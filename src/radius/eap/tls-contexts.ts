@@ -6,7 +6,8 @@
 import { constants } from "node:crypto";
 import { createSecureContext } from "node:tls";
 import { sentChain } from "../../core/certs/files.ts";
-import { OpenSslContext, OpenSslTunnel, openSslAddon } from "./native-tunnel.ts";
+import { openSslAddon } from "./native-addon.ts";
+import { OpenSslContext, OpenSslTunnel } from "./native-tunnel.ts";
 import { EapType } from "./packet.ts";
 import { TlsTunnel, type Tunnel } from "./tunnel.ts";
 import type { EapServerCredentials, TlsEngine } from "./types.ts";

@@ -5,7 +5,7 @@
 // A worker that dies fails its conversations' pending and later steps (the supplicant starts over)
 // and is replaced; the process carries on.
 import type { Worker } from "node:worker_threads";
-import { startWorkerThread, TurnBatch } from "../../core/shared/worker-thread.ts";
+import { ownCopy, startWorkerThread, TurnBatch } from "../../core/shared/worker-thread.ts";
 import type { ToWorker } from "./tls-worker.ts";
 import type { Tunnel } from "./tunnel.ts";
 import type { EapServerCredentials, TlsEngine } from "./types.ts";
@@ -24,11 +24,6 @@ type Reply = [
 ];
 
 const WORKER_GONE = "the TLS worker thread stopped";
-
-/** A copy in an ArrayBuffer of its own (transferred, not cloned with a pooled Buffer's slab). */
-function own(data: Buffer): Uint8Array<ArrayBuffer> {
-  return Uint8Array.prototype.slice.call(data) as Uint8Array<ArrayBuffer>;
-}
 
 const view = (data: Uint8Array): Buffer => Buffer.from(data.buffer, data.byteOffset, data.byteLength);
 
@@ -63,7 +58,7 @@ class PooledTunnel implements Tunnel {
       this.failure ??= WORKER_GONE;
       return Promise.resolve(Buffer.alloc(0));
     }
-    const bytes = own(data);
+    const bytes = ownCopy(data);
     return new Promise((resolve) => {
       this.pending = resolve;
       this.slot.post([op, this.id, bytes, this.type, this.requestClientCertificate], [bytes.buffer]);
@@ -193,7 +188,7 @@ export class TlsPool {
 
   /** New server credentials for every worker (and any that replaces one). */
   setCredentials(credentials: EapServerCredentials, ticketKeys: Buffer, engine: TlsEngine): void {
-    this.credentials = [credentials, own(ticketKeys), engine];
+    this.credentials = [credentials, ownCopy(ticketKeys), engine];
     for (const slot of this.slots) slot.post(["credentials", ...this.credentials]);
   }
 

@@ -1,11 +1,11 @@
-// A worker thread of the EAP TLS pool (./tls-pool.ts): it holds TLS server connections
-// (TlsTunnel, node's TLSSocket over memory) and runs their handshakes and records, so that
-// OpenSSL's work and node's TLS socket machinery leave the thread that answers RADIUS, and the
+// A worker thread of the EAP TLS pool (./tls-pool.ts): it holds TLS server connections (on the
+// engine EAP_TLS_ENGINE chose: the OpenSSL addon or node's TLSSocket, ./tls-contexts.ts) and runs
+// their handshakes and records, so that the TLS work leaves the thread that answers RADIUS, and the
 // conversations of a busy server spread over the machine's cores. Messages are arrays (cheaper to
 // clone than objects), a turn's together in one; octets travel as transferred ArrayBuffers of
 // their exact size.
 import { parentPort } from "node:worker_threads";
-import { TurnBatch } from "../../core/shared/worker-thread.ts";
+import { ownCopy, TurnBatch } from "../../core/shared/worker-thread.ts";
 import { buildTunnels, type OpenTunnel } from "./tls-contexts.ts";
 import type { Tunnel } from "./tunnel.ts";
 import type { EapServerCredentials, TlsEngine } from "./types.ts";
@@ -37,11 +37,6 @@ const tunnels = new Map<number, Held>();
 const replies = new TurnBatch<unknown>((batch, transfer) => port.postMessage(batch, transfer));
 let openers: Map<number, OpenTunnel> | undefined;
 
-/** A copy of `data` in an ArrayBuffer of its own, which can be transferred without copying again. */
-function own(data: Buffer): Uint8Array<ArrayBuffer> {
-  return Uint8Array.prototype.slice.call(data) as Uint8Array<ArrayBuffer>;
-}
-
 function view(data: Uint8Array): Buffer {
   return Buffer.from(data.buffer, data.byteOffset, data.byteLength);
 }
@@ -49,15 +44,15 @@ function view(data: Uint8Array): Buffer {
 /** Reply: [id, out, application data, failure, secure, and once secure: protocol, MSK, cert error, cert]. */
 function reply(id: number, held: Held, out: Buffer): void {
   const { tunnel } = held;
-  const outBytes = own(out);
-  const app = own(tunnel.takeApplicationData());
+  const outBytes = ownCopy(out);
+  const app = ownCopy(tunnel.takeApplicationData());
   const transfer = [outBytes.buffer, app.buffer];
   const message: unknown[] = [id, outBytes, app, tunnel.failure ?? null, tunnel.secure];
   if (tunnel.secure && !held.reported) {
     held.reported = true;
-    const msk = own(tunnel.masterSessionKey(held.type));
+    const msk = ownCopy(tunnel.masterSessionKey(held.type));
     const der = held.requestClientCertificate ? tunnel.clientCertificateDer() : undefined;
-    const cert = der ? own(der) : null;
+    const cert = der ? ownCopy(der) : null;
     message.push(
       tunnel.protocol,
       msk,
