@@ -79,6 +79,26 @@ export function preparedOn<P extends unknown[], R>(
   };
 }
 
+/** Compiled templates by compiling adapter (the SQL differs by dialect), then by the query's shape. */
+class TemplateCache {
+  private readonly byAdapter = new WeakMap<object, Map<number | string, Template<unknown>>>();
+
+  get(db: Kysely<Schema>, shape: number | string, make: () => Template<unknown>): Template<unknown> {
+    const adapter = db.getExecutor().adapter;
+    let byShape = this.byAdapter.get(adapter);
+    if (!byShape) {
+      byShape = new Map();
+      this.byAdapter.set(adapter, byShape);
+    }
+    let compiled = byShape.get(shape);
+    if (!compiled) {
+      compiled = make();
+      byShape.set(shape, compiled);
+    }
+    return compiled;
+  }
+}
+
 /**
  * A multi-row INSERT of `columns`, compiled once per row count up to `maxCached` rows (more rows
  * are built by Kysely each time), on the connection given at each call. Every row gives every
@@ -91,8 +111,7 @@ export function preparedInsert<R extends Record<string, unknown>>(
   maxCached = 16,
 ): (db: Kysely<Schema>, rows: readonly R[]) => Promise<void> {
   const width = columns.length;
-  // By compiling adapter (the SQL differs by dialect), then by row count.
-  const templates = new WeakMap<object, Map<number, Template<unknown>>>();
+  const templates = new TemplateCache();
   return async (db, rows) => {
     const n = rows.length;
     if (n === 0) return;
@@ -100,28 +119,51 @@ export function preparedInsert<R extends Record<string, unknown>>(
       await db.executeQuery(build(db, rows as R[]).compile());
       return;
     }
-    const adapter = db.getExecutor().adapter;
-    let byCount = templates.get(adapter);
-    if (!byCount) {
-      byCount = new Map();
-      templates.set(adapter, byCount);
-    }
-    let compiled = byCount.get(n);
-    if (!compiled) {
-      compiled = template(n * width, (...markers) => {
+    const compiled = templates.get(db, n, () =>
+      template(n * width, (...markers) => {
         const markerRows = Array.from(
           { length: n },
           (_, r) => Object.fromEntries(columns.map((column, c) => [column, markers[r * width + c]])) as R,
         );
         return build(db, markerRows);
-      });
-      byCount.set(n, compiled);
-    }
+      }),
+    );
     const args = new Array<unknown>(n * width);
     for (let r = 0; r < n; r++) {
       const row = rows[r]!;
       for (let c = 0; c < width; c++) args[r * width + c] = row[columns[c]!] ?? null;
     }
     await db.executeQuery(bind(compiled, args));
+  };
+}
+
+/**
+ * A read whose arguments are lists (an IN list, or a one-element list for a single value), on the
+ * connection given at each call, compiled once per dialect and list lengths while every list has at
+ * most `maxCached` elements (longer ones are built by Kysely each time).
+ */
+export function preparedLists<L extends unknown[][], R>(
+  build: (db: Kysely<Schema>, ...lists: L) => Compilable<R>,
+  maxCached = 8,
+): (db: Kysely<Schema>, ...lists: L) => Promise<R[]> {
+  const templates = new TemplateCache();
+  return async (db, ...lists) => {
+    if (lists.some((list) => list.length > maxCached))
+      return (await db.executeQuery(build(db, ...lists).compile())).rows;
+    const lengths = lists.map((list) => list.length);
+    const compiled = templates.get(db, lengths.join(","), () =>
+      template(
+        lengths.reduce((a, b) => a + b, 0),
+        (...markers) => {
+          let at = 0;
+          const markerLists = lengths.map((n) => {
+            at += n;
+            return markers.slice(at - n, at);
+          });
+          return build(db, ...(markerLists as L));
+        },
+      ),
+    );
+    return (await db.executeQuery(bind(compiled as Template<R>, lists.flat()))).rows;
   };
 }

@@ -4,7 +4,7 @@ import assert from "node:assert/strict";
 import { describe, test } from "node:test";
 import { openDatabase } from "../../src/db/database.ts";
 import { migrate } from "../../src/db/migrate.ts";
-import { prepared, preparedInsert, preparedOn } from "../../src/db/prepared.ts";
+import { prepared, preparedInsert, preparedLists, preparedOn } from "../../src/db/prepared.ts";
 import { createTestDatabase, dialects } from "../support/databases.ts";
 
 for (const { dialect, skip } of await dialects()) {
@@ -70,6 +70,28 @@ for (const { dialect, skip } of await dialects()) {
         );
         const inTransaction = await db.transaction().execute((trx) => onConnection(trx, "y", b!.id));
         assert.deepEqual(inTransaction, [{ username: "y" }]);
+        // IN lists of several lengths: each shape compiled once, lists longer than 2 built each time.
+        const byLists = preparedLists(
+          (conn, accounts: number[], usernames: string[]) =>
+            conn
+              .selectFrom("users")
+              .select(["account_id", "username"])
+              .where("username", "in", usernames)
+              .where("account_id", "in", accounts)
+              .orderBy("account_id")
+              .orderBy("username"),
+          2,
+        );
+        const pairs = async (accounts: number[], usernames: string[]) =>
+          (await db.transaction().execute((trx) => byLists(trx, accounts, usernames))).map(
+            (r) => `${r.account_id === a!.id ? "a" : "b"}:${r.username}`,
+          );
+        assert.deepEqual(await pairs([b!.id], ["y"]), ["b:y"]);
+        assert.deepEqual(await pairs([a!.id, b!.id], ["x"]), ["a:x", "b:x"]);
+        assert.deepEqual(await pairs([b!.id], ["x", "y"]), ["b:x", "b:y"]);
+        assert.deepEqual(await pairs([a!.id], ["y", "x"]), ["a:x"]);
+        assert.deepEqual(await pairs([a!.id, b!.id], ["x", "y", "z"]), ["a:x", "b:x", "b:y"]);
+        assert.deepEqual(await pairs([b!.id], ["y"]), ["b:y"], "a shape used before, other values");
       } finally {
         await database.close();
         await testDb.drop();
