@@ -43,6 +43,7 @@ import { createCore } from "../src/core/index.ts";
 import { openDatabase } from "../src/db/database.ts";
 import { eapolTest, eapolTestUnavailable } from "../test/support/eapol.ts";
 import { freeradiusUnavailable } from "../test/support/freeradius-lab.ts";
+import { type Certificates, makeCertificates } from "./eap-certs.ts";
 import { startFreeRadiusFiles } from "./freeradius-files.ts";
 import { buildDist } from "./processes.ts";
 import { radiusBenchUser, SECRET, seed } from "./radius-load.ts";
@@ -85,72 +86,6 @@ function setting(name: string, fallback: number): number {
   return value;
 }
 
-/** A CA, and a server certificate for radius.test (EKU serverAuth) signed by it. */
-function makeCertificates(dir: string, key: "rsa" | "ec") {
-  const run = (args: string[]) =>
-    execFileSync("openssl", args, { cwd: dir, stdio: ["ignore", "ignore", "pipe"] });
-  const newKey = (file: string) =>
-    key === "rsa"
-      ? run(["genpkey", "-algorithm", "RSA", "-pkeyopt", "rsa_keygen_bits:2048", "-out", file])
-      : run(["genpkey", "-algorithm", "EC", "-pkeyopt", "ec_paramgen_curve:P-256", "-out", file]);
-  newKey("ca.key");
-  run([
-    "req",
-    "-x509",
-    "-new",
-    "-key",
-    "ca.key",
-    "-out",
-    "ca.pem",
-    "-days",
-    "2",
-    "-subj",
-    "/CN=Wisp bench CA",
-  ]);
-  newKey("server.key");
-  run(["req", "-new", "-key", "server.key", "-out", "server.csr", "-subj", "/CN=radius.test"]);
-  fs.writeFileSync(
-    path.join(dir, "server.ext"),
-    "subjectAltName=DNS:radius.test\nextendedKeyUsage=serverAuth\n",
-  );
-  run(
-    ["x509", "-req", "-in", "server.csr", "-CA", "ca.pem", "-CAkey", "ca.key", "-CAcreateserial"].concat([
-      "-out",
-      "server.pem",
-      "-days",
-      "2",
-      "-extfile",
-      "server.ext",
-    ]),
-  );
-  // EAP-TLS: a client certificate (EKU clientAuth, CN the user name) for the first TLS_USERS
-  // bench users, signed by the same CA, keys of the same kind as the server's.
-  fs.writeFileSync(path.join(dir, "client.ext"), "extendedKeyUsage=clientAuth\n");
-  const clients: { cert: string; key: string }[] = [];
-  for (let n = 1; n <= TLS_USERS; n++) {
-    const name = radiusBenchUser(n).username;
-    newKey(`${name}.key`);
-    run(["req", "-new", "-key", `${name}.key`, "-out", `${name}.csr`, "-subj", `/CN=${name}`]);
-    run(
-      ["x509", "-req", "-in", `${name}.csr`, "-CA", "ca.pem", "-CAkey", "ca.key", "-CAcreateserial"].concat([
-        "-out",
-        `${name}.pem`,
-        "-days",
-        "2",
-        "-extfile",
-        "client.ext",
-      ]),
-    );
-    clients.push({ cert: path.join(dir, `${name}.pem`), key: path.join(dir, `${name}.key`) });
-  }
-  return {
-    ca: path.join(dir, "ca.pem"),
-    cert: path.join(dir, "server.pem"),
-    key: path.join(dir, "server.key"),
-    clients,
-  };
-}
-
 /**
  * Wisp logs in with a client certificate only when it issued it for the account (serial and
  * fingerprint in client_certificates, core/certs): the bench's openssl-made ones are entered as
@@ -189,8 +124,6 @@ function mainThreadTicks(pid: number): number | null {
     return null;
   }
 }
-
-type Certificates = ReturnType<typeof makeCertificates>;
 
 /**
  * eapol_test's network block for login k. PEAP and TTLS: user 1 + k % 1000, a wrong password when
@@ -532,7 +465,7 @@ async function main(): Promise<void> {
   const warmup = setting("BENCH_EAP_WARMUP", 1000);
   const keyKind = process.env.BENCH_EAP_KEY === "ec" ? "ec" : "rsa";
   const dir = makeTempDir(os.tmpdir(), "eap");
-  const certs = makeCertificates(dir, keyKind);
+  const certs = makeCertificates(dir, keyKind, TLS_USERS);
   const dataDir = path.join(dir, "data");
   fs.mkdirSync(dataDir);
   console.log(`seeding 1000 users and a network for 127.0.0.1 in ${dataDir}`);
