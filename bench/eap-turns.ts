@@ -1,7 +1,7 @@
 // Wisp's CPU per EAP login against how many conversations share a turn of its event loop (issue 32):
 // the compiled server (dist/main.js, as `npm start` runs it), RSA 2048 and TLS 1.2 as bench/eap.ts,
 // driven by the tests' supplicant (test/support/eap-supplicant.ts: node's TLS client, EAP-TTLS with
-// inner PAP) from this process, one login at a time and EIGHT at a time. One at a time, every
+// inner PAP) from this process, one login at a time and eight at a time. One at a time, every
 // packet finds the server asleep in epoll_wait and is handled on its own; eight at a time, packets
 // arrive while it works and several are handled in one turn. bench/eap.ts's 16 eapol_test
 // processes sit between the two: how close to which depends on how fast eapol_test runs on the
@@ -9,7 +9,8 @@
 // The baseline, measured the same way in the same rounds: a bare node UDP echo server, the
 // machine's own cost of waking a node process for a packet.
 //   node --import tsx bench/eap-turns.ts
-//   BENCH_TURNS_LOGINS (300) logins per run; BENCH_TURNS_ROUNDS (2); BENCH_TURNS_WARMUP (1000)
+//   BENCH_TURNS_LOGINS (300) logins per run; BENCH_TURNS_ROUNDS (2); BENCH_TURNS_WARMUP (1000);
+//   BENCH_TURNS_AT_ONCE (1,8) the logins at a time measured; BENCH_CPU_PROF=dir: Wisp's --cpu-prof there
 import { spawn } from "node:child_process";
 import dgram from "node:dgram";
 import fs from "node:fs";
@@ -20,7 +21,7 @@ import type { EapTestServer } from "../test/support/eap-server.ts";
 import { Supplicant, TTLS, ttlsPap } from "../test/support/eap-supplicant.ts";
 import { makeCertificates } from "./eap-certs.ts";
 import { buildDist } from "./processes.ts";
-import { radiusBenchUser, SECRET, seed } from "./radius-load.ts";
+import { median, radiusBenchUser, SECRET, seed } from "./radius-load.ts";
 import {
   installExitHandlers,
   makeTempDir,
@@ -32,7 +33,6 @@ import {
   writeResults,
 } from "./radius-servers.ts";
 
-const EIGHT = 8;
 const ECHO_PACKETS = 20_000;
 
 function setting(name: string, fallback: number): number {
@@ -117,7 +117,10 @@ async function main(): Promise<void> {
   fs.mkdirSync(dataDir);
   await seed(dataDir);
   buildDist();
-  const wisp = await startWisp(dataDir, undefined, {
+  const atOnce = (process.env.BENCH_TURNS_AT_ONCE ?? "1,8").split(",").map(Number);
+  if (atOnce.some((n) => !Number.isInteger(n) || n < 1))
+    throw new Error("BENCH_TURNS_AT_ONCE lists whole numbers");
+  const wisp = await startWisp(dataDir, process.env.BENCH_CPU_PROF || undefined, {
     script: "dist/main.js",
     env: {
       EAP_CERT_FILE: certs.cert,
@@ -149,7 +152,7 @@ async function main(): Promise<void> {
   try {
     await pool(warmup, 4, login);
     for (let round = 1; round <= rounds; round++) {
-      for (const parallel of round % 2 ? [1, EIGHT] : [EIGHT, 1]) {
+      for (const parallel of round % 2 ? atOnce : [...atOnce].reverse()) {
         const wispRun = await measure(wisp.pid, logins, () => pool(logins, parallel, login));
         const echoRun = await measure(echo.pid, ECHO_PACKETS, () =>
           pool(parallel, parallel, () => echoStream(echo.port, ECHO_PACKETS / parallel)),
@@ -168,22 +171,30 @@ async function main(): Promise<void> {
     await echo.stop();
     fs.rmSync(dir, { recursive: true, force: true });
   }
-  const median = (values: number[]) => {
-    const sorted = [...values].sort((a, b) => a - b);
-    const mid = sorted.length >> 1;
-    return sorted.length % 2 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
-  };
-  const of = (parallel: number) =>
-    runs.filter((r) => r.parallel === parallel) as { wisp: { cpuMs: number }; echoUsPerPacket: number }[];
-  const wispOne = median(of(1).map((r) => r.wisp.cpuMs));
-  const wispEight = median(of(EIGHT).map((r) => r.wisp.cpuMs));
-  const echoOne = median(of(1).map((r) => r.echoUsPerPacket));
-  const echoEight = median(of(EIGHT).map((r) => r.echoUsPerPacket));
-  console.log(
-    `\nmedians: Wisp ${wispOne} ms/login one at a time, ${wispEight} ms ${EIGHT} at a time (${(wispOne / wispEight).toFixed(2)}x); ` +
-      `node UDP echo ${echoOne.toFixed(1)} µs/packet, ${echoEight.toFixed(1)} µs (${(echoOne / echoEight).toFixed(2)}x)`,
-  );
-  writeResults("eap-turns", { logins, rounds, warmup, runs, wispOne, wispEight, echoOne, echoEight });
+
+  const medians = atOnce.map((parallel) => {
+    const of = runs.filter((r) => r.parallel === parallel) as {
+      wisp: { cpuMs: number };
+      echoUsPerPacket: number;
+    }[];
+    return {
+      parallel,
+      wispMsPerLogin: median(of.map((r) => r.wisp.cpuMs)),
+      echoUsPerPacket: median(of.map((r) => r.echoUsPerPacket)),
+    };
+  });
+  console.log("\nmedians:");
+  for (const m of medians)
+    console.log(
+      `  ${m.parallel} at a time: Wisp ${m.wispMsPerLogin} ms CPU/login; node UDP echo ${m.echoUsPerPacket.toFixed(1)} µs CPU/packet`,
+    );
+  const [first, last] = [medians[0]!, medians.at(-1)!];
+  if (first !== last)
+    console.log(
+      `  ${first.parallel} against ${last.parallel} at a time: Wisp ${(first.wispMsPerLogin / last.wispMsPerLogin).toFixed(2)}x, ` +
+        `the echo ${(first.echoUsPerPacket / last.echoUsPerPacket).toFixed(2)}x`,
+    );
+  writeResults("eap-turns", { logins, rounds, warmup, runs, medians });
 }
 
 runBench(main);

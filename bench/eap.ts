@@ -46,7 +46,7 @@ import { freeradiusUnavailable } from "../test/support/freeradius-lab.ts";
 import { type Certificates, makeCertificates } from "./eap-certs.ts";
 import { startFreeRadiusFiles } from "./freeradius-files.ts";
 import { buildDist } from "./processes.ts";
-import { radiusBenchUser, SECRET, seed } from "./radius-load.ts";
+import { median, radiusBenchUser, SECRET, seed } from "./radius-load.ts";
 import {
   BenchError,
   childrenTicks,
@@ -366,12 +366,6 @@ function totals(list: Run[]) {
     roundTripsPerLogin: weighted((r) => r.roundTripsPerLogin),
     wrong: list.reduce((s, r) => s + r.wrong, 0),
   };
-}
-
-function median(values: number[]): number {
-  const sorted = [...values].sort((a, b) => a - b);
-  const mid = sorted.length >> 1;
-  return sorted.length % 2 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
 }
 
 /**
