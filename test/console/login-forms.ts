@@ -1,8 +1,27 @@
 // Console forms as many browsers post them at once (for the login-limit suites): each request
 // carries the cookie and CSRF token a browser at that address has after opening the form.
+
+import assert from "node:assert/strict";
 import type { IncomingMessage, Server, ServerResponse } from "node:http";
 import { ConsoleClient } from "../support/browser.ts";
 import type { RawRequest } from "../support/burst.ts";
+import { startTestServer, type TestServer } from "../support/server.ts";
+
+export const EMAIL = "admin@example.com";
+export const PASSWORD = "a long enough password";
+
+/**
+ * A server that believes X-Forwarded-For from 127.0.0.1 (so tests can be "from" other addresses),
+ * with the admin EMAIL, and the hash unknown emails are checked against already made (at the first
+ * of them).
+ */
+export async function startLoginServer(): Promise<TestServer> {
+  const server = await startTestServer({ env: { TRUSTED_PROXIES: "127.0.0.1,::1" } });
+  await server.core.admins.create(await server.account("default"), { email: EMAIL, password: PASSWORD });
+  const warm = new ConsoleClient(server.url, { "x-forwarded-for": "192.0.2.1" });
+  assert.equal((await warm.login("nobody@example.com", "whatever it is")).status, 401);
+  return server;
+}
 
 export function tally(statuses: number[]): Record<number, number> {
   const counts: Record<number, number> = {};
