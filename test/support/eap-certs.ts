@@ -1,7 +1,7 @@
 // Certificates for the EAP tests, made with the openssl CLI (test support only; Wisp itself never
 // runs openssl): a CA (keyCertSign), a server certificate (SAN DNS:radius.test, EKU serverAuth),
 // client certificates (CN = the username, EKU clientAuth) from that CA or from a foreign CA.
-// P-256 keys: generated in milliseconds.
+// P-256 keys by default; the benches ask for RSA 2048 (bench/eap-certs.ts).
 import { execFileSync } from "node:child_process";
 import fs from "node:fs";
 import path from "node:path";
@@ -26,8 +26,21 @@ function openssl(dir: string, args: string[]): void {
   execFileSync("openssl", args, { cwd: dir, stdio: ["ignore", "ignore", "pipe"] });
 }
 
-function makeCa(dir: string, name: string): void {
-  openssl(dir, ["ecparam", "-name", "prime256v1", "-genkey", "-noout", "-out", `${name}.key`]);
+/** A private key: P-256 (generated in milliseconds), or RSA 2048 (the benches' reference). */
+function newKey(dir: string, file: string, kind: KeyKind): void {
+  openssl(
+    dir,
+    kind === "rsa"
+      ? ["genpkey", "-algorithm", "RSA", "-pkeyopt", "rsa_keygen_bits:2048", "-out", file]
+      : ["ecparam", "-name", "prime256v1", "-genkey", "-noout", "-out", file],
+  );
+}
+
+export type KeyKind = "ec" | "rsa";
+
+/** `dir/<name>.pem` and `.key`: a CA (keyCertSign) named `name`. */
+export function makeCa(dir: string, name: string, kind: KeyKind = "ec"): void {
+  newKey(dir, `${name}.key`, kind);
   openssl(dir, [
     "req",
     "-x509",
@@ -47,8 +60,16 @@ function makeCa(dir: string, name: string): void {
   ]);
 }
 
-function issue(dir: string, ca: string, name: string, cn: string, extensions: string): void {
-  openssl(dir, ["ecparam", "-name", "prime256v1", "-genkey", "-noout", "-out", `${name}.key`]);
+/** `dir/<name>.pem` and `.key`: a certificate for CN `cn` with `extensions`, issued by CA `ca`. */
+export function issue(
+  dir: string,
+  ca: string,
+  name: string,
+  cn: string,
+  extensions: string,
+  kind: KeyKind = "ec",
+): void {
+  newKey(dir, `${name}.key`, kind);
   openssl(dir, ["req", "-new", "-key", `${name}.key`, "-out", `${name}.csr`, "-subj", `/CN=${cn}`]);
   fs.writeFileSync(path.join(dir, `${name}.ext`), extensions);
   openssl(dir, [
