@@ -25,6 +25,7 @@ import { median, radiusBenchUser, SECRET, seed } from "./radius-load.ts";
 import {
   installExitHandlers,
   makeTempDir,
+  processTimes,
   runBench,
   startWisp,
   stopChild,
@@ -43,13 +44,10 @@ function setting(name: string, fallback: number): number {
 
 /** User and system CPU ticks of a process (all threads), and its main thread's context switches. */
 function usage(pid: number) {
-  const stat = fs.readFileSync(`/proc/${pid}/stat`, "utf8");
-  const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
   const status = fs.readFileSync(`/proc/${pid}/status`, "utf8");
   const count = (name: string) => Number(new RegExp(`^${name}:\\s+(\\d+)`, "m").exec(status)?.[1] ?? 0);
   return {
-    user: Number(fields[11]),
-    system: Number(fields[12]),
+    ...processTimes(pid),
     switches: count("voluntary_ctxt_switches") + count("nonvoluntary_ctxt_switches"),
   };
 }

@@ -238,13 +238,19 @@ export function freeradiusVersion(): string {
 /** Clock ticks per second of /proc times (USER_HZ; 100 on Linux). */
 export const TICKS_PER_SECOND = 100;
 
+/** User and system CPU ticks of a process, all threads included (throws once it is gone). */
+export function processTimes(pid: number): { user: number; system: number } {
+  const stat = fs.readFileSync(`/proc/${pid}/stat`, "utf8");
+  // The command name (field 2) may hold spaces: count fields after its closing parenthesis.
+  const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+  return { user: Number(fields[11]), system: Number(fields[12]) };
+}
+
 /** User + system CPU ticks of a process, all threads included; null once it is gone. */
 export function processTicks(pid: number): number | null {
   try {
-    const stat = fs.readFileSync(`/proc/${pid}/stat`, "utf8");
-    // The command name (field 2) may hold spaces: count fields after its closing parenthesis.
-    const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
-    return Number(fields[11]) + Number(fields[12]);
+    const { user, system } = processTimes(pid);
+    return user + system;
   } catch {
     return null;
   }
