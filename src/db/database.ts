@@ -8,7 +8,7 @@ import { Kysely, PostgresDialect, sql } from "kysely";
 import type pg from "pg";
 import { type QueryObserver, type QueryTiming, timedDialect } from "./query-timing.ts";
 import type { Schema } from "./schema.ts";
-import { type SqliteWriterHandle, WRITE_WAIT_MS, writerDialects } from "./sqlite-writer.ts";
+import { isDatabaseBusy, type SqliteWriterHandle, WRITE_WAIT_MS, writerDialects } from "./sqlite-writer.ts";
 
 export type DialectName = "sqlite" | "postgres";
 
@@ -56,6 +56,7 @@ function withStatementCache(database: SqliteDatabase.Database, limit = 1000): Sq
   return {
     database,
     beforeWrite: () => {},
+    inUse: () => false,
     prepare(sql: string): SqliteDatabase.Statement {
       let statement = statements.get(sql);
       if (!statement) {
@@ -145,9 +146,9 @@ export function openDatabase(options: DatabaseOptions): Database {
 }
 
 /**
- * SQLite only: a second connection for the hot reads outside transactions (db/prepared.ts).
- * In WAL mode it reads the last committed state without waiting for the writer connection,
- * whose open transactions it never sees half-done; commits are visible to it at once.
+ * SQLite only: the hot reads outside transactions (db/prepared.ts), on the writer connection when
+ * it is free, else on a read connection (openReader). Either way they read the last committed
+ * state, never a transaction half-done; this process's commits are visible to them at once.
  */
 export interface SqliteReader {
   /** Runs this SQL text (prepared once) with these values: its rows, or its first column's values. */
@@ -175,17 +176,67 @@ export function withoutWaiting(db: Kysely<Schema>): Kysely<Schema> {
 }
 
 /**
- * SQLite begins and ends a read transaction around every statement run alone: in WAL mode that is
- * two fcntl() locks on the -shm file and a stat() of the database, about 8 µs here against the
- * 1.7 µs an indexed lookup costs inside a transaction (measured on this machine's 2-core VMs), and a
- * RADIUS login runs about ten such reads. So the read connection keeps one read transaction (one
- * snapshot) for the reads of one turn of the event loop and ends it at the next setImmediate.
- * The snapshot ends before every statement of the writer connection that is not a read (BEGIN, a
- * write, COMMIT), so the next read sees this process's own commits at once, and a checkpoint of
- * the WAL never waits for this snapshot (held across the writer's commits, it raised the writer's
- * time per PAP request from 28 to 51 µs: the WAL could not start over). Other processes' commits
- * (the CLI, a worker) are seen from the next turn on, a fraction of a millisecond later, as if they
- * had committed just after this turn's reads.
+ * One read transaction (one snapshot) on a connection for the reads of one turn of the event loop,
+ * ended at the next setImmediate. SQLite begins and ends a read transaction around every statement
+ * run alone: in WAL mode that is two fcntl() locks on the -shm file and a stat() of the database,
+ * about 8 µs here against the 1.7 µs an indexed lookup costs inside a transaction (measured on this
+ * machine's 2-core VMs), and a RADIUS login runs about ten such reads. The snapshot ends before
+ * every statement of the writer connection that is not a read (BEGIN, a write, COMMIT), so the next
+ * read sees this process's own commits at once, and a checkpoint of the WAL never waits for it
+ * (held across the writer's commits, it raised the writer's time per PAP request from 28 to 51 µs:
+ * the WAL could not start over). Other processes' commits (the CLI, a worker) are seen from the
+ * next turn on, a fraction of a millisecond later, as if they had committed just after this turn's
+ * reads.
+ */
+class TurnSnapshot {
+  private open = false;
+  private endScheduled = false;
+  private readonly beginStatement: SqliteDatabase.Statement;
+  private readonly commitStatement: SqliteDatabase.Statement;
+
+  /** `busy`: the connection cannot end the snapshot now (a query of someone else's is running). */
+  constructor(
+    private readonly connection: SqliteDatabase.Database,
+    private readonly busy: () => boolean = () => false,
+  ) {
+    this.beginStatement = connection.prepare("begin");
+    this.commitStatement = connection.prepare("commit");
+  }
+
+  get active(): boolean {
+    return this.open;
+  }
+
+  begin(): void {
+    if (!this.open) {
+      this.beginStatement.run();
+      this.open = true;
+    }
+    if (this.endScheduled) return;
+    this.endScheduled = true;
+    setImmediate(() => {
+      this.endScheduled = false;
+      // A stream still reading inside this snapshot: it ends at the next turn, or at the next write.
+      if (this.busy()) this.begin();
+      else this.end();
+    });
+  }
+
+  end(): void {
+    if (!this.open) return;
+    this.open = false;
+    if (this.connection.open && this.connection.inTransaction) this.commitStatement.run();
+  }
+}
+
+/**
+ * The hot reads outside transactions (db/prepared.ts) run on the writer connection whenever no
+ * Kysely query or transaction holds it, else on a read connection of their own. The writer's page
+ * cache survives its own commits; the read connection's is dropped at the first read after any
+ * other connection's commit, this process's writer included, and a RADIUS login writes its attempt
+ * every time: reading the next user then cost 87-91 µs against 41 µs (in one process, src/ through
+ * tsx). In WAL mode the read connection sees the last committed state without waiting for the
+ * writer, whose open transactions it never sees half-done.
  */
 function openReader(
   file: string,
@@ -197,42 +248,49 @@ function openReader(
   connection.pragma("query_only = ON");
   const cached = withStatementCache(connection);
   const dataVersion = connection.prepare("pragma data_version").pluck();
-  const begin = connection.prepare("begin");
-  const commit = connection.prepare("commit");
-  let endScheduled = false;
-  const end = () => {
-    if (connection.open && connection.inTransaction) commit.run();
+  const own = new TurnSnapshot(connection);
+  const onWriter = new TurnSnapshot(writer.database, writer.inUse);
+  writer.beforeWrite = () => {
+    own.end();
+    onWriter.end();
   };
-  writer.beforeWrite = end;
-  const snapshot = () => {
-    if (connection.inTransaction) return;
-    begin.run();
-    if (endScheduled) return;
-    endScheduled = true;
-    setImmediate(() => {
-      endScheduled = false;
-      end();
-    });
+  // Kysely holds the writer (a statement, a stream, a transaction between its statements), or it
+  // is inside a transaction that is not this snapshot: the read connection reads the committed state.
+  const writerFree = () => !writer.inUse() && (onWriter.active || !writer.database.inTransaction);
+  const run = (sql: string, values: unknown[], column: boolean) => {
+    if (writerFree()) {
+      try {
+        onWriter.begin();
+        return writer.prepare(sql).pluck(column).all(values);
+      } catch (error) {
+        // busy_timeout is 0 on the writer: the rare read that finds a lock (another process
+        // recovering the WAL, say) waits on the read connection instead.
+        if (!isDatabaseBusy(error)) throw error;
+        onWriter.end();
+      }
+    }
+    own.begin();
+    return cached.prepare(sql).pluck(column).all(values);
   };
   return {
     reader: {
       all(sql, values, column) {
-        snapshot();
-        const statement = cached.prepare(sql).pluck(column);
         const observer = timing.observer;
-        if (!observer) return statement.all(values);
+        if (!observer) return run(sql, values, column);
         const started = performance.now();
-        const rows = statement.all(values);
+        const rows = run(sql, values, column);
         observer(performance.now() - started);
         return rows;
       },
+      // PRAGMA data_version on the writer would not change at its own commits: the read connection's.
       dataVersion: () => {
-        snapshot();
+        own.begin();
         return dataVersion.get() as number;
       },
     },
     close: () => {
-      end();
+      own.end();
+      onWriter.end();
       connection.close();
     },
   };

@@ -1,7 +1,7 @@
 // Hot-path queries built and compiled once: Kysely rebuilds and recompiles a query on every call,
 // which costs as much as running a small indexed query. The query is built once with a marker in
 // place of each argument; each call binds its arguments where the markers landed in the SQL.
-// Reads outside transactions run on SQLite's read connection (database.ts, SqliteReader).
+// Reads outside transactions run straight on better-sqlite3 (database.ts, SqliteReader).
 import type { Compilable, CompiledQuery, Kysely } from "kysely";
 import { readerFor } from "./database.ts";
 import type { Schema } from "./schema.ts";
@@ -27,7 +27,7 @@ function bind<R>(template: Template<R>, args: readonly unknown[]): CompiledQuery
 }
 
 /**
- * Runs a compiled-once read. On SQLite it runs on the read connection (see SqliteReader), straight
+ * Runs a compiled-once read. On SQLite it runs outside Kysely (see SqliteReader), straight
  * through better-sqlite3, without Kysely's executor. `column`: the first column's values only.
  */
 function reading<P extends unknown[]>(

@@ -59,6 +59,10 @@ class Mutex {
   private held: Promise<void> | undefined;
   private release: (() => void) | undefined;
 
+  get locked(): boolean {
+    return this.held !== undefined;
+  }
+
   async lock(): Promise<void> {
     while (this.held) await this.held;
     this.held = new Promise((resolve) => {
@@ -81,9 +85,11 @@ export interface SqliteWriterHandle {
   close(): void;
   /**
    * Called before every statement of this connection that is not a read (BEGIN, a write, COMMIT):
-   * the read connection ends its snapshot there (database.ts, openReader).
+   * the hot reads end their snapshot there (database.ts, openReader).
    */
   beforeWrite: () => void;
+  /** True while a Kysely query, stream or transaction holds the connection (set by writerDialects). */
+  inUse: () => boolean;
 }
 
 class Writer {
@@ -208,5 +214,6 @@ class WriterDialect extends SqliteDialect {
 export function writerDialects(handle: SqliteWriterHandle, waitMs: number) {
   handle.database.pragma("busy_timeout = 0");
   const writer = new Writer(handle);
+  handle.inUse = () => writer.mutex.locked;
   return { waiting: new WriterDialect(writer, waitMs, true), immediate: new WriterDialect(writer, 0, false) };
 }

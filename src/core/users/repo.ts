@@ -73,7 +73,7 @@ export class UsersRepo {
     private readonly inTransaction = false,
   ) {
     this.byId = prepared(db, (accountId: number, id: number) => this.selectById(accountId, id), 2);
-    // SQLite answers at once on its read connection; PostgreSQL is a round trip per query.
+    // SQLite answers at once (better-sqlite3 is synchronous); PostgreSQL is a round trip per query.
     this.jsonBatch =
       dialect === "postgres" && !inTransaction
         ? new TurnBatch<string>((keys) => this.loadJson(keys))
