@@ -19,8 +19,6 @@ const SERVER_KEY = "eap_authority:server_key";
 
 export interface LoadedAuthority {
   row: AuthorityRow;
-  /** The CA's key, ready to sign client certificates. */
-  signer: Signer;
   /** The server certificate's private key, PEM. */
   serverKey: string;
 }
@@ -34,6 +32,16 @@ export class GeneratedAuthority {
     private readonly serverName: string,
     private readonly now: () => Date,
   ) {}
+
+  /**
+   * The CA's key, ready to sign client certificates. Read when first needed: the certificate code
+   * it loads (@peculiar/x509 and its ASN.1 parts, about 0.8 MB of source) stays out of a server
+   * that only presents its certificate.
+   */
+  async signer(): Promise<Signer> {
+    const { row } = await this.get();
+    return (await making()).signerOf({ cert: row.ca_cert, key: this.box.open(row.ca_key, CA_KEY) });
+  }
 
   /** The deployment's CA and server certificate, read (or made) once per process. */
   get(): Promise<LoadedAuthority> {
@@ -68,13 +76,13 @@ export class GeneratedAuthority {
       });
       row = await this.mustRead();
     }
-    const signer = await (await making()).signerOf({
-      cert: row.ca_cert,
-      key: this.box.open(row.ca_key, CA_KEY),
-    });
     const renewBy = new Date(this.now().getTime() + SERVER_RENEW_DAYS * DAY_MS);
     const ends = new Date(new X509Certificate(row.server_cert).validTo);
     if (row.server_name !== this.serverName || ends < renewBy) {
+      const signer = await (await making()).signerOf({
+        cert: row.ca_cert,
+        key: this.box.open(row.ca_key, CA_KEY),
+      });
       const server = await this.serverLeaf(signer, this.now());
       await this.repo.replaceServer(row.server_cert, {
         server_name: this.serverName,
@@ -84,7 +92,7 @@ export class GeneratedAuthority {
       });
       row = await this.mustRead();
     }
-    return { row, signer, serverKey: this.box.open(row.server_key, SERVER_KEY) };
+    return { row, serverKey: this.box.open(row.server_key, SERVER_KEY) };
   }
 
   private async mustRead(): Promise<AuthorityRow> {

@@ -152,8 +152,8 @@ export class CertsService {
   private async issuingSigner(): Promise<{ signer: Signer; caPem: string }> {
     const files = this.options.files;
     if (!files) {
-      const { row, signer } = await this.generated.get();
-      return { signer, caPem: row.ca_cert };
+      const { row } = await this.generated.get();
+      return { signer: await this.generated.signer(), caPem: row.ca_cert };
     }
     if (!files.authority) throw new NoIssuingAuthorityError();
     const { cert, keyDer, type, curve } = files.authority;
