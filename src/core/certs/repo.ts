@@ -1,6 +1,7 @@
 // SQL of the certificates (migration 017): the deployment's one CA row and the client certificates.
 
 import type { Generated, Kysely, Selectable } from "kysely";
+import { prepared } from "../../db/prepared.ts";
 import type { Schema } from "../../db/schema.ts";
 import { type AuditEntry, recordAudit } from "../audit/record.ts";
 
@@ -38,8 +39,29 @@ type Tables = { eap_authority: EapAuthorityTable; client_certificates: ClientCer
 export class CertsRepo {
   private readonly db: Kysely<Schema & Tables>;
 
+  /** Every EAP-TLS login reads its certificate's row: compiled once (db/prepared.ts). */
+  private readonly clientForLogin: (
+    accountId: number,
+    serial: string,
+  ) => Promise<(ClientCertificateRow & { user_id: number | null })[]>;
+
   constructor(db: Kysely<Schema>) {
     this.db = db.withTables<Tables>();
+    // Given the root Kysely, not withTables' copy: on SQLite the read runs outside Kysely.
+    this.clientForLogin = prepared(
+      db,
+      (accountId: number, serial: string) =>
+        this.db
+          .selectFrom("client_certificates as c")
+          .leftJoin("users as u", (join) =>
+            join.onRef("u.account_id", "=", "c.account_id").onRef("u.username", "=", "c.username"),
+          )
+          .selectAll("c")
+          .select("u.id as user_id")
+          .where("c.account_id", "=", accountId)
+          .where("c.serial", "=", serial),
+      2,
+    );
   }
 
   /** Runs fn with a repository bound to one transaction (a change and its audit row). */
@@ -103,16 +125,7 @@ export class CertsRepo {
     accountId: number,
     serial: string,
   ): Promise<(ClientCertificateRow & { user_id: number | null }) | undefined> {
-    return this.db
-      .selectFrom("client_certificates as c")
-      .leftJoin("users as u", (join) =>
-        join.onRef("u.account_id", "=", "c.account_id").onRef("u.username", "=", "c.username"),
-      )
-      .selectAll("c")
-      .select("u.id as user_id")
-      .where("c.account_id", "=", accountId)
-      .where("c.serial", "=", serial)
-      .executeTakeFirst();
+    return (await this.clientForLogin(accountId, serial))[0];
   }
 
   async listClients(accountId: number, username?: string): Promise<ClientCertificateRow[]> {
