@@ -145,8 +145,8 @@ export async function startServer(config: Config, overrides: ServerOverrides = {
       // Certificates from EAP_* files or Wisp's own CA in the database (core/certs).
       eap: overrides.eap ?? {
         credentials: () => core.certs.serverCredentials(),
-        checkClientCertificate: (client, der, identity) =>
-          core.certs.checkClientCertificate(client, der, identity),
+        checkClientCertificate: (client, certificate, identity) =>
+          core.certs.checkClientCertificate(client, certificate, identity),
         fragmentSize: config.eapFragmentSize,
       },
       eapLimits: config.eapLimits,

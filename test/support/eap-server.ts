@@ -1,6 +1,5 @@
 // A Wisp server with EAP on a loopback RADIUS port, test certificates, one network for
 // 127.0.0.1, and a checkClientCertificate that refuses the serials a test revokes.
-import { X509Certificate } from "node:crypto";
 import type { EapLimits } from "../../src/radius/eap/types.ts";
 import { type EapTestCerts, makeEapCerts } from "./eap-certs.ts";
 import { eapolTest } from "./eapol.ts";
@@ -58,8 +57,8 @@ export async function startEapServer(
         chain: [],
         ca: [certs.caPem],
       }),
-      checkClientCertificate: async (_client, der) => {
-        const serial = new X509Certificate(der).serialNumber.toUpperCase();
+      checkClientCertificate: async (_client, certificate) => {
+        const serial = certificate.serialNumber.toUpperCase();
         return revoked.has(serial) ? "certificate revoked" : null;
       },
       fragmentSize: options.fragmentSize ?? 1024,

@@ -244,12 +244,12 @@ export class CertsService {
    */
   async checkClientCertificate(
     client: { account_id: number },
-    certificateDer: Buffer,
+    certificate: Buffer | X509Certificate,
     identity: string,
   ): Promise<string | null> {
     let cert: X509Certificate;
     try {
-      cert = new X509Certificate(certificateDer);
+      cert = certificate instanceof X509Certificate ? certificate : new X509Certificate(certificate);
     } catch {
       return REFUSALS.unreadable;
     }

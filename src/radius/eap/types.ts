@@ -1,5 +1,6 @@
 // The EAP engine's public shapes: where the server certificate comes from, how a client
 // certificate is judged, and the limits on conversations.
+import type { X509Certificate } from "node:crypto";
 import { availableParallelism } from "node:os";
 import type { RadiusClient } from "../../core/networks/service.ts";
 
@@ -13,10 +14,13 @@ export interface EapServerCredentials {
 
 export interface EapOptions {
   credentials(): Promise<EapServerCredentials>;
-  /** EAP-TLS: null when the client certificate may log in as `identity`, else the reason to reject. */
+  /**
+   * EAP-TLS: null when the client certificate may log in as `identity`, else the reason to reject.
+   * Given parsed: node's X509Certificate costs about 120 µs to build (OpenSSL 3 decodes the key).
+   */
   checkClientCertificate(
     client: RadiusClient,
-    certificateDer: Buffer,
+    certificate: X509Certificate,
     identity: string,
   ): Promise<string | null>;
   /** Largest EAP-TLS/PEAP/TTLS data per packet (RFC 5216 section 2.1.5); default 1024. */

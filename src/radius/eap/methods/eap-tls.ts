@@ -9,9 +9,8 @@ import { EapType } from "../packet.ts";
 import type { MethodContext } from "./method.ts";
 import { type InnerStep, TlsBasedMethod, type TunnelEvent } from "./tls-based.ts";
 
-/** Whether the certificate's subject CN or a subjectAltName value is exactly `identity`. */
-export function certificateNames(der: Buffer): string[] {
-  const certificate = new X509Certificate(der);
+/** The certificate's subject CN and subjectAltName values: the identities it may log in as. */
+export function certificateNames(certificate: X509Certificate): string[] {
   const names: string[] = [];
   for (const line of certificate.subject.split("\n")) {
     if (line.startsWith("CN=")) names.push(line.slice(3));
@@ -40,10 +39,17 @@ export class EapTlsMethod extends TlsBasedMethod {
         return { kind: "failure", reason: `client certificate not trusted: ${chainError}`, identity };
       const der = tunnel.clientCertificateDer();
       if (!der) return { kind: "failure", reason: "no client certificate", identity };
-      if (!certificateNames(der).includes(identity)) {
+      // Parsed once for both checks below.
+      let certificate: X509Certificate;
+      try {
+        certificate = new X509Certificate(der);
+      } catch {
+        return { kind: "failure", reason: `client certificate refused: ${REFUSALS.unreadable}`, identity };
+      }
+      if (!certificateNames(certificate).includes(identity)) {
         return { kind: "failure", reason: REFUSALS.identity, identity };
       }
-      const refusal = await this.context.checkClientCertificate(this.context.client, der, identity);
+      const refusal = await this.context.checkClientCertificate(this.context.client, certificate, identity);
       if (refusal) return { kind: "failure", reason: `client certificate refused: ${refusal}`, identity };
       const outcome = await event.judge.decide(identity, { certificate: true });
       if (!outcome.result.accepted) {
