@@ -11,7 +11,7 @@ import SqliteDatabase from "better-sqlite3";
 import { sql } from "kysely";
 import { openDatabase } from "../../src/db/database.ts";
 import { migrate } from "../../src/db/migrate.ts";
-import { prepared } from "../../src/db/prepared.ts";
+import { prepared, preparedColumn } from "../../src/db/prepared.ts";
 import { createTestDatabase } from "../support/databases.ts";
 
 const NOW = "2026-01-01T00:00:00Z";
@@ -162,6 +162,35 @@ test("a read while a stream holds the writer connection reads the committed stat
     await db.insertInto("users").values(user("d")).execute();
     assert.deepEqual(await list(), ["a", "b", "c", "d"]);
   } finally {
+    await database.close();
+  }
+});
+
+test("hot reads give the rows better-sqlite3 would, and leave Kysely's statements as they were", async () => {
+  const { database, db, accountId, user, file } = await setUp();
+  const plain = new SqliteDatabase(file, { readonly: true });
+  try {
+    await db.insertInto("users").values(user("alice")).execute();
+    // Two columns named alike: the last one wins, as in better-sqlite3's own row objects.
+    const wideQuery = (id: number) =>
+      db
+        .selectFrom("users")
+        .innerJoin("accounts", "accounts.id", "users.account_id")
+        .select(["users.id", "accounts.id", "users.username", "accounts.name", "users.status"])
+        .where("users.account_id", "=", id);
+    const wide = prepared(db, wideQuery, 1);
+    const rows = await wide(accountId);
+    const compiled = wideQuery(accountId).compile();
+    assert.deepEqual(rows, plain.prepare(compiled.sql).all(...compiled.parameters));
+    assert.equal(Object.getPrototypeOf(rows[0]), Object.prototype);
+    // A plucked hot read and Kysely with the same SQL text: Kysely still reads row objects.
+    const byAccount = (id: number) => db.selectFrom("users").select("username").where("account_id", "=", id);
+    const names = preparedColumn(db, byAccount, 1);
+    assert.deepEqual(await names(accountId), ["alice"]);
+    assert.deepEqual(await byAccount(accountId).execute(), [{ username: "alice" }]);
+    assert.deepEqual(await names(accountId), ["alice"]);
+  } finally {
+    plain.close();
     await database.close();
   }
 });
