@@ -3,7 +3,9 @@
 // cache, and hands the attributes to the AAA service, which decides. Bad packets are dropped and
 // logged, never answered.
 
-import { createSocket, type RemoteInfo, type Socket } from "node:dgram";
+import { createSocket, type RemoteInfo, type Socket, type SocketOptions } from "node:dgram";
+import { lookup as dnsLookup } from "node:dns";
+import { isIP } from "node:net";
 import type { AaaService } from "../core/aaa/service.ts";
 import { RADIUS, runAs } from "../core/audit/context.ts";
 import type { RadiusClient } from "../core/networks/service.ts";
@@ -35,6 +37,20 @@ export interface RadiusServerOptions {
   eapLimits?: EapLimits | undefined;
   observer?: RadiusObserver | undefined;
 }
+
+/**
+ * dgram resolves the address of every send through `lookup`, dns.lookup by default, whose answer
+ * for an IP literal still comes a tick later (a process.nextTick and its async-hook events per
+ * answer). Every answer goes to the address a request came from, an IP literal: given at once.
+ */
+const literalLookup: SocketOptions["lookup"] = (address, family, callback) => {
+  const version = isIP(address);
+  if (version === 0) {
+    dnsLookup(address, family, callback);
+    return;
+  }
+  callback(null, address, version);
+};
 
 /** How long answers are kept for retransmissions (FreeRADIUS's cleanup_delay is 5 s). */
 const DUPLICATE_TTL_MS = 10_000;
@@ -98,7 +114,11 @@ export class RadiusServer {
   }
 
   private bind(host: string, port: number, kind: "auth" | "acct"): Promise<number> {
-    const socket = createSocket({ type: host.includes(":") ? "udp6" : "udp4", reuseAddr: false });
+    const socket = createSocket({
+      type: host.includes(":") ? "udp6" : "udp4",
+      reuseAddr: false,
+      lookup: literalLookup,
+    });
     socket.on("message", (message, remote) => {
       // What a packet changes on its own (a voucher activated, a quota disconnect queued) is audited
       // as RADIUS's, from the client's address (core/audit/context.ts).
