@@ -47,25 +47,32 @@ function loadPg(): typeof pg {
 }
 
 /**
- * better-sqlite3 with prepared statements kept per SQL text: Kysely prepares every query anew,
- * which costs more than running a small indexed query. Query texts are few (they come from
- * code, values are bound), so the cache stays small; it is bounded anyway.
+ * What `make` gives for a key, made once and kept. Keys here are SQL texts, which are few (they
+ * come from code, values are bound), so the cache stays small; it is bounded anyway.
  */
-function withStatementCache(database: SqliteDatabase.Database, limit = 1000): SqliteWriterHandle {
-  const statements = new Map<string, SqliteDatabase.Statement>();
+function cachedBy<V>(make: (key: string) => V, limit = 1000): (key: string) => V {
+  const made = new Map<string, V>();
+  return (key) => {
+    let value = made.get(key);
+    if (value === undefined) {
+      value = make(key);
+      if (made.size >= limit) made.delete(made.keys().next().value!);
+      made.set(key, value);
+    }
+    return value;
+  };
+}
+
+/**
+ * better-sqlite3 with prepared statements kept per SQL text: Kysely prepares every query anew,
+ * which costs more than running a small indexed query.
+ */
+function withStatementCache(database: SqliteDatabase.Database): SqliteWriterHandle {
   return {
     database,
     beforeWrite: () => {},
     inUse: () => false,
-    prepare(sql: string): SqliteDatabase.Statement {
-      let statement = statements.get(sql);
-      if (!statement) {
-        statement = database.prepare(sql);
-        if (statements.size >= limit) statements.delete(statements.keys().next().value!);
-        statements.set(sql, statement);
-      }
-      return statement;
-    },
+    prepare: cachedBy((sql) => database.prepare(sql)),
     close: () => database.close(),
   };
 }
@@ -235,8 +242,7 @@ class TurnSnapshot {
  * as arrays and become objects through a function made once per query: better-sqlite3 sets each
  * column on a new object through V8's slow path (a users row: 5.4 µs a query against 2.9 µs).
  */
-function hotReads(connection: SqliteDatabase.Database, limit = 1000) {
-  const queries = new Map<string, (values: unknown[]) => unknown[]>();
+function hotReads(connection: SqliteDatabase.Database) {
   const make = (sql: string, column: boolean): ((values: unknown[]) => unknown[]) => {
     const statement = connection.prepare(sql);
     if (column) {
@@ -248,16 +254,10 @@ function hotReads(connection: SqliteDatabase.Database, limit = 1000) {
     statement.raw(true);
     return (values) => (statement.all(values) as unknown[][]).map(build);
   };
-  return (sql: string, values: unknown[], column: boolean): unknown[] => {
-    const key = column ? `1${sql}` : `0${sql}`;
-    let query = queries.get(key);
-    if (!query) {
-      query = make(sql, column);
-      if (queries.size >= limit) queries.delete(queries.keys().next().value!);
-      queries.set(key, query);
-    }
-    return query(values);
-  };
+  const rows = cachedBy((sql) => make(sql, false));
+  const columns = cachedBy((sql) => make(sql, true));
+  return (sql: string, values: unknown[], column: boolean): unknown[] =>
+    (column ? columns : rows)(sql)(values);
 }
 
 /**

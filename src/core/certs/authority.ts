@@ -25,6 +25,7 @@ export interface LoadedAuthority {
 
 export class GeneratedAuthority {
   private loaded: Promise<LoadedAuthority> | undefined;
+  private signing: Promise<Signer> | undefined;
 
   constructor(
     private readonly repo: CertsRepo,
@@ -38,8 +39,17 @@ export class GeneratedAuthority {
    * it loads (@peculiar/x509 and its ASN.1 parts, about 0.8 MB of source) stays out of a server
    * that only presents its certificate.
    */
-  async signer(): Promise<Signer> {
-    const { row } = await this.get();
+  signer(): Promise<Signer> {
+    this.signing ??= this.get()
+      .then(({ row }) => this.signerOf(row))
+      .catch((error) => {
+        this.signing = undefined; // as get(): a failure is retried by the next call
+        throw error;
+      });
+    return this.signing;
+  }
+
+  private async signerOf(row: Pick<AuthorityRow, "ca_cert" | "ca_key">): Promise<Signer> {
     return (await making()).signerOf({ cert: row.ca_cert, key: this.box.open(row.ca_key, CA_KEY) });
   }
 
@@ -79,11 +89,7 @@ export class GeneratedAuthority {
     const renewBy = new Date(this.now().getTime() + SERVER_RENEW_DAYS * DAY_MS);
     const ends = new Date(new X509Certificate(row.server_cert).validTo);
     if (row.server_name !== this.serverName || ends < renewBy) {
-      const signer = await (await making()).signerOf({
-        cert: row.ca_cert,
-        key: this.box.open(row.ca_key, CA_KEY),
-      });
-      const server = await this.serverLeaf(signer, this.now());
+      const server = await this.serverLeaf(await this.signerOf(row), this.now());
       await this.repo.replaceServer(row.server_cert, {
         server_name: this.serverName,
         server_cert: server.cert,
