@@ -16,6 +16,7 @@ import {
   type RadiusLog,
   type RadiusObserver,
 } from "./answer.ts";
+import { DuplicateCache, requestKey } from "./duplicates.ts";
 import { EapEngine } from "./eap/engine.ts";
 import { createInnerMsChapV2 } from "./eap/methods/inner-mschapv2.ts";
 import { openSslAddon } from "./eap/native-addon.ts";
@@ -59,15 +60,9 @@ const CLIENT_TTL_MS = 5_000;
 /** At most one "dropped" log line per address and reason in this time. */
 const LOG_EVERY_MS = 10_000;
 
-interface Seen {
-  authenticator: Buffer;
-  response: Buffer | null;
-  expires: number;
-}
-
 export class RadiusServer {
   private readonly sockets: Socket[] = [];
-  private readonly seen = new Map<string, Seen>();
+  private readonly seen = new DuplicateCache(DUPLICATE_TTL_MS);
   private readonly clients = new Map<string, { client: RadiusClient | undefined; expires: number }>();
   private readonly logged = new Map<string, number>();
   private sweeper: NodeJS.Timeout | undefined;
@@ -190,37 +185,29 @@ export class RadiusServer {
     }
 
     // Retransmissions (same source, identifier and authenticator) get the same answer.
-    const key = `${kind}|${remote.address}|${remote.port}|${message[1]}`;
+    const key = requestKey(kind === "acct", remote.port, message[1]!);
     const authenticator = message.subarray(4, 20);
-    const previous = this.seen.get(key);
-    if (previous?.authenticator.equals(authenticator)) {
-      if (previous.response) socket.send(previous.response, remote.port, remote.address);
+    const seen = this.seen.check(remote.address, key, authenticator, Date.now());
+    if (seen !== "new") {
+      // A copy: the cache's chunk may be reused before a queued send is done with it.
+      if (seen !== "in-progress") socket.send(Buffer.from(seen), remote.port, remote.address);
       return;
     }
-    const entry: Seen = {
-      authenticator: Buffer.from(authenticator),
-      response: null,
-      expires: Date.now() + DUPLICATE_TTL_MS,
-    };
-    // Deleted first so that the map stays in order of expiry (sweep() stops at the first live one).
-    this.seen.delete(key);
-    this.seen.set(key, entry);
-
     let packet: RadiusPacket;
     try {
       packet = decodePacket(message, { secret: client.secret });
     } catch (error) {
-      this.seen.delete(key);
+      this.seen.abandoned(remote.address, key, authenticator);
       const counted = { code, networkId: client.id, as: "malformed" } as const;
       return this.drop(remote, "malformed packet", counted, { detail: (error as Error).message });
     }
     let response: Buffer | null = null;
     try {
       response = await this.answer(kind, client, packet, message, remote);
-      if (response) entry.response = response;
     } finally {
       // A request that got no answer may be retransmitted: it must be decided again then.
-      if (!entry.response) this.seen.delete(key);
+      if (response) this.seen.answered(remote.address, key, authenticator, response, Date.now());
+      else this.seen.abandoned(remote.address, key, authenticator);
     }
     if (!response) return;
     socket.send(response, remote.port, remote.address);
@@ -244,17 +231,10 @@ export class RadiusServer {
     });
   }
 
-  /**
-   * Every second: answers are dropped as soon as their time is up, so at most ~1 s of traffic more
-   * than DUPLICATE_TTL_MS is held (a sweep every 10 s held up to 20 s of answers, and the GC
-   * marked them all again and again).
-   */
+  /** Every second: answers past DUPLICATE_TTL_MS go; every DUPLICATE_TTL_MS, the log and client caches' old entries. */
   private sweep(): void {
     const now = Date.now();
-    for (const [key, entry] of this.seen) {
-      if (entry.expires > now) break;
-      this.seen.delete(key);
-    }
+    this.seen.sweep(now);
     if (now < this.nextSlowSweep) return;
     this.nextSlowSweep = now + DUPLICATE_TTL_MS;
     for (const [key, until] of this.logged) if (until <= now) this.logged.delete(key);
