@@ -187,7 +187,12 @@ static napi_value create_context(napi_env env, napi_callback_info info) {
   SSL_CTX_set_max_proto_version(ctx, TLS1_3_VERSION);
   /* No renegotiation (a client could start handshakes at will), no compression (CRIME). */
   SSL_CTX_set_options(ctx, SSL_OP_NO_RENEGOTIATION | SSL_OP_NO_COMPRESSION);
-  SSL_CTX_set_mode(ctx, SSL_MODE_RELEASE_BUFFERS);
+  /*
+   * No SSL_MODE_RELEASE_BUFFERS: with it OpenSSL frees a connection's 16 KiB read and write buffers
+   * after every call and allocates them again at the next, four large malloc/free pairs per round
+   * trip. A half-open PEAP conversation holds 58 KiB of RSS without it (48 KiB with it;
+   * bench/eap-memory.ts), within the 64 KiB TLS_TUNNEL_BYTES charges.
+   */
   /* Resumption by ticket only (EAP-TLS); no server-side session cache. */
   SSL_CTX_set_session_cache_mode(ctx, SSL_SESS_CACHE_OFF);
   if (tickets) {
