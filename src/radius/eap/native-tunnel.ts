@@ -81,7 +81,7 @@ export class OpenSslTunnel implements Tunnel {
   }
 
   /** Hands TLS records from the supplicant to TLS; TLS's answer (maybe empty). */
-  async receive(records: Buffer): Promise<Buffer> {
+  receive(records: Buffer): Buffer {
     const [out, application, secure, failure] = this.addon.receive(this.open, records);
     this.secure = secure;
     if (failure) this.failure ??= failure;
@@ -93,7 +93,7 @@ export class OpenSslTunnel implements Tunnel {
   }
 
   /** Encrypts application data for the supplicant (inner method packets). */
-  async send(plain: Buffer): Promise<Buffer> {
+  send(plain: Buffer): Buffer {
     try {
       return this.addon.send(this.open, plain);
     } catch (error) {

@@ -22,7 +22,10 @@ export const TLS_TUNNEL_BYTES = 64 * 1024;
 
 /**
  * A TLS server connection as the EAP methods use it: in this thread (TlsTunnel) or on a worker
- * thread of the TLS pool (./tls-pool.ts). Its state is read after `receive` and `send` resolve.
+ * thread of the TLS pool (./tls-pool.ts). Its state is read after `receive` and `send` answer:
+ * at once on OpenSSL's memory BIOs (./native-tunnel.ts), a promise on node's TLS sockets and on the
+ * pool. The callers await only a promise: an await of a plain value still costs a turn of the
+ * microtask queue, and these run at every round trip.
  */
 export interface Tunnel {
   /** Why TLS gave up (bad records, failed handshake); the conversation ends. */
@@ -31,10 +34,10 @@ export interface Tunnel {
   readonly secure: boolean;
   /** "TLSv1.2", "TLSv1.3"; null before the handshake. */
   readonly protocol: string | null;
-  /** Hands TLS records from the supplicant to TLS; resolves with TLS's answer (maybe empty). */
-  receive(records: Buffer): Promise<Buffer>;
+  /** Hands TLS records from the supplicant to TLS; TLS's answer (maybe empty). */
+  receive(records: Buffer): Buffer | Promise<Buffer>;
   /** Encrypts application data for the supplicant (inner method packets). */
-  send(plain: Buffer): Promise<Buffer>;
+  send(plain: Buffer): Buffer | Promise<Buffer>;
   /** Application data received since the last call. */
   takeApplicationData(): Buffer;
   /** The client certificate's verification error against the trusted CAs, or null when it chains. */

@@ -78,7 +78,8 @@ export abstract class TlsBasedMethod implements EapMethod {
     if (whole.length > 0) {
       this.tunnel ??= this.context.openTunnel(this.requestClientCertificate);
       const before = this.tunnel.secure;
-      pending = await this.tunnel.receive(whole);
+      const answer = this.tunnel.receive(whole);
+      pending = answer instanceof Promise ? await answer : answer;
       if (this.tunnel.failure) return failure(`TLS: ${this.tunnel.failure}`);
       handshakeDone = !before && this.tunnel.secure;
       if (!this.tunnel.secure) {
@@ -104,7 +105,10 @@ export abstract class TlsBasedMethod implements EapMethod {
         identity: step.identity,
       };
     }
-    if (step.plain) pending = Buffer.concat([pending, await this.tunnel!.send(step.plain)]);
+    if (step.plain) {
+      const sealed = this.tunnel!.send(step.plain);
+      pending = Buffer.concat([pending, sealed instanceof Promise ? await sealed : sealed]);
+    }
     if (this.tunnel!.failure) return failure(`TLS: ${this.tunnel!.failure}`);
     return this.sendRecords(pending);
   }
