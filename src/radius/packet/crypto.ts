@@ -8,6 +8,7 @@ import {
   HEADER,
   MESSAGE_AUTHENTICATOR,
   md5,
+  md5Into,
   type SecretKey,
   secretKey,
   toSecret,
@@ -158,24 +159,41 @@ export function hasMessageAuthenticator(buf: Buffer): boolean {
   return found !== null && found.length > 0;
 }
 
+/** The inner digest of an HMAC (one at a time: this module runs to completion). */
+const innerDigest = Buffer.alloc(16);
+/** A computed authenticator, compared and then done with (reused: no Buffer per packet). */
+const computed = Buffer.alloc(16);
+
 /**
  * HMAC-MD5(secret, packet) with the Message-Authenticator value as 16 zeros (RFC 3579 §3.2) and
- * the authenticator field as `auth`.
+ * the authenticator field as `auth`, written into `out` at `at` (a new Buffer by default).
  */
-export function hmacOver(buf: Buffer, length: number, maAt: number, auth: Buffer, sk: SecretKey): Buffer {
+export function hmacOver(
+  buf: Buffer,
+  length: number,
+  maAt: number,
+  auth: Buffer,
+  sk: SecretKey,
+  out: Buffer = Buffer.allocUnsafe(16),
+  at = 0,
+): Buffer {
   // HMAC from two MD5s over cached pads: createHmac costs several times more per packet.
-  const inner =
+  md5Into(
+    innerDigest,
+    0,
     maAt < 0
-      ? md5(sk.ipad, buf.subarray(0, 4), auth, buf.subarray(HEADER, length))
-      : md5(
+      ? [sk.ipad, buf.subarray(0, 4), auth, buf.subarray(HEADER, length)]
+      : [
           sk.ipad,
           buf.subarray(0, 4),
           auth,
           buf.subarray(HEADER, maAt + 2),
           ZERO16,
           buf.subarray(maAt + 18, length),
-        );
-  return md5(sk.opad, inner);
+        ],
+  );
+  md5Into(out, at, [sk.opad, innerDigest]);
+  return out;
 }
 
 /**
@@ -229,14 +247,25 @@ export function verifyMessageAuthenticator(
   let ok = false;
   for (const auth of maAuthenticators(buf, requestAuthenticator)) {
     // Every candidate is computed and compared, so timing does not depend on which one matched.
-    if (timingSafeEqual(hmacOver(buf, length, at, auth, sk), got)) ok = true;
+    if (timingSafeEqual(hmacOver(buf, length, at, auth, sk, computed), got)) ok = true;
   }
   return ok;
 }
 
-/** MD5(Code + Identifier + Length + `auth` + Attributes + secret). */
-export function digestWith(buf: Buffer, length: number, auth: Buffer, secret: Buffer): Buffer {
-  return md5(buf.subarray(0, 4), auth, buf.subarray(HEADER, length), secret);
+/**
+ * MD5(Code + Identifier + Length + `auth` + Attributes + secret), written into `out` at `at` (a
+ * new Buffer by default; the packet's own authenticator field may be the target).
+ */
+export function digestWith(
+  buf: Buffer,
+  length: number,
+  auth: Buffer,
+  secret: Buffer,
+  out: Buffer = Buffer.allocUnsafe(16),
+  at = 0,
+): Buffer {
+  md5Into(out, at, [buf.subarray(0, 4), auth, buf.subarray(HEADER, length), secret]);
+  return out;
 }
 
 /**
@@ -249,7 +278,10 @@ export function verifyRequestAuthenticator(buf: Buffer, secret: string | Buffer)
   if (!isSignedRequest(buf[0]!)) {
     throw new TypeError(`${packetCodeName(buf[0]!) ?? buf[0]} has no verifiable Request Authenticator`);
   }
-  return timingSafeEqual(digestWith(buf, length, ZERO16, toSecret(secret)), buf.subarray(4, HEADER));
+  return timingSafeEqual(
+    digestWith(buf, length, ZERO16, toSecret(secret), computed),
+    buf.subarray(4, HEADER),
+  );
 }
 
 /**
@@ -261,6 +293,6 @@ export function verifyResponse(buf: Buffer, secret: string | Buffer, requestAuth
   if (length < 0 || !isResponseCode(buf[0]!)) return false;
   const sk = secretKey(secret);
   const req = checkAuthenticator(requestAuthenticator, "requestAuthenticator");
-  if (!timingSafeEqual(digestWith(buf, length, req, sk.key), buf.subarray(4, HEADER))) return false;
+  if (!timingSafeEqual(digestWith(buf, length, req, sk.key, computed), buf.subarray(4, HEADER))) return false;
   return !hasMessageAuthenticator(buf) || verifyMessageAuthenticator(buf, secret, req);
 }

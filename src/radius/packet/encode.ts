@@ -392,8 +392,8 @@ function sign(state: EncodeState, length: number, requestCode: number | undefine
   if (state.maAt >= 0) {
     let auth: Buffer = buf.subarray(4, HEADER);
     if (response) auth = code === 5 && requestCode !== PacketCode.StatusServer ? ZERO16 : requestAuth!;
-    hmacOver(buf, length, state.maAt, auth, key).copy(buf, state.maAt + 2);
+    hmacOver(buf, length, state.maAt, auth, key, buf, state.maAt + 2);
   }
-  if (response) digestWith(buf, length, requestAuth!, key.key).copy(buf, 4);
-  else if (isSignedRequest(code)) digestWith(buf, length, ZERO16, key.key).copy(buf, 4);
+  if (response) digestWith(buf, length, requestAuth!, key.key, buf, 4);
+  else if (isSignedRequest(code)) digestWith(buf, length, ZERO16, key.key, buf, 4);
 }

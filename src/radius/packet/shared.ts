@@ -64,18 +64,31 @@ const joined = Buffer.allocUnsafe(8192);
 
 /** MD5 of the parts in order. */
 export function md5(...parts: Buffer[]): Buffer {
+  const out = Buffer.allocUnsafe(16);
+  md5Into(out, 0, parts);
+  return out;
+}
+
+/**
+ * MD5 of the parts in order, written into `out` at `at` (it may overlap the parts). The packet
+ * authenticators take this way: the digest comes back as a 16-character "binary" (latin1) string, not as a
+ * Buffer of its own, whose memory outside the JS heap costs a malloc, a free and GC bookkeeping
+ * (5 digests per EAP round trip; 0.3 µs each in a loop, more in the GC's threads).
+ */
+export function md5Into(out: Buffer, at: number, parts: readonly Buffer[]): void {
   if (oneShot) {
     let length = 0;
     for (const part of parts) length += part.length;
     if (length <= joined.length) {
-      let at = 0;
-      for (const part of parts) at += part.copy(joined, at);
-      return oneShot("md5", joined.subarray(0, length), "buffer") as Buffer;
+      let offset = 0;
+      for (const part of parts) offset += part.copy(joined, offset);
+      out.write(oneShot("md5", joined.subarray(0, length), "binary"), at, 16, "latin1");
+      return;
     }
   }
   const h = createHash("md5");
   for (const part of parts) h.update(part);
-  return h.digest();
+  h.digest().copy(out, at);
 }
 
 export function rawName(code: number, vendorId: number | undefined): string {
