@@ -28,6 +28,26 @@ export interface OpenSslAddon {
   peerCertificate(connection: Handle): Buffer | null;
   verifyError(connection: Handle): string | null;
   close(connection: Handle): void;
+  /** RADIUS's HMAC-MD5 Message-Authenticator (see src/radius/packet/crypto.ts hmacOver). */
+  radiusHmac(
+    out: Buffer,
+    at: number,
+    ipad: Buffer,
+    opad: Buffer,
+    packet: Buffer,
+    length: number,
+    maAt: number,
+    authenticator: Buffer,
+  ): void;
+  /** RADIUS's MD5 Request/Response Authenticator (see src/radius/packet/crypto.ts digestWith). */
+  radiusDigest(
+    out: Buffer,
+    at: number,
+    packet: Buffer,
+    length: number,
+    authenticator: Buffer,
+    secret: Buffer,
+  ): void;
 }
 
 /** Where the build puts the addon: beside this file's compiled place, as for the sources. */
