@@ -97,12 +97,13 @@ export function signedAnswer(packet: RadiusPacket, secret: string) {
 /** The answer's bytes, or null when the request is not answered (the drop was counted and logged). */
 export async function answerRequest(deps: AnswerDeps, exchange: Exchange): Promise<Buffer | null> {
   const { client, packet, message } = exchange;
-  const proxyState: AttributeInput[] = packet.attributes
-    .filter((a) => a.name === "Proxy-State")
-    .map((a) => ["Proxy-State", a.raw] as const);
+  // RFC 2865 section 5.33: Proxy-State is copied unmodified, in order, into the answer.
+  let proxyState: AttributeInput[] | undefined;
+  for (const a of packet.attributes)
+    if (a.name === "Proxy-State") (proxyState ??= []).push(["Proxy-State", a.raw]);
   const encode = exchange.encode ?? signedAnswer(packet, client.secret);
   const respond = (code: number, attributes: AttributeInput[]) =>
-    encode(code, [...attributes, ...proxyState]);
+    encode(code, proxyState ? [...attributes, ...proxyState] : attributes);
   const hasMa = !exchange.unsigned && hasMessageAuthenticator(message);
   if (hasMa && !verifyMessageAuthenticator(message, client.secret, packet.authenticator)) {
     exchange.drop("bad Message-Authenticator (wrong shared secret?)", "bad_authenticator");

@@ -29,10 +29,14 @@ export interface EapDoorInput {
   warn(detail: object, message: string): void;
 }
 
+const isUserName = (p: Pair) =>
+  p.attribute === "User-Name" || (p.attribute.length === 9 && p.attribute.toLowerCase() === "user-name");
+
 /** The request's pairs with User-Name set to the identity the EAP method proved. */
 function asUser(pairs: readonly Pair[], identity: string): Pair[] {
-  const rest = pairs.filter((p) => p.attribute.toLowerCase() !== "user-name");
-  return [{ attribute: "User-Name", op: "=", value: identity }, ...rest];
+  const user: Pair[] = [{ attribute: "User-Name", op: "=", value: identity }];
+  for (const p of pairs) if (!isUserName(p)) user.push(p);
+  return user;
 }
 
 function labelled(outcome: LoginOutcome, method: EapMethodName, outerIdentity: string): LoginOutcome {

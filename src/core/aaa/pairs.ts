@@ -164,7 +164,13 @@ export function mergePairs(to: readonly Pair[], from: readonly Pair[]): Pair[] {
 /** The value of the first instance of an attribute, ignoring case in the name. */
 export function firstValue(pairs: readonly Pair[], attribute: string): string | undefined {
   const key = attribute.toLowerCase();
-  return pairs.find((p) => p.attribute.toLowerCase() === key)?.value;
+  // Names of another length cannot match: most are not lowercased at all (a login looks up
+  // several attributes in every request's and reply's pairs).
+  for (const p of pairs) {
+    const name = p.attribute;
+    if (name === attribute || (name.length === key.length && name.toLowerCase() === key)) return p.value;
+  }
+  return undefined;
 }
 
 /** rlm_sql's fall_through(): Yes, No, or not said. */
