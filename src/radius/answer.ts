@@ -98,12 +98,11 @@ export function signedAnswer(packet: RadiusPacket, secret: string) {
 export async function answerRequest(deps: AnswerDeps, exchange: Exchange): Promise<Buffer | null> {
   const { client, packet, message } = exchange;
   // RFC 2865 section 5.33: Proxy-State is copied unmodified, in order, into the answer.
-  let proxyState: AttributeInput[] | undefined;
-  for (const a of packet.attributes)
-    if (a.name === "Proxy-State") (proxyState ??= []).push(["Proxy-State", a.raw]);
+  const proxyState: AttributeInput[] = [];
+  for (const a of packet.attributes) if (a.name === "Proxy-State") proxyState.push(["Proxy-State", a.raw]);
   const encode = exchange.encode ?? signedAnswer(packet, client.secret);
   const respond = (code: number, attributes: AttributeInput[]) =>
-    encode(code, proxyState ? [...attributes, ...proxyState] : attributes);
+    encode(code, proxyState.length > 0 ? [...attributes, ...proxyState] : attributes);
   const hasMa = !exchange.unsigned && hasMessageAuthenticator(message);
   if (hasMa && !verifyMessageAuthenticator(message, client.secret, packet.authenticator)) {
     exchange.drop("bad Message-Authenticator (wrong shared secret?)", "bad_authenticator");
