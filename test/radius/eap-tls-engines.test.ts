@@ -11,13 +11,14 @@ import { Duplex } from "node:stream";
 import { after, before, describe, test } from "node:test";
 import { type ConnectionOptions, connect, type TLSSocket } from "node:tls";
 import { loadConfig } from "../../src/config.ts";
+import { presentedCertificate } from "../../src/core/certs/presented.ts";
 import { masterSessionKey } from "../../src/radius/eap/keys.ts";
 import { openSslAddon } from "../../src/radius/eap/native-addon.ts";
 import { EapType } from "../../src/radius/eap/packet.ts";
 import { buildTunnels, resolveTlsEngine } from "../../src/radius/eap/tls-contexts.ts";
 import type { Tunnel } from "../../src/radius/eap/tunnel.ts";
 import type { TlsEngine } from "../../src/radius/eap/types.ts";
-import { type EapTestCerts, makeEapCerts } from "../support/eap-certs.ts";
+import { type EapTestCerts, issue, makeEapCerts } from "../support/eap-certs.ts";
 
 /** node's TLS client over memory: what it writes is taken by the test, what the server sends pushed. */
 class MemoryClient {
@@ -173,6 +174,11 @@ for (const engine of ENGINES) {
           const der = server.clientCertificateDer();
           assert.ok(der, "the client's certificate");
           assert.deepEqual(der, new X509Certificate(fs.readFileSync(files.cert)).raw);
+          // The OpenSSL engine reads it from the handshake's parse; node's from an X509Certificate.
+          assert.deepEqual(
+            server.clientCertificate(),
+            presentedCertificate(new X509Certificate(fs.readFileSync(files.cert))),
+          );
           verdicts.push(server.clientCertificateError());
         } finally {
           peer.destroy();
@@ -180,6 +186,32 @@ for (const engine of ENGINES) {
         }
       }
       assert.deepEqual(verdicts, [null, "UNABLE_TO_VERIFY_LEAF_SIGNATURE"]);
+    });
+
+    test("EAP-TLS: the client certificate's serial, validity and names, every kind of subjectAltName", async () => {
+      issue(
+        certs.dir,
+        "ca",
+        "client-names",
+        "dave",
+        "subjectAltName=DNS:dave.example,email:dave@example.test,URI:urn:wisp:dave,IP:192.0.2.7\nextendedKeyUsage=clientAuth\n",
+      );
+      const pem = fs.readFileSync(`${certs.dir}/client-names.pem`);
+      const server = openers(engine).get(EapType.Tls)!(true);
+      const peer = client({ cert: pem, key: fs.readFileSync(`${certs.dir}/client-names.key`) });
+      try {
+        await handshake(server, peer);
+        const read = server.clientCertificate()!;
+        const node = new X509Certificate(pem);
+        assert.deepEqual(read, presentedCertificate(node));
+        assert.equal(read.commonName, "dave");
+        assert.deepEqual(read.names, ["dave", "dave.example", "dave@example.test", "urn:wisp:dave"]);
+        assert.equal(read.serialNumber, node.serialNumber);
+        assert.equal(read.validTo.getTime(), new Date(node.validTo).getTime());
+      } finally {
+        peer.destroy();
+        server.destroy();
+      }
     });
 
     test("resumption: an EAP-TLS session resumes (on another context of the same keys), a PEAP one does not", async () => {

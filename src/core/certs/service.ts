@@ -9,6 +9,7 @@ import { SecretBox } from "../webhooks/crypto.ts";
 import { GeneratedAuthority } from "./authority.ts";
 import { type EapFiles, serverAuthority } from "./files.ts";
 import { EKU_CLIENT_AUTH, fingerprint, pemToDer } from "./pem.ts";
+import { type PresentedCertificate, presentedCertificate } from "./presented.ts";
 import { CertsRepo, type ClientCertificateRow } from "./repo.ts";
 import {
   CLIENT_DAYS,
@@ -89,11 +90,6 @@ export interface CertsOptions {
   box: SecretBox;
   /** The clock; tests move it. */
   now?: () => Date;
-}
-
-/** The subject's CN as node:crypto prints subjects (one attribute per line). */
-function commonName(cert: X509Certificate): string | undefined {
-  return /(?:^|\n)CN=([^\n]*)/.exec(cert.subject)?.[1];
 }
 
 const iso = (date: string) => isoNow(new Date(date));
@@ -244,23 +240,28 @@ export class CertsService {
    */
   async checkClientCertificate(
     client: { account_id: number },
-    certificate: Buffer | X509Certificate,
+    certificate: Buffer | X509Certificate | PresentedCertificate,
     identity: string,
   ): Promise<string | null> {
-    let cert: X509Certificate;
+    let cert: PresentedCertificate;
     try {
-      cert = certificate instanceof X509Certificate ? certificate : new X509Certificate(certificate);
+      cert = Buffer.isBuffer(certificate)
+        ? presentedCertificate(new X509Certificate(certificate))
+        : certificate instanceof X509Certificate
+          ? presentedCertificate(certificate)
+          : certificate;
     } catch {
       return REFUSALS.unreadable;
     }
     const serial = normalizeSerial(cert.serialNumber);
     const row = serial ? await this.repo.findClientForLogin(client.account_id, serial) : undefined;
-    if (!row || row.fingerprint !== fingerprint(cert.raw)) return REFUSALS.foreign;
+    if (!row || row.fingerprint !== fingerprint(cert.der)) return REFUSALS.foreign;
     if (row.revoked_at !== null) return REFUSALS.revoked;
     const now = this.now();
-    if (now > new Date(cert.validTo) || now < new Date(cert.validFrom) || isoNow(now) > row.not_after)
+    // An unreadable time is NaN: no comparison with it holds, so it is refused as expired.
+    if (!(now <= cert.validTo && now >= cert.validFrom) || isoNow(now) > row.not_after)
       return REFUSALS.expired;
-    if (!identityMatches(identity, commonName(cert)) || identity !== row.username) return REFUSALS.identity;
+    if (!identityMatches(identity, cert.commonName) || identity !== row.username) return REFUSALS.identity;
     if (row.user_id === null) return REFUSALS.noUser;
     return null;
   }

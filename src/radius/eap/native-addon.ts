@@ -26,6 +26,10 @@ export interface OpenSslAddon {
   resumed(connection: Handle): boolean;
   exportKeyingMaterial(connection: Handle, length: number, label: string, context: Buffer | null): Buffer;
   peerCertificate(connection: Handle): Buffer | null;
+  /** [der, serial (hex), notBefore, notAfter (ms since the epoch), first CN, CNs and SAN values]. */
+  peerCertificateFacts(
+    connection: Handle,
+  ): [Buffer, string | null, number, number, string | null, (string | null)[]] | null;
   verifyError(connection: Handle): string | null;
   close(connection: Handle): void;
   /** RADIUS's HMAC-MD5 Message-Authenticator (see src/radius/packet/crypto.ts hmacOver). */

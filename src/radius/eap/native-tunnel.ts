@@ -4,6 +4,7 @@
 // (scripts/native.mjs); where it could not, EAP runs on node's TLS sockets (EAP_TLS_ENGINE).
 import { createHash } from "node:crypto";
 import { DEFAULT_CIPHERS } from "node:tls";
+import type { PresentedCertificate } from "../../core/certs/presented.ts";
 import { masterSessionKey } from "./keys.ts";
 import { type Handle, type OpenSslAddon, openSslAddon } from "./native-addon.ts";
 import type { Tunnel } from "./tunnel.ts";
@@ -122,6 +123,22 @@ export class OpenSslTunnel implements Tunnel {
 
   clientCertificateDer(): Buffer | undefined {
     return this.addon.peerCertificate(this.open) ?? undefined;
+  }
+
+  /** Read from the certificate OpenSSL parsed in the handshake (no second parse). */
+  clientCertificate(): PresentedCertificate | undefined {
+    const facts = this.addon.peerCertificateFacts(this.open);
+    if (!facts) return undefined;
+    const [der, serialNumber, validFrom, validTo, commonName, names] = facts;
+    if (serialNumber === null) throw new Error("the client certificate's serial cannot be read");
+    return {
+      der,
+      serialNumber,
+      validFrom: new Date(validFrom),
+      validTo: new Date(validTo),
+      commonName: commonName ?? undefined,
+      names: names.filter((name): name is string => name !== null),
+    };
   }
 
   masterSessionKey(type: number): Buffer {

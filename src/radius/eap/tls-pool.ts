@@ -4,7 +4,9 @@
 // request and a reply; each thread sends a turn's requests or replies as one message (TurnBatch).
 // A worker that dies fails its conversations' pending and later steps (the supplicant starts over)
 // and is replaced; the process carries on.
+import { X509Certificate } from "node:crypto";
 import type { Worker } from "node:worker_threads";
+import { type PresentedCertificate, presentedCertificate } from "../../core/certs/presented.ts";
 import { ownCopy, startWorkerThread, TurnBatch } from "../../core/shared/worker-thread.ts";
 import type { ToWorker } from "./tls-worker.ts";
 import type { Tunnel } from "./tunnel.ts";
@@ -104,6 +106,10 @@ class PooledTunnel implements Tunnel {
 
   clientCertificateDer(): Buffer | undefined {
     return this.certificate;
+  }
+
+  clientCertificate(): PresentedCertificate | undefined {
+    return this.certificate && presentedCertificate(new X509Certificate(this.certificate));
   }
 
   masterSessionKey(): Buffer {

@@ -6,6 +6,7 @@
 import { Duplex } from "node:stream";
 import { setImmediate as nextTurn } from "node:timers/promises";
 import { type SecureContext, TLSSocket } from "node:tls";
+import { type PresentedCertificate, presentedCertificate } from "../../core/certs/presented.ts";
 import { masterSessionKey } from "./keys.ts";
 
 /**
@@ -43,6 +44,8 @@ export interface Tunnel {
   /** The client certificate's verification error against the trusted CAs, or null when it chains. */
   clientCertificateError(): string | null;
   clientCertificateDer(): Buffer | undefined;
+  /** The client certificate, read (throws when it cannot be). */
+  clientCertificate(): PresentedCertificate | undefined;
   /** The method's MSK (./keys.ts), once the handshake is done. */
   masterSessionKey(type: number): Buffer;
   destroy(): void;
@@ -157,6 +160,11 @@ export class TlsTunnel implements Tunnel {
 
   clientCertificateDer(): Buffer | undefined {
     return this.socket.getPeerX509Certificate()?.raw;
+  }
+
+  clientCertificate(): PresentedCertificate | undefined {
+    const certificate = this.socket.getPeerX509Certificate();
+    return certificate && presentedCertificate(certificate);
   }
 
   masterSessionKey(type: number): Buffer {

@@ -1,7 +1,7 @@
 // The EAP engine's public shapes: where the server certificate comes from, how a client
 // certificate is judged, and the limits on conversations.
-import type { X509Certificate } from "node:crypto";
 import { availableParallelism } from "node:os";
+import type { PresentedCertificate } from "../../core/certs/presented.ts";
 import type { RadiusClient } from "../../core/networks/service.ts";
 
 /** PEM texts. `ca`: the certificates trusted to have issued client certificates (EAP-TLS). */
@@ -16,11 +16,11 @@ export interface EapOptions {
   credentials(): Promise<EapServerCredentials>;
   /**
    * EAP-TLS: null when the client certificate may log in as `identity`, else the reason to reject.
-   * Given parsed: node's X509Certificate costs about 120 µs to build (OpenSSL 3 decodes the key).
+   * Given read (core/certs/presented.ts), from the handshake's parse where the engine can.
    */
   checkClientCertificate(
     client: RadiusClient,
-    certificate: X509Certificate,
+    certificate: PresentedCertificate,
     identity: string,
   ): Promise<string | null>;
   /** Largest EAP-TLS/PEAP/TTLS data per packet (RFC 5216 section 2.1.5); default 1024. */

@@ -2,25 +2,12 @@
 // handshake is done the certificate must chain to a trusted CA, name the EAP identity (as
 // FreeRADIUS's check_cert_cn does), pass checkClientCertificate (revocation), and then the login
 // is decided like any other login of that user ("proven by certificate").
-import { X509Certificate } from "node:crypto";
 import type { LoginOutcome } from "../../../core/aaa/service.ts";
+import type { PresentedCertificate } from "../../../core/certs/presented.ts";
 import { REFUSALS } from "../../../core/certs/rules.ts";
 import { EapType } from "../packet.ts";
 import type { MethodContext } from "./method.ts";
 import { type InnerStep, TlsBasedMethod, type TunnelEvent } from "./tls-based.ts";
-
-/** The certificate's subject CN and subjectAltName values: the identities it may log in as. */
-export function certificateNames(certificate: X509Certificate): string[] {
-  const names: string[] = [];
-  for (const line of certificate.subject.split("\n")) {
-    if (line.startsWith("CN=")) names.push(line.slice(3));
-  }
-  for (const entry of (certificate.subjectAltName ?? "").split(", ")) {
-    const colon = entry.indexOf(":");
-    if (colon > 0) names.push(entry.slice(colon + 1).replace(/^"|"$/g, ""));
-  }
-  return names;
-}
 
 export class EapTlsMethod extends TlsBasedMethod {
   private accepted: LoginOutcome | undefined;
@@ -37,16 +24,15 @@ export class EapTlsMethod extends TlsBasedMethod {
       const chainError = tunnel.clientCertificateError();
       if (chainError)
         return { kind: "failure", reason: `client certificate not trusted: ${chainError}`, identity };
-      const der = tunnel.clientCertificateDer();
-      if (!der) return { kind: "failure", reason: "no client certificate", identity };
-      // Parsed once for both checks below.
-      let certificate: X509Certificate;
+      // Read once for both checks below.
+      let certificate: PresentedCertificate | undefined;
       try {
-        certificate = new X509Certificate(der);
+        certificate = tunnel.clientCertificate();
       } catch {
         return { kind: "failure", reason: `client certificate refused: ${REFUSALS.unreadable}`, identity };
       }
-      if (!certificateNames(certificate).includes(identity)) {
+      if (!certificate) return { kind: "failure", reason: "no client certificate", identity };
+      if (!certificate.names.includes(identity)) {
         return { kind: "failure", reason: REFUSALS.identity, identity };
       }
       const refusal = await this.context.checkClientCertificate(this.context.client, certificate, identity);
