@@ -2,7 +2,7 @@
 // RFC 2759 section 9.2 and its DES key example (section 9.3), the 128-bit MPPE keys of RFC 3079
 // section 3.5.3, and the RFC 2548 MS-MPPE key hiding.
 import assert from "node:assert/strict";
-import { createHash } from "node:crypto";
+import { createHash, randomBytes } from "node:crypto";
 import { describe, test } from "node:test";
 import { desEncryptBlock, desKeyFrom7 } from "../../src/core/aaa/des.ts";
 import { md4 } from "../../src/core/aaa/md4.ts";
@@ -12,6 +12,7 @@ import {
   papNtPasswordHash,
   parseNtPassword,
 } from "../../src/core/aaa/nt-hash.ts";
+import { openSslAddon } from "../../src/radius/eap/native-addon.ts";
 import {
   challengeHash,
   challengeResponse,
@@ -21,6 +22,7 @@ import {
   mppeMasterKey,
   mppeMasterKeys,
   mschapUserName,
+  useNativeDes,
 } from "../../src/radius/mschap/mschapv2.ts";
 import { decryptMppeKey, encryptMppeKey } from "../../src/radius/packet/mppe.ts";
 
@@ -91,6 +93,38 @@ describe("MS-CHAPv2 (RFC 2759 section 9.2)", () => {
       generateNtResponse(AUTHENTICATOR_CHALLENGE, PEER_CHALLENGE, USER, PASSWORD_HASH),
       NT_RESPONSE,
     );
+  });
+
+  test("ChallengeResponse on the OpenSSL addon (3DES under one key) gives des.js's octets", () => {
+    const found = openSslAddon();
+    assert.ok(!("error" in found), "the addon is built");
+    try {
+      // RFC 2759 section 9.2's vector on the addon itself (challengeResponse falls back to des.js
+      // when the addon disagrees, so it alone would not tell).
+      const keys = Buffer.concat([PASSWORD_HASH, Buffer.alloc(5)]);
+      const direct = Buffer.alloc(24);
+      found.addon.mschapChallengeResponse(direct, CHALLENGE, keys);
+      assert.deepEqual(direct, NT_RESPONSE);
+      for (let i = 0; i < 500; i++) {
+        const challenge = randomBytes(8);
+        const hash = randomBytes(16);
+        useNativeDes(false);
+        const expected = challengeResponse(challenge, hash);
+        useNativeDes(true);
+        assert.deepEqual(challengeResponse(challenge, hash), expected);
+      }
+      const out = Buffer.alloc(24);
+      for (const args of [
+        [Buffer.alloc(23), Buffer.alloc(8), Buffer.alloc(21)],
+        [out, Buffer.alloc(7), Buffer.alloc(21)],
+        [out, Buffer.alloc(8), Buffer.alloc(20)],
+      ] as const) {
+        assert.throws(() => found.addon.mschapChallengeResponse(...args), TypeError);
+      }
+      assert.deepEqual(out, Buffer.alloc(24));
+    } finally {
+      useNativeDes(true);
+    }
   });
 
   test("GenerateAuthenticatorResponse", () => {

@@ -52,6 +52,8 @@ export interface OpenSslAddon {
     authenticator: Buffer,
     secret: Buffer,
   ): void;
+  /** MS-CHAP's ChallengeResponse (see src/radius/mschap/mschapv2.ts challengeResponse). */
+  mschapChallengeResponse(out: Buffer, challenge: Buffer, keys: Buffer): void;
 }
 
 /** Where the build puts the addon: beside this file's compiled place, as for the sources. */

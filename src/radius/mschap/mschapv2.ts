@@ -9,6 +9,7 @@
 import { createHash, timingSafeEqual } from "node:crypto";
 import { desEncryptBlock } from "../../core/aaa/des.ts";
 import { hashNtPasswordHash } from "../../core/aaa/nt-hash.ts";
+import { type OpenSslAddon, openSslAddon } from "../eap/native-addon.ts";
 
 /** The name that goes into ChallengeHash: `DOMAIN\user` -> `user` (see the header). */
 export function mschapUserName(username: string): string {
@@ -48,11 +49,50 @@ export function challengeResponse(challenge: Buffer, passwordHash: Buffer): Buff
   need(challenge, 8, "challenge");
   const keys = Buffer.alloc(21);
   need(passwordHash, 16, "passwordHash").copy(keys);
+  const native = nativeDes();
+  if (native) {
+    const out = Buffer.alloc(24);
+    native(out, challenge, keys);
+    return out;
+  }
+  return desInScript(challenge, keys);
+}
+
+function desInScript(challenge: Buffer, keys: Buffer): Buffer {
   return Buffer.concat([
     desEncryptBlock(challenge, keys.subarray(0, 7)),
     desEncryptBlock(challenge, keys.subarray(7, 14)),
     desEncryptBlock(challenge, keys.subarray(14, 21)),
   ]);
+}
+
+type NativeDes = OpenSslAddon["mschapChallengeResponse"];
+let des: NativeDes | undefined | null = null;
+
+/**
+ * The OpenSSL addon's DES (openssl-tunnel.c: 3DES under one key, as OpenSSL 3's default provider has
+ * no single DES), when it is built and agrees with des.js on a known block; else des.js.
+ */
+function nativeDes(): NativeDes | undefined {
+  if (des !== null) return des;
+  des = undefined;
+  const found = openSslAddon();
+  if ("error" in found) return des;
+  const challenge = Buffer.from("0123456789abcdef", "hex");
+  const keys = Buffer.from("fedcba98765432100123456789abcdeffedcba9876", "hex");
+  const out = Buffer.alloc(24);
+  try {
+    found.addon.mschapChallengeResponse(out, challenge, keys);
+  } catch {
+    return des;
+  }
+  if (out.equals(desInScript(challenge, keys))) des = found.addon.mschapChallengeResponse;
+  return des;
+}
+
+/** Tests only: DES by des.js (false) or by the addon when it loads and agrees (true). */
+export function useNativeDes(on: boolean): void {
+  des = on ? null : undefined;
 }
 
 /** GenerateNTResponse (RFC 2759 section 8.1), from the password hash: the 24-octet NT-Response. */
