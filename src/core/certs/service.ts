@@ -240,16 +240,14 @@ export class CertsService {
    */
   async checkClientCertificate(
     client: { account_id: number },
-    certificate: Buffer | X509Certificate | PresentedCertificate,
+    certificate: Buffer | PresentedCertificate,
     identity: string,
   ): Promise<string | null> {
     let cert: PresentedCertificate;
     try {
       cert = Buffer.isBuffer(certificate)
         ? presentedCertificate(new X509Certificate(certificate))
-        : certificate instanceof X509Certificate
-          ? presentedCertificate(certificate)
-          : certificate;
+        : certificate;
     } catch {
       return REFUSALS.unreadable;
     }

@@ -72,3 +72,31 @@ export function openSslAddon(): { addon: OpenSslAddon } | { error: string } {
   }
   return loaded;
 }
+
+/**
+ * Addon functions a module runs in place of its own JavaScript, for speed only: the addon when it
+ * loads and `agrees` (run once, on a known input) finds it gives the JavaScript's result, else
+ * undefined (the JavaScript then runs). `use(false)` forces the JavaScript, `use(true)` checks again
+ * (tests compare the two).
+ */
+export function checkedAddon(agrees: (addon: OpenSslAddon) => boolean) {
+  let checked: OpenSslAddon | undefined | null = null;
+  const check = (): OpenSslAddon | undefined => {
+    const found = openSslAddon();
+    if ("error" in found) return undefined;
+    try {
+      return agrees(found.addon) ? found.addon : undefined;
+    } catch {
+      return undefined;
+    }
+  };
+  return {
+    get(): OpenSslAddon | undefined {
+      if (checked === null) checked = check();
+      return checked;
+    },
+    use(on: boolean): void {
+      checked = on ? null : undefined;
+    },
+  };
+}

@@ -9,7 +9,7 @@
 import { createHash, timingSafeEqual } from "node:crypto";
 import { desEncryptBlock } from "../../core/aaa/des.ts";
 import { hashNtPasswordHash } from "../../core/aaa/nt-hash.ts";
-import { type OpenSslAddon, openSslAddon } from "../eap/native-addon.ts";
+import { checkedAddon } from "../eap/native-addon.ts";
 
 /** The name that goes into ChallengeHash: `DOMAIN\user` -> `user` (see the header). */
 export function mschapUserName(username: string): string {
@@ -49,10 +49,10 @@ export function challengeResponse(challenge: Buffer, passwordHash: Buffer): Buff
   need(challenge, 8, "challenge");
   const keys = Buffer.alloc(21);
   need(passwordHash, 16, "passwordHash").copy(keys);
-  const native = nativeDes();
+  const native = des.get();
   if (native) {
     const out = Buffer.alloc(24);
-    native(out, challenge, keys);
+    native.mschapChallengeResponse(out, challenge, keys);
     return out;
   }
   return desInScript(challenge, keys);
@@ -66,33 +66,21 @@ function desInScript(challenge: Buffer, keys: Buffer): Buffer {
   ]);
 }
 
-type NativeDes = OpenSslAddon["mschapChallengeResponse"];
-let des: NativeDes | undefined | null = null;
-
 /**
  * The OpenSSL addon's DES (openssl-tunnel.c: 3DES under one key, as OpenSSL 3's default provider has
  * no single DES), when it is built and agrees with des.js on a known block; else des.js.
  */
-function nativeDes(): NativeDes | undefined {
-  if (des !== null) return des;
-  des = undefined;
-  const found = openSslAddon();
-  if ("error" in found) return des;
+const des = checkedAddon((addon) => {
   const challenge = Buffer.from("0123456789abcdef", "hex");
   const keys = Buffer.from("fedcba98765432100123456789abcdeffedcba9876", "hex");
   const out = Buffer.alloc(24);
-  try {
-    found.addon.mschapChallengeResponse(out, challenge, keys);
-  } catch {
-    return des;
-  }
-  if (out.equals(desInScript(challenge, keys))) des = found.addon.mschapChallengeResponse;
-  return des;
-}
+  addon.mschapChallengeResponse(out, challenge, keys);
+  return out.equals(desInScript(challenge, keys));
+});
 
 /** Tests only: DES by des.js (false) or by the addon when it loads and agrees (true). */
 export function useNativeDes(on: boolean): void {
-  des = on ? null : undefined;
+  des.use(on);
 }
 
 /** GenerateNTResponse (RFC 2759 section 8.1), from the password hash: the 24-octet NT-Response. */

@@ -2,7 +2,7 @@
 // Response Authenticators and Message-Authenticator (HMAC-MD5).
 
 import { randomFillSync, timingSafeEqual } from "node:crypto";
-import { type OpenSslAddon, openSslAddon } from "../eap/native-addon.ts";
+import { checkedAddon } from "../eap/native-addon.ts";
 import { isResponseCode, isSignedRequest, packetCodeName, RadiusEncodeError } from "./codes.ts";
 import {
   checkAuthenticator,
@@ -165,47 +165,31 @@ const innerDigest = Buffer.alloc(16);
 /** A computed authenticator, compared and then done with (reused: no Buffer per packet). */
 const computed = Buffer.alloc(16);
 
-type Digests = Pick<OpenSslAddon, "radiusHmac" | "radiusDigest">;
-
 /**
- * The OpenSSL addon's MD5 over a packet where it lies (openssl-tunnel.c: a fifth of the
- * instructions of crypto.hash's way for a 1 KB EAP packet), when the build made it and it agrees
- * with crypto.hash on a known packet; else crypto.hash (md5Into).
+ * The OpenSSL addon's MD5 over a packet where it lies (openssl-tunnel.c radiusHmac, radiusDigest),
+ * when the build made it and it agrees with crypto.hash on a known packet; else crypto.hash.
  */
-function loadDigests(): Digests | undefined {
-  const found = openSslAddon();
-  if ("error" in found) return undefined;
+const digests = checkedAddon((addon) => {
   // An Access-Challenge: header, a Message-Authenticator (zeros), an empty attribute.
   const packet = Buffer.from(`0b2a0028${"11".repeat(16)}5012${"00".repeat(16)}0102`, "hex");
   const key = secretKey("s3cret");
   const native = Buffer.alloc(32);
   const script = Buffer.alloc(32);
-  try {
-    found.addon.radiusHmac(native, 0, key.ipad, key.opad, packet, packet.length, 20, ZERO16);
-    found.addon.radiusDigest(native, 16, packet, packet.length, ZERO16, key.key);
-  } catch {
-    return undefined;
-  }
+  addon.radiusHmac(native, 0, key.ipad, key.opad, packet, packet.length, 20, ZERO16);
+  addon.radiusDigest(native, 16, packet, packet.length, ZERO16, key.key);
   hmacInScript(packet, packet.length, 20, ZERO16, key, script, 0);
   md5Into(script, 16, [packet.subarray(0, 4), ZERO16, packet.subarray(HEADER), key.key]);
-  return native.equals(script) ? found.addon : undefined;
-}
-
-let digests: Digests | undefined | null = null;
-
-function nativeDigests(): Digests | undefined {
-  if (digests === null) digests = loadDigests();
-  return digests;
-}
+  return native.equals(script);
+});
 
 /** Tests only: compute authenticators with crypto.hash (false) or the addon when it loads (true). */
 export function useNativeDigests(on: boolean): void {
-  digests = on ? loadDigests() : undefined;
+  digests.use(on);
 }
 
 /** Whether authenticators are computed by the addon (tests). */
 export function nativeDigestsInUse(): boolean {
-  return nativeDigests() !== undefined;
+  return digests.get() !== undefined;
 }
 
 /**
@@ -221,7 +205,7 @@ export function hmacOver(
   out: Buffer = Buffer.allocUnsafe(16),
   at = 0,
 ): Buffer {
-  const native = nativeDigests();
+  const native = digests.get();
   if (native) native.radiusHmac(out, at, sk.ipad, sk.opad, buf, length, maAt, auth);
   else hmacInScript(buf, length, maAt, auth, sk, out, at);
   return out;
@@ -322,7 +306,7 @@ export function digestWith(
   out: Buffer = Buffer.allocUnsafe(16),
   at = 0,
 ): Buffer {
-  const native = nativeDigests();
+  const native = digests.get();
   if (native) native.radiusDigest(out, at, buf, length, auth, secret);
   else md5Into(out, at, [buf.subarray(0, 4), auth, buf.subarray(HEADER, length), secret]);
   return out;
